@@ -1,0 +1,373 @@
+"""The game interface every referee implements.
+
+The split follows OpenSpiel: a :class:`Game` describes a game and validates a configuration, a
+:class:`MatchState` is one match in progress, and a seat's view of it is an :class:`Observation`.
+Everything here is pure and deterministic: no I/O, no clocks, no threads. All chance comes from a
+``random.Random`` seeded by the referee, and every chance outcome is also written to the event
+log, so ``config + seed + decisions`` reproduce a match exactly.
+
+Seats are the deciding parties, numbered from 0 clockwise. Usually one seat is one player; in a
+game where partners confer (tennis doubles by default) one seat controls a whole team.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import random
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, TypeAlias
+
+from engine.errors import ConfigError, IllegalActionError, MatchOverError
+from engine.options import OptionSpec, OptionValue, resolve_options
+
+#: A JSON-compatible value: what event data, observations and results are made of.
+JSON: TypeAlias = bool | int | float | str | Sequence["JSON"] | Mapping[str, "JSON"] | None
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """One choice a seat can make. Games intern their actions, so identity checks are cheap.
+
+    The text form ``kind`` or ``kind:arg`` (``play:QS``, ``trump:H``, ``pass``) is stable across
+    versions; it is what bots may send and what records store.
+    """
+
+    #: What sort of choice: ``play``, ``trump``, ``rob``, ``shot`` …
+    kind: str
+    #: The choice's argument (a card, a suit letter, a court move), or ``""``.
+    arg: str = ""
+    #: The canonical text form; derived from ``kind`` and ``arg``.
+    text: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "text", f"{self.kind}:{self.arg}" if self.arg else self.kind)
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """Something that happened in a match: a deal, a card played, a trick won, a score.
+
+    ``to`` says who may see it: ``None`` for every seat (public), else the seats that may.
+    """
+
+    #: What happened: ``deal``, ``play``, ``trick``, ``score`` …
+    kind: str
+    #: The details, JSON-compatible, cards in text form.
+    data: Mapping[str, JSON]
+    #: ``None`` when public; otherwise the seats allowed to see this event.
+    to: tuple[int, ...] | None = None
+
+    def visible_to(self, seat: int) -> bool:
+        """Whether ``seat`` may see this event."""
+        return self.to is None or seat in self.to
+
+    def to_dict(self) -> dict[str, JSON]:
+        """A JSON-ready form: ``{"kind": …, "to": …, **data}``."""
+        return {"kind": self.kind, "to": None if self.to is None else list(self.to), **self.data}
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """Base of every game's observation: what one seat is allowed to know right now.
+
+    Subclasses are frozen dataclasses whose fields hold only JSON-compatible values (cards as
+    text, tuples for lists), each documented, so that one generic translation can turn them into
+    protocol messages and records.
+    """
+
+    #: The seat this observation is for.
+    seat: int
+
+    def to_dict(self) -> dict[str, JSON]:
+        """The observation as plain JSON-compatible data (tuples become lists)."""
+        data = _jsonable(dataclasses.asdict(self))
+        assert isinstance(data, dict)
+        return data
+
+    def render(self) -> str:
+        """A plain-text rendering for humans and simple bots."""
+        return "\n".join(f"{k}: {v}" for k, v in self.to_dict().items())
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """How a finished match came out, per seat."""
+
+    #: Each seat's score in the game's own unit (points, sets, chips); higher is better.
+    scores: tuple[float, ...]
+    #: Each seat's rank, 1 = best; equal ranks are ties.
+    ranks: tuple[int, ...]
+    #: Why the match ended: ``normal``, or ``forfeit`` when a seat forfeited.
+    reason: str = "normal"
+    #: The forfeiting seat when ``reason`` is ``forfeit``.
+    forfeited_by: int | None = None
+    #: One line for people: ``N+S win the rubber 2-1``.
+    summary: str = ""
+    #: Counters the game keeps for statistics (summed by self-play), e.g. aces served.
+    stats: Mapping[str, int] = field(default_factory=dict)
+
+    @property
+    def winners(self) -> tuple[int, ...]:
+        """The seats ranked first."""
+        return tuple(s for s, r in enumerate(self.ranks) if r == 1)
+
+    def to_dict(self) -> dict[str, JSON]:
+        """JSON-ready form."""
+        return {
+            "scores": list(self.scores),
+            "ranks": list(self.ranks),
+            "reason": self.reason,
+            "forfeited_by": self.forfeited_by,
+            "summary": self.summary,
+            "stats": dict(self.stats),
+        }
+
+
+def ranks_from_scores(scores: Sequence[float]) -> tuple[int, ...]:
+    """Competition ranking (1, 2, 2, 4): higher score is better, equal scores tie."""
+    return tuple(1 + sum(1 for o in scores if o > s) for s in scores)
+
+
+@dataclass(frozen=True, slots=True)
+class MatchConfig:
+    """A validated configuration: the game, the number of players and every option's value."""
+
+    #: The game's id, e.g. ``whist``.
+    game_id: str
+    #: Number of players at the table (not always the number of deciding seats).
+    players: int
+    #: Every option of the game, defaults filled in, sorted by name.
+    options: tuple[tuple[str, OptionValue], ...]
+
+    def option(self, name: str) -> OptionValue:
+        """The value of option ``name``."""
+        for key, value in self.options:
+            if key == name:
+                return value
+        raise KeyError(name)
+
+    def int_option(self, name: str) -> int:
+        """The value of an ``int`` option."""
+        value = self.option(name)
+        assert isinstance(value, int)
+        return value
+
+    def to_dict(self) -> dict[str, JSON]:
+        """JSON-ready form."""
+        return {"game": self.game_id, "players": self.players, "options": dict(self.options)}
+
+
+class Game(ABC):
+    """A game the arena can referee: its id, version, table sizes and options."""
+
+    #: Stable id used everywhere (configs, protocol, records): ``whist``.
+    id: ClassVar[str]
+    #: Version of the rules implementation; bump it when a rule or a constant changes.
+    version: ClassVar[str]
+    #: Human title.
+    title: ClassVar[str]
+    #: The allowed numbers of players.
+    player_counts: ClassVar[tuple[int, ...]]
+    #: Players when none are asked for.
+    default_players: ClassVar[int]
+    #: The options this game accepts.
+    options: ClassVar[tuple[OptionSpec, ...]] = ()
+
+    def configure(
+        self, players: int | None = None, options: Mapping[str, OptionValue] | None = None
+    ) -> MatchConfig:
+        """Validate a configuration; raises :class:`ConfigError` naming what is wrong."""
+        n = self.default_players if players is None else players
+        if n not in self.player_counts:
+            allowed = _describe_counts(self.player_counts)
+            raise ConfigError(f"{self.id} is played by {allowed} players; got {n}")
+        resolved = resolve_options(self.id, self.options, options or {})
+        config = MatchConfig(self.id, n, tuple(sorted(resolved.items())))
+        self.check_config(config)
+        return config
+
+    def check_config(self, config: MatchConfig) -> None:
+        """Cross-option checks a game may add; raise :class:`ConfigError`."""
+
+    def num_seats(self, config: MatchConfig) -> int:
+        """Number of deciding seats (bots) for ``config``; usually the number of players."""
+        return config.players
+
+    def seat_names(self, config: MatchConfig) -> tuple[str, ...]:
+        """Names of the seats, e.g. ``N E S W``; by default ``P1`` … ``Pn``."""
+        return tuple(f"P{i + 1}" for i in range(self.num_seats(config)))
+
+    def sides(self, config: MatchConfig) -> tuple[tuple[int, ...], ...] | None:
+        """The partnerships, as tuples of seats, or ``None`` when every seat plays alone."""
+        return None
+
+    def summarize_stats(self, totals: Mapping[str, int], matches: int) -> dict[str, float]:
+        """Derived figures (rates) from statistics counters summed over ``matches``."""
+        return {}
+
+    @abstractmethod
+    def new_match(self, config: MatchConfig, seed: int) -> MatchState:
+        """Start a match; all its chance comes from ``seed``."""
+
+
+def _describe_counts(counts: tuple[int, ...]) -> str:
+    if len(counts) == 1:
+        return str(counts[0])
+    if counts == tuple(range(counts[0], counts[-1] + 1)):
+        return f"{counts[0]} to {counts[-1]}"
+    return ", ".join(map(str, counts[:-1])) + f" or {counts[-1]}"
+
+
+class MatchState(ABC):
+    """One match in progress. Subclasses implement the ``_``-prefixed hooks.
+
+    The protocol for a driver (the arena, self-play, a search bot)::
+
+        while (seat := state.to_move) is not None:
+            actions = state.legal_actions()
+            state.apply(choose(state.observation(seat), actions))
+        state.result()
+    """
+
+    def __init__(self, game: Game, config: MatchConfig, seed: int) -> None:
+        #: The game being played.
+        self.game = game
+        #: The match's validated configuration.
+        self.config = config
+        #: The seed every chance outcome derives from.
+        self.seed = seed
+        #: Number of deciding seats.
+        self.num_seats = game.num_seats(config)
+        #: The referee's generator: the only source of chance.
+        self.rng = random.Random(seed)
+        #: Every event so far, in order.
+        self.events: list[Event] = []
+        #: Decisions applied so far.
+        self.decisions = 0
+        #: The seat that must decide now, or ``None`` once the match is over. Games keep it
+        #: current (a plain attribute, not a property: drivers read it on every decision).
+        self.to_move: int | None = None
+        self._legal: tuple[Action, ...] | None = None
+        self._result: Result | None = None
+
+    # --- the hooks a game implements ---------------------------------------------------------
+
+    @abstractmethod
+    def _legal_actions(self) -> tuple[Action, ...]:
+        """The legal actions of the seat to move, in canonical order (never empty)."""
+
+    @abstractmethod
+    def _apply(self, action: Action) -> None:
+        """Apply a legal action, emit its events and run any chance that follows."""
+
+    @abstractmethod
+    def observation(self, seat: int) -> Observation:
+        """What ``seat`` may know: public information and its own private information only."""
+
+    @abstractmethod
+    def _final_result(self) -> Result:
+        """The result of a match that ended normally."""
+
+    # --- the driver's interface ----------------------------------------------------------------
+
+    def legal_actions(self) -> tuple[Action, ...]:
+        """Legal actions of the seat to move in canonical order; empty once the match is over."""
+        if self._legal is None:
+            self._legal = () if self.to_move is None else self._legal_actions()
+        return self._legal
+
+    def is_over(self) -> bool:
+        """Whether the match has ended."""
+        return self.to_move is None
+
+    def find_action(self, action: Action | str) -> Action:
+        """The legal action equal to ``action`` (or with that text form); else raise."""
+        seat = self.to_move
+        if seat is None:
+            raise MatchOverError("the match is over; no action can be applied")
+        legal = self.legal_actions()
+        if isinstance(action, Action):
+            for a in legal:
+                if a is action or a == action:
+                    return a
+            text = action.text
+        else:
+            text = action.strip()
+            for a in legal:
+                if a.text == text:
+                    return a
+        raise IllegalActionError(seat, text, self._why_illegal(text))
+
+    def _why_illegal(self, text: str) -> str:
+        """Explain a rejection; games may give the rule that forbids it."""
+        shown = ", ".join(a.text for a in self.legal_actions()[:20])
+        return f"not a legal action now (legal: {shown})"
+
+    def apply(self, action: Action | str) -> list[Event]:
+        """Apply the seat to move's ``action`` and return the events it produced."""
+        chosen = self.find_action(action)
+        start = len(self.events)
+        self._legal = None
+        self.decisions += 1
+        self._apply(chosen)
+        return self.events[start:]
+
+    def result(self) -> Result | None:
+        """The result once the match is over, else ``None``."""
+        if self._result is None and self.to_move is None:
+            self._result = self._final_result()
+        return self._result
+
+    def forfeit(self, seat: int, why: str) -> Result:
+        """End the match now with ``seat`` forfeiting: it ranks last, its side loses."""
+        sides = self.game.sides(self.config)
+        if sides is None:
+            losers: tuple[int, ...] = (seat,)
+        else:
+            losers = next(side for side in sides if seat in side)
+        # Dense ranks: everyone else shares first place, the forfeiting seat (or side) is last.
+        scores = tuple(0.0 if s in losers else 1.0 for s in range(self.num_seats))
+        self._result = Result(
+            scores=scores,
+            ranks=tuple(2 if s in losers else 1 for s in range(self.num_seats)),
+            reason="forfeit",
+            forfeited_by=seat,
+            summary=f"{self.game.seat_names(self.config)[seat]} forfeits: {why}",
+        )
+        self._emit("forfeit", seat=seat, why=why)
+        self.to_move = None
+        self._legal = ()
+        return self._result
+
+    def visible_events(self, seat: int, start: int = 0) -> list[Event]:
+        """The events from index ``start`` on that ``seat`` may see."""
+        return [e for e in self.events[start:] if e.to is None or seat in e.to]
+
+    def clone(self) -> MatchState:
+        """An independent copy (for search bots); the generator state is copied too."""
+        return copy.deepcopy(self)
+
+    # --- helpers for games -----------------------------------------------------------------------
+
+    def _emit(self, kind: str, to: tuple[int, ...] | None = None, **data: JSON) -> None:
+        """Record an event; ``to`` limits who sees it."""
+        self.events.append(Event(kind, data, to))
+
+
+def option_error(name: str, problem: str) -> ConfigError:
+    """A uniform configuration error naming the option."""
+    return ConfigError(f"option {name!r}: {problem}")

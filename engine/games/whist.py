@@ -1,0 +1,294 @@
+"""Whist (``whist``): four players in two partnerships, one rubber, as ../shared/rules/whist.md.
+
+Seats 0..3 are North, East, South, West (clockwise); North–South play East–West.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine.cards import ACE, CARD_TEXT, JACK, KING, QUEEN, SUIT_LETTERS, card, mask_texts
+from engine.core import Action, Game, MatchConfig, MatchState, Observation, Result
+from engine.errors import ConfigError
+from engine.games.tricks import (
+    TrickView,
+    follow_suit_mask,
+    play_actions,
+    standard_trick_winner,
+)
+from engine.options import OptionSpec
+
+SEAT_NAMES = ("N", "E", "S", "W")
+SIDE_NAMES = ("N+S", "E+W")
+TRICKS_PER_DEAL = 13
+#: Rank indices of the honours: A K Q J.
+HONOUR_RANKS = (ACE, KING, QUEEN, JACK)
+
+
+@dataclass(frozen=True, slots=True)
+class WhistObservation(Observation):
+    """What one whist seat knows."""
+
+    #: The seat's own cards, ascending (clubs, diamonds, hearts, spades; 2 … A).
+    hand: tuple[str, ...]
+    #: Seat of the current dealer.
+    dealer: int
+    #: The dealer's turned-up last card, which fixed trumps.
+    turn_up: str
+    #: Whether the dealer still holds the turn-up (it stays face up until played).
+    turn_up_in_hand: bool
+    #: The trump suit's letter: ``C``, ``D``, ``H`` or ``S``.
+    trump: str
+    #: Tricks of this deal: finished ones first, then the one being played (winner -1).
+    tricks: tuple[TrickView, ...]
+    #: Tricks won this deal, per side (N+S, E+W).
+    tricks_won: tuple[int, int]
+    #: Points in the current game, per side.
+    score: tuple[int, int]
+    #: Games won in the rubber, per side.
+    games: tuple[int, int]
+    #: Deal number in the match, from 1.
+    deal_number: int
+
+    def render(self) -> str:
+        lines = [
+            f"You are {SEAT_NAMES[self.seat]}; dealer {SEAT_NAMES[self.dealer]}; "
+            f"trumps {self.trump} (turn-up {self.turn_up}"
+            f"{', still in hand' if self.turn_up_in_hand else ''})",
+            f"Score N+S {self.score[0]} – E+W {self.score[1]}; games {self.games[0]}–"
+            f"{self.games[1]}; tricks {self.tricks_won[0]}–{self.tricks_won[1]}",
+            f"Hand: {' '.join(self.hand)}",
+        ]
+        if self.tricks and self.tricks[-1].winner == -1:
+            current = self.tricks[-1]
+            shown = " ".join(
+                f"{SEAT_NAMES[s]}:{c}" for s, c in zip(current.seats, current.cards, strict=True)
+            )
+            lines.append(f"Trick: {shown}")
+        return "\n".join(lines)
+
+
+class Whist(Game):
+    """The whist referee."""
+
+    id = "whist"
+    version = "1.0"
+    title = "Whist"
+    player_counts = (4,)
+    default_players = 4
+    options = (
+        OptionSpec("points_to_win", "int", 7, "points that win a game (5 = short whist)", 1, 50),
+        OptionSpec("games_per_rubber", "int", 3, "a rubber is best of this many games", 1, 9),
+    )
+
+    def check_config(self, config: MatchConfig) -> None:
+        if config.int_option("games_per_rubber") % 2 == 0:
+            raise ConfigError("option 'games_per_rubber' must be odd (a rubber is best of N)")
+
+    def seat_names(self, config: MatchConfig) -> tuple[str, ...]:
+        return SEAT_NAMES
+
+    def sides(self, config: MatchConfig) -> tuple[tuple[int, ...], ...]:
+        return ((0, 2), (1, 3))
+
+    def new_match(self, config: MatchConfig, seed: int) -> WhistState:
+        return WhistState(self, config, seed)
+
+
+class WhistState(MatchState):
+    """A rubber of whist in progress."""
+
+    def __init__(self, game: Game, config: MatchConfig, seed: int) -> None:
+        super().__init__(game, config, seed)
+        self.points_to_win = config.int_option("points_to_win")
+        self.games_to_win = config.int_option("games_per_rubber") // 2 + 1
+        self.hands = [0, 0, 0, 0]
+        self.dealt = [0, 0, 0, 0]
+        self.score = [0, 0]
+        self.games = [0, 0]
+        self.game_number = 1
+        self.deal_number = 0
+        self.dealer = self.rng.randrange(4)
+        self._emit("dealer", seat=self.dealer, how="draw")
+        self.trump = 0
+        self.turn_up = 0
+        self.turn_up_in_hand = True
+        self.trick_cards: list[int] = []
+        self.trick_seats: list[int] = []
+        self.trick_leader = 0
+        self.finished_tricks: list[TrickView] = []
+        self.tricks_won = [0, 0]
+        self._deal()
+
+    # --- flow ------------------------------------------------------------------------------
+
+    def _deal(self) -> None:
+        self.deal_number += 1
+        deck = list(range(52))
+        self.rng.shuffle(deck)
+        hands = [0, 0, 0, 0]
+        for i, c in enumerate(deck):
+            hands[(self.dealer + 1 + i) % 4] |= 1 << c
+        self.hands = hands
+        self.dealt = list(hands)
+        self.turn_up = deck[51]  # the 52nd card, dealt to the dealer face up
+        self.trump = self.turn_up // 13
+        self.turn_up_in_hand = True
+        self.finished_tricks = []
+        self.trick_cards, self.trick_seats = [], []
+        self.tricks_won = [0, 0]
+        for seat in range(4):
+            self._emit("deal", to=(seat,), seat=seat, hand=list(mask_texts(hands[seat])))
+        self._emit(
+            "turn_up",
+            dealer=self.dealer,
+            card=CARD_TEXT[self.turn_up],
+            trump=SUIT_LETTERS[self.trump],
+            deal=self.deal_number,
+        )
+        self.trick_leader = (self.dealer + 1) % 4
+        self.to_move = self.trick_leader
+
+    def _legal_actions(self) -> tuple[Action, ...]:
+        seat = self.to_move
+        assert seat is not None
+        led = self.trick_cards[0] // 13 if self.trick_cards else None
+        return play_actions(follow_suit_mask(self.hands[seat], led))
+
+    def _why_illegal(self, text: str) -> str:
+        if self.trick_cards and text.startswith("play:"):
+            led = SUIT_LETTERS[self.trick_cards[0] // 13]
+            return (
+                f"must follow suit {led} (legal: {', '.join(a.text for a in self.legal_actions())})"
+            )
+        return super()._why_illegal(text)
+
+    def _apply(self, action: Action) -> None:
+        seat = self.to_move
+        assert seat is not None
+        c = CARD_INDEX[action.arg]
+        self.hands[seat] &= ~(1 << c)
+        if c == self.turn_up:
+            self.turn_up_in_hand = False
+        self.trick_cards.append(c)
+        self.trick_seats.append(seat)
+        self._emit("play", seat=seat, card=action.arg)
+        if len(self.trick_cards) < 4:
+            self.to_move = (seat + 1) % 4
+            return
+        self._finish_trick()
+
+    def _finish_trick(self) -> None:
+        w = standard_trick_winner(self.trick_cards, self.trump)
+        winner = self.trick_seats[w]
+        self.tricks_won[winner % 2] += 1
+        view = TrickView(
+            self.trick_leader,
+            tuple(CARD_TEXT[c] for c in self.trick_cards),
+            tuple(self.trick_seats),
+            winner,
+        )
+        self.finished_tricks.append(view)
+        self._emit("trick", number=len(self.finished_tricks), winner=winner, cards=list(view.cards))
+        self.trick_cards, self.trick_seats = [], []
+        if len(self.finished_tricks) == TRICKS_PER_DEAL:
+            self._score_deal()
+        else:
+            self.trick_leader = winner
+            self.to_move = winner
+
+    def _score_deal(self) -> None:
+        trick_points = [0, 0]
+        honour_points = [0, 0]
+        side = 0 if self.tricks_won[0] >= 7 else 1
+        trick_points[side] = self.tricks_won[side] - 6
+        self.score[side] += trick_points[side]
+        game_winner: int | None = side if self.score[side] >= self.points_to_win else None
+        held = honours_by_side(self.dealt, self.trump)
+        if game_winner is None:  # tricks score first; a side that made game stops the count
+            for s in (0, 1):
+                honour_points[s] = {3: 2, 4: 4}.get(held[s], 0)
+                self.score[s] += honour_points[s]
+                if self.score[s] >= self.points_to_win:
+                    game_winner = s
+        self._emit(
+            "deal_score",
+            tricks=list(self.tricks_won),
+            trick_points=trick_points,
+            honours_held=list(held),
+            honour_points=honour_points,
+            score=list(self.score),
+        )
+        if game_winner is not None:
+            self.games[game_winner] += 1
+            self._emit(
+                "game_won",
+                side=SIDE_NAMES[game_winner],
+                game=self.game_number,
+                final_score=list(self.score),
+                games=list(self.games),
+            )
+            self.score = [0, 0]  # points beyond the target do not carry over
+            self.game_number += 1
+            if self.games[game_winner] == self.games_to_win:
+                self._emit("rubber_won", side=SIDE_NAMES[game_winner], games=list(self.games))
+                self.to_move = None
+                return
+        self.dealer = (self.dealer + 1) % 4
+        self._deal()
+
+    # --- views -----------------------------------------------------------------------------
+
+    def observation(self, seat: int) -> WhistObservation:
+        tricks = list(self.finished_tricks)
+        if self.trick_cards:
+            tricks.append(
+                TrickView(
+                    self.trick_leader,
+                    tuple(CARD_TEXT[c] for c in self.trick_cards),
+                    tuple(self.trick_seats),
+                    -1,
+                )
+            )
+        return WhistObservation(
+            seat=seat,
+            hand=mask_texts(self.hands[seat]),
+            dealer=self.dealer,
+            turn_up=CARD_TEXT[self.turn_up],
+            turn_up_in_hand=self.turn_up_in_hand,
+            trump=SUIT_LETTERS[self.trump],
+            tricks=tuple(tricks),
+            tricks_won=(self.tricks_won[0], self.tricks_won[1]),
+            score=(self.score[0], self.score[1]),
+            games=(self.games[0], self.games[1]),
+            deal_number=self.deal_number,
+        )
+
+    def _final_result(self) -> Result:
+        g = self.games
+        scores = (float(g[0]), float(g[1]), float(g[0]), float(g[1]))
+        win = 0 if g[0] > g[1] else 1
+        ranks = (1, 2, 1, 2) if win == 0 else (2, 1, 2, 1)
+        return Result(
+            scores=scores,
+            ranks=ranks,
+            summary=f"{SIDE_NAMES[win]} win the rubber {g[win]}-{g[1 - win]}",
+            stats={"deals": self.deal_number, "games": g[0] + g[1]},
+        )
+
+
+CARD_INDEX = {t: i for i, t in enumerate(CARD_TEXT)}
+
+
+def honours_by_side(dealt: list[int], trump: int) -> tuple[int, int]:
+    """How many of A K Q J of trumps each side was dealt (the turn-up counts as the dealer's)."""
+    held = [0, 0]
+    for rank in HONOUR_RANKS:
+        bit = 1 << card(rank, trump)
+        for seat in range(4):
+            if dealt[seat] & bit:
+                held[seat % 2] += 1
+    return held[0], held[1]
+
+
+GAME = Whist()
