@@ -48,6 +48,13 @@ class Action:
     def __str__(self) -> str:
         return self.text
 
+    # Actions are immutable and interned: copies (clone() deep-copies states) keep identity.
+    def __copy__(self) -> Action:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, object]) -> Action:
+        return self
+
 
 @dataclass(frozen=True, slots=True)
 class Event:
@@ -289,6 +296,14 @@ class MatchState(ABC):
         if self._legal is None:
             self._legal = () if self.to_move is None else self._legal_actions()
         return self._legal
+
+    def fallback_action(self) -> Action:
+        """What the referee plays for a seat that faulted (timeout, illegal, crash).
+
+        The rules say: the first legal action in canonical order; a game may override it (tennis
+        passes without a discard).
+        """
+        return self.legal_actions()[0]
 
     def is_over(self) -> bool:
         """Whether the match has ended."""

@@ -7,7 +7,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.cards import ACE, CARD_TEXT, JACK, KING, QUEEN, SUIT_LETTERS, card, mask_texts
+from engine.cards import (
+    ACE,
+    CARD_TEXT,
+    JACK,
+    KING,
+    QUEEN,
+    SUIT_LETTERS,
+    card,
+    mask_texts,
+    parse_card,
+)
 from engine.core import Action, Game, MatchConfig, MatchState, Observation, Result
 from engine.errors import ConfigError
 from engine.games.tricks import (
@@ -156,12 +166,18 @@ class WhistState(MatchState):
         return play_actions(follow_suit_mask(self.hands[seat], led))
 
     def _why_illegal(self, text: str) -> str:
-        if self.trick_cards and text.startswith("play:"):
-            led = SUIT_LETTERS[self.trick_cards[0] // 13]
-            return (
-                f"must follow suit {led} (legal: {', '.join(a.text for a in self.legal_actions())})"
-            )
-        return super()._why_illegal(text)
+        kind, _, arg = text.partition(":")
+        c = _parse_card_or_none(arg) if kind == "play" else None
+        seat = self.to_move
+        if c is None or seat is None:
+            return super()._why_illegal(text)
+        legal = ", ".join(a.text for a in self.legal_actions())
+        if not self.hands[seat] >> c & 1:
+            return f"{arg} is not in your hand (legal: {legal})"
+        if arg != CARD_TEXT[c] or not self.trick_cards:  # e.g. "play:as" or "play:10S"
+            return f"write the card as {CARD_TEXT[c]} (legal: {legal})"
+        led = SUIT_LETTERS[self.trick_cards[0] // 13]
+        return f"must follow suit {led} (legal: {legal})"
 
     def _apply(self, action: Action) -> None:
         seat = self.to_move
@@ -289,6 +305,13 @@ def honours_by_side(dealt: list[int], trump: int) -> tuple[int, int]:
             if dealt[seat] & bit:
                 held[seat % 2] += 1
     return held[0], held[1]
+
+
+def _parse_card_or_none(text: str) -> int | None:
+    try:
+        return parse_card(text)
+    except ValueError:
+        return None
 
 
 GAME = Whist()

@@ -1,0 +1,229 @@
+"""Spoil Five (``spoil_five``): 2–10 players, each for themselves, for a pool of chips.
+
+Rules: ../shared/rules/spoil-five.md; decisions: docs/rules/spoil_five.md. Cards, deal, robbing
+and play come from :mod:`engine.games.spoil_rules`; this module adds the pool, claim and jinx.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from engine.core import Action, Game, MatchConfig, Observation, Result, ranks_from_scores
+from engine.games.spoil_rules import (
+    CLAIM,
+    COMMON_OPTIONS,
+    TRICKS_PER_DEAL,
+    SpoilTableObservation,
+    SpoilTableState,
+)
+from engine.options import OptionSpec
+
+#: The winner of tricks 1–3 takes the pool now …
+CLAIM_ACTION = Action("claim")
+#: … or leads on and must win tricks 4 and 5 too.
+JINX_ACTION = Action("jinx")
+_CLAIM_OR_JINX = (CLAIM_ACTION, JINX_ACTION)
+
+
+@dataclass(frozen=True, slots=True)
+class SpoilFiveObservation(SpoilTableObservation):
+    """What one Spoil Five seat knows."""
+
+    #: Chips in the pool.
+    pool: int
+    #: Chips each seat has put into the current pool (returned if the session ends unwon).
+    stakes: tuple[int, ...]
+    #: Net chips per seat since the match began: the standings.
+    balances: tuple[int, ...]
+    #: Seat that jinxed this deal (it must win tricks 4 and 5), or -1.
+    jinxer: int
+    #: Deals in the session proper (rounds × players); up to players more may settle a pool.
+    scheduled_deals: int
+
+    def render(self) -> str:
+        lines = self.table_lines()
+        lines.append(
+            f"Deal {self.deal_number} of {self.scheduled_deals}; pool {self.pool}; chips "
+            + " ".join(f"P{s + 1}:{b:+d}" for s, b in enumerate(self.balances))
+            + (f"; P{self.jinxer + 1} jinxed" if self.jinxer >= 0 else "")
+        )
+        return "\n".join(lines)
+
+
+class SpoilFive(Game):
+    """The Spoil Five referee."""
+
+    id = "spoil_five"
+    version = "1.0"
+    title = "Spoil Five"
+    player_counts = tuple(range(2, 11))
+    default_players = 5
+    options = (
+        OptionSpec(
+            "rounds",
+            "int",
+            1,
+            "each player deals this many times: the session is rounds × players deals",
+            1,
+            20,
+        ),
+        *COMMON_OPTIONS,
+    )
+
+    def new_match(self, config: MatchConfig, seed: int) -> SpoilFiveState:
+        return SpoilFiveState(self, config, seed)
+
+    def summarize_stats(self, totals: Mapping[str, int], matches: int) -> dict[str, float]:
+        deals = totals.get("deals", 0)
+        jinxes = totals.get("jinxes", 0)
+        if not deals:
+            return {}
+        return {
+            "spoil_rate": totals.get("spoils", 0) / deals,
+            "rob_rate": totals.get("robs", 0) / deals,
+            "jinx_success_rate": totals.get("jinx_wins", 0) / jinxes if jinxes else 0.0,
+            "deals_per_match": deals / matches if matches else 0.0,
+        }
+
+
+class SpoilFiveState(SpoilTableState):
+    """A Spoil Five session in progress."""
+
+    def __init__(self, game: Game, config: MatchConfig, seed: int) -> None:
+        super().__init__(game, config, seed)
+        self.scheduled = config.int_option("rounds") * self.n
+        self.pool = 0
+        self.stakes = [0] * self.n  # contributions to the current pool
+        self.balances = [0] * self.n
+        self.jinxer = -1
+        for key in (
+            "pools_won",
+            "spoils",
+            "claims",
+            "jinxes",
+            "jinx_wins",
+            "extra_deals",
+            "pools_returned",
+            "chips_returned",
+        ):
+            self.stats[key] = 0
+        self._start()
+
+    def _before_deal(self) -> None:
+        self.jinxer = -1
+        if self.deal_number > self.scheduled:
+            self.stats["extra_deals"] += 1
+        # A fresh pool gets a chip from everyone; a carried-over pool only from the dealer.
+        payers = list(range(self.n)) if self.pool == 0 else [self.dealer]
+        for s in payers:
+            self.balances[s] -= 1
+            self.stakes[s] += 1
+        self.pool += len(payers)
+        self._emit("ante", seats=payers, pool=self.pool)
+
+    def _after_trick(self, winner: int) -> None:
+        done = len(self.finished_tricks)
+        if self.jinxer >= 0:
+            if winner != self.jinxer:
+                self._spoil("jinx lost")
+            elif done == TRICKS_PER_DEAL:
+                self._win_pool(winner, jinx=True)
+            else:
+                self._lead(winner)
+            return
+        if self.tricks_won[winner] == 3:
+            if done == 3:  # tricks 1-3: claim or jinx, as leader of trick 4
+                self.trick_leader = winner
+                self.to_move = winner
+                self.phase = CLAIM
+            else:
+                self._win_pool(winner, jinx=False)
+            return
+        if max(self.tricks_won) + TRICKS_PER_DEAL - done < 3:
+            self._spoil("nobody can take three tricks")
+            return
+        self._lead(winner)
+
+    def _legal_extra(self) -> tuple[Action, ...]:
+        return _CLAIM_OR_JINX
+
+    def _apply_extra(self, action: Action) -> None:
+        seat = self.to_move
+        assert seat is not None
+        if action.kind == "claim":
+            self.stats["claims"] += 1
+            self._emit("claim", seat=seat)
+            self._win_pool(seat, jinx=False)
+        else:
+            self.stats["jinxes"] += 1
+            self.jinxer = seat
+            self._emit("jinx", seat=seat)
+            self._lead(seat)
+
+    def _win_pool(self, seat: int, jinx: bool) -> None:
+        won = self.pool
+        self.balances[seat] += won
+        bonus = 0
+        if jinx:
+            self.stats["jinx_wins"] += 1
+            for s in range(self.n):
+                if s != seat:
+                    self.balances[s] -= 1
+                    bonus += 1
+            self.balances[seat] += bonus
+        self.pool = 0
+        self.stakes = [0] * self.n
+        self.stats["pools_won"] += 1
+        self._emit("pool_won", seat=seat, chips=won, jinx_bonus=bonus, balances=list(self.balances))
+        self._end_deal()
+
+    def _spoil(self, why: str) -> None:
+        self.stats["spoils"] += 1
+        self._emit("spoil", why=why, pool=self.pool, tricks=list(self.tricks_won))
+        self._end_deal()
+
+    def _next_deal_or_end(self) -> None:
+        d = self.deal_number
+        if d < self.scheduled or (self.pool > 0 and d < self.scheduled + self.n):
+            self._next_dealer()
+            self._deal()
+            return
+        if self.pool > 0:
+            # The pool only ever grows by whole contributions and is won whole, so pro rata
+            # means exactly: everyone gets back what they put in. No rounding arises.
+            back = list(self.stakes)
+            for s in range(self.n):
+                self.balances[s] += back[s]
+            self.stats["pools_returned"] += 1
+            self.stats["chips_returned"] += self.pool
+            self.pool = 0
+            self.stakes = [0] * self.n
+            self._emit("pool_returned", chips=back, balances=list(self.balances))
+        self._emit("session_over", deals=d, balances=list(self.balances))
+
+    def observation(self, seat: int) -> Observation:
+        return SpoilFiveObservation(
+            **self.table_view(seat),
+            pool=self.pool,
+            stakes=tuple(self.stakes),
+            balances=tuple(self.balances),
+            jinxer=self.jinxer,
+            scheduled_deals=self.scheduled,
+        )
+
+    def _final_result(self) -> Result:
+        scores = tuple(float(b) for b in self.balances)
+        ranks = ranks_from_scores(scores)
+        names = self.game.seat_names(self.config)
+        best = max(self.balances)
+        leaders = [names[s] for s in range(self.n) if self.balances[s] == best]
+        verb = "wins" if len(leaders) == 1 else "tie"
+        summary = (
+            f"{', '.join(leaders)} {verb} with {best:+d} chips after {self.deal_number} deals "
+            f"({self.stats['spoils']} spoiled)"
+        )
+        return Result(scores=scores, ranks=ranks, summary=summary, stats=dict(self.stats))
+
+
+GAME = SpoilFive()
