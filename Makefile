@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck pytest venv clean
+.PHONY: demo test lint typecheck pytest venv clean proto sandbox-tools wheels test-docker
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -24,10 +24,46 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict engine arena
 
-pytest: $(STAMP)
+pytest: $(STAMP) sandbox-tools
 	$(BIN)/pytest
+
+# Bots run boxed by bubblewrap (arena/sandbox.py); as root, install it when it is missing.
+sandbox-tools:
+	@if ! command -v bwrap >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing bubblewrap (the bot sandbox)"; \
+	    export DEBIAN_FRONTEND=noninteractive; \
+	    apt-get install -y -qq bubblewrap >/dev/null 2>&1 \
+	      || { apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null; }; \
+	  else \
+	    echo "warning: bubblewrap (bwrap) is missing: bots cannot be sandboxed"; \
+	  fi; \
+	fi
 
 test: lint typecheck pytest
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
+
+# Regenerate arena/_pb (messages, gRPC stubs, typed .pyi) from proto/cardarena/v1/arena.proto.
+proto: $(STAMP)
+	$(BIN)/python scripts/gen_proto.py
+
+# Wheels of the arena and its dependencies (pip's configured index) for the Docker image.
+wheels: $(STAMP)
+	rm -rf build
+	$(BIN)/pip wheel --quiet . -w build/wheels
+
+# The Docker path for real, on a private Docker engine (needs root): docker/test-docker.sh.
+test-docker: wheels
+	docker/test-docker.sh
+
+# Speed figures beside same-run references (benchmarks/, docs/performance.md): prints a table
+# and writes out/bench/latest.json. The references and profilers are installed into the venv
+# for the benchmark only (never project dependencies): OpenSpiel, pyinstrument, py-spy.
+.PHONY: bench
+bench: $(STAMP)
+	@$(BIN)/python -c "import pyspiel" 2>/dev/null || $(BIN)/python -m pip install --quiet open-spiel
+	@$(BIN)/python -c "import pyinstrument" 2>/dev/null || $(BIN)/python -m pip install --quiet pyinstrument
+	@test -x $(BIN)/py-spy || $(BIN)/python -m pip install --quiet py-spy
+	$(BIN)/python -m benchmarks

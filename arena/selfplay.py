@@ -7,8 +7,10 @@ import time
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from engine import JSON, Game, OptionValue
+from arena.records import Recorder, write_record
+from engine import JSON, Game, OptionValue, Result
 
 
 @dataclass(slots=True)
@@ -91,3 +93,38 @@ def selfplay(
     report.seconds = time.perf_counter() - start
     report.derived = game.summarize_stats(report.stats, report.games)
     return report
+
+
+def recorded_match(
+    game: Game, players: int | None, options: Mapping[str, OptionValue], seed: int, path: Path
+) -> Result:
+    """Play one match of random legal actions in-process and write its record to ``path``."""
+    config = game.configure(players, options)
+    state = game.new_match(config, seed)
+    recorder = Recorder(state)
+    chooser = random.Random(seed ^ 0x5EED)
+    while (seat := state.to_move) is not None:
+        legal = state.legal_actions()
+        action = chooser.choice(legal)
+        recorder.decision(seat, len(legal), action.text, 0.0)
+        state.apply(action)
+    recorder.sync()
+    result = state.result()
+    assert result is not None
+    names = game.seat_names(config)
+    header: dict[str, JSON] = {
+        "match_id": f"selfplay-{game.id}-{seed}",
+        "game": game.id,
+        "game_version": game.version,
+        "players": config.players,
+        "options": dict(config.options),
+        "seed": seed,
+        "seats": [
+            {"seat": s, "seat_name": names[s], "bot_name": "random", "bot_version": "selfplay"}
+            for s in range(state.num_seats)
+        ],
+        "time_control": None,
+        "fault_policy": "lenient",
+    }
+    write_record(path, header, recorder.entries, {**result.to_dict(), "faults": []})
+    return result

@@ -1,0 +1,662 @@
+"""Ratings on the Elo scale from one maximum-likelihood fit over all results of a game.
+
+Each bot has a strength ``r`` on the natural-log scale (Elo = 400/ln 10 × r); a side's strength
+is the mean of its bots' strengths, so partnerships rate individuals. A match of two sides is a
+Davidson (1970) Bradley–Terry comparison with an explicit draw outcome; a match of three or more
+sides is a Plackett–Luce ranking, where a group of tied sides counts as all of its orderings in
+equal shares. A weak Gaussian prior keeps perfect records finite. The fit is a damped Newton
+ascent of the log posterior with an analytic gradient and a sparse-assembled Hessian; the 95 %
+intervals come from the inverse of that Hessian at the optimum, projected onto ratings centred
+on the field mean. docs/ratings.md has the model in full, the choices and the timings.
+
+Internally every match becomes a few *choice events*: a weight, the linear form of what was
+chosen, and the alternatives, each alternative ``t`` having the utility ``a_t · θ + b_t``. The
+negative log posterior is ``Σ w (logsumexp(A θ + b) − c · θ) + prior``, convex in θ, for all
+three models alike.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import scipy.linalg  # type: ignore[import-untyped]
+import scipy.sparse  # type: ignore[import-untyped]
+import scipy.special  # type: ignore[import-untyped]
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+#: Elo points per unit of natural-log strength.
+ELO_PER_NAT = 400.0 / math.log(10.0)
+#: Two-sided 95 % quantile of the standard normal.
+Z95 = 1.959963984540054
+#: Default prior sd of each rating, in Elo: weak, it matters only for perfect records.
+DEFAULT_PRIOR_SD = 1000.0
+#: Prior sd of the log of Davidson's draw parameter ν (centred on ν = 1: 1/3 draws at parity).
+TIE_PRIOR_SD = 3.0
+#: A tied group's stage is averaged exactly over this many subsets at most, then mean-field.
+EXACT_TIE_SUBSETS = 20
+#: Fields up to this size get the whole superiority matrix; larger ones the leaderboard pairs.
+DEFAULT_SUPERIORITY_LIMIT = 200
+#: Design matrices up to this many cells are dense (fast for small fields), larger ones sparse.
+DENSE_LIMIT = 200_000
+#: Newton stops when the squared Newton decrement (twice the expected gain) falls below this.
+NEWTON_TOLERANCE = 1e-12
+MAX_NEWTON_STEPS = 100
+
+# A sparse linear form over the parameters: ((column, coefficient), ...), sorted by column.
+_Row = tuple[tuple[int, float], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One side of one match: the bots that formed it (one bot, or partners) and its rank.
+
+    Rank 1 is best; equal ranks within a match are ties, and only the order of ranks matters.
+    """
+
+    bots: tuple[str, ...]
+    rank: int
+
+    def __post_init__(self) -> None:
+        if not self.bots:
+            raise ValueError("an Entry needs at least one bot")
+
+
+@dataclass(frozen=True, slots=True)
+class Rating:
+    """One bot's line of the leaderboard."""
+
+    bot: str
+    #: Elo: the anchor (1500 unless asked otherwise) + the rating centred on the field mean.
+    elo: float
+    #: Half-width of the 95 % interval of ``elo`` (relative to the field mean), in Elo.
+    plus_minus: float
+    #: Rated matches played (matches of two or more sides).
+    matches: int
+    #: Mean match score: 1 for first, 0 for last, linear in between, ties shared.
+    score: float
+    #: Leaderboard position, 1 = best; bots with equal Elo share it.
+    rank: int
+
+
+@dataclass(frozen=True, slots=True)
+class RatingTable:
+    """The fitted leaderboard of one game."""
+
+    #: Best first.
+    ratings: tuple[Rating, ...]
+    #: Likelihood of superiority, P(a is stronger than b), for ordered pairs of distinct bots
+    #: (every pair up to ``superiority_limit`` bots, else neighbours on the leaderboard).
+    superiority: dict[tuple[str, str], float]
+    #: Rated matches the fit used.
+    matches: int = 0
+    #: Fitted nuisance parameters: ``davidson_nu`` (draw propensity of two-sided matches) when
+    #: two-sided draws occurred.
+    parameters: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON-ready form; superiority as ``{a: {b: P(a > b)}}``."""
+        los: dict[str, dict[str, float]] = {}
+        for (a, b), p in self.superiority.items():
+            los.setdefault(a, {})[b] = p
+        return {
+            "matches": self.matches,
+            "ratings": [
+                {
+                    "rank": r.rank,
+                    "bot": r.bot,
+                    "elo": r.elo,
+                    "plus_minus": r.plus_minus,
+                    "matches": r.matches,
+                    "score": r.score,
+                }
+                for r in self.ratings
+            ],
+            "superiority": los,
+            "parameters": dict(self.parameters),
+        }
+
+    def render(self) -> str:
+        """A plain-text leaderboard: rank, bot, Elo, ±, matches, score."""
+        header = ("rank", "bot", "Elo", "±", "matches", "score")
+        rows = [
+            (
+                str(r.rank),
+                r.bot,
+                f"{r.elo:.0f}",
+                f"{r.plus_minus:.0f}",
+                str(r.matches),
+                f"{r.score:.3f}",
+            )
+            for r in self.ratings
+        ]
+        widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+        lines = []
+        for row in [header, *rows]:
+            cells = [
+                cell.ljust(widths[i]) if i == 1 else cell.rjust(widths[i])
+                for i, cell in enumerate(row)
+            ]
+            lines.append("  ".join(cells).rstrip())
+        if not rows:
+            lines.append("(no bots)")
+        lines.append(f"{self.matches} rated matches; ± is the 95 % interval.")
+        return "\n".join(lines)
+
+
+def fit_ratings(
+    matches: Sequence[Sequence[Entry]],
+    prior_sd: float = DEFAULT_PRIOR_SD,
+    *,
+    anchor: float = 1500.0,
+    superiority_limit: int = DEFAULT_SUPERIORITY_LIMIT,
+) -> RatingTable:
+    """Fit Elo ratings to ``matches`` (each a sequence of its sides) and build the leaderboard.
+
+    ``prior_sd`` is the sd of the Gaussian prior on each rating, in Elo. Matches with fewer
+    than two sides carry no information; their bots are listed with zero rated matches.
+    ``anchor`` is the Elo of the field mean.
+    """
+    if not prior_sd > 0:
+        raise ValueError("prior_sd must be positive")
+    tally = _Tally()
+    for match in matches:
+        tally.add(match)
+    n = len(tally.bots)
+    if n == 0:
+        return RatingTable(ratings=(), superiority={}, matches=0)
+    played, score_sum = tally.totals()
+    design = _Design.build(tally)
+    precision = np.full(design.n_params, (ELO_PER_NAT / prior_sd) ** 2)
+    precision[n:] = 1.0 / TIE_PRIOR_SD**2
+    theta, cov = _fit(design, precision)
+    r = theta[:n] - theta[:n].mean()
+    c = cov[:n, :n]
+    # The interval of each rating relative to the field mean: the diagonal of P C P with
+    # P = I - 11'/n. Uncentred, the prior's freedom along 1 would inflate every interval.
+    means = c.mean(axis=1)
+    sd = np.sqrt(np.clip(np.diag(c) - 2.0 * means + means.mean(), 0.0, None))
+    elo = anchor + ELO_PER_NAT * r
+    rounded = [round(float(x), 6) for x in elo]
+    order = sorted(range(n), key=lambda i: (-rounded[i], tally.bots[i]))
+
+    ratings: list[Rating] = []
+    for pos, i in enumerate(order):
+        shares = pos > 0 and rounded[i] == rounded[order[pos - 1]]
+        ratings.append(
+            Rating(
+                bot=tally.bots[i],
+                elo=float(elo[i]),
+                plus_minus=float(Z95 * ELO_PER_NAT * sd[i]),
+                matches=int(played[i]),
+                score=float(score_sum[i] / played[i]) if played[i] else 0.0,
+                rank=ratings[-1].rank if shares else pos + 1,
+            )
+        )
+    return RatingTable(
+        ratings=tuple(ratings),
+        superiority=_superiority(tally.bots, order, r, c, n <= superiority_limit),
+        matches=tally.rated,
+        parameters={"davidson_nu": math.exp(theta[n])} if design.has_draw_param else {},
+    )
+
+
+def _superiority(
+    bots: list[str], order: list[int], r: FloatArray, cov: FloatArray, every_pair: bool
+) -> dict[tuple[str, str], float]:
+    """P(a stronger than b) from the normal approximation of the estimated difference."""
+    n = len(order)
+    if every_pair:
+        first, second = np.triu_indices(n, 1)
+    else:
+        first = np.arange(n - 1)
+        second = first + 1
+    ranked = np.array(order, dtype=np.int64)
+    a, b = ranked[first], ranked[second]
+    diff = r[a] - r[b]
+    var = cov[a, a] + cov[b, b] - 2.0 * cov[a, b]
+    positive = var > 0.0
+    z = np.where(positive, diff / np.sqrt(np.where(positive, var, 1.0)), 0.0)
+    p = np.where(positive, scipy.special.ndtr(z), np.where(diff == 0.0, 0.5, diff > 0.0))
+    result: dict[tuple[str, str], float] = {}
+    for i, j, pij in zip(a.tolist(), b.tolist(), p.tolist(), strict=True):
+        result[bots[i], bots[j]] = pij
+        result[bots[j], bots[i]] = 1.0 - pij
+    return result
+
+
+# An event: its alternatives (linear form, offset) and the linear form of what was chosen.
+_EventKey = tuple[tuple[tuple[_Row, float], ...], _Row]
+
+
+class _Tally:
+    """One pass over the matches: bots, score tallies and the information for the design.
+
+    The common shapes go to flat lists that numpy turns into events: two single-bot sides
+    (any result) and rankings of distinct single bots without ties. Everything else (partners,
+    ties in rankings, a bot in two seats of a ranking) becomes keyed events here. Identical
+    events merge into one with their count as weight.
+    """
+
+    def __init__(self) -> None:
+        self.index: dict[str, int] = {}
+        self.bots: list[str] = []
+        self.rated = 0
+        #: Single bot against single bot: i <= j; outcome 0 i ahead, 1 j ahead, 2 drawn.
+        self.duel_i: list[int] = []
+        self.duel_j: list[int] = []
+        self.duel_outcome: list[int] = []
+        #: Strict rankings of distinct single bots, best first, by number of sides.
+        self.orders: dict[int, list[tuple[int, ...]]] = {}
+        #: Other two-sided matches: (row of side 0, row of side 1, outcome) → count.
+        self.duels: dict[tuple[_Row, _Row, int], float] = {}
+        #: Choice events of the other matches with three or more sides.
+        self.events: dict[_EventKey, float] = {}
+        self._played: dict[int, int] = {}
+        self._score: dict[int, float] = {}
+
+    def _bot(self, name: str) -> int:
+        i = self.index.get(name)
+        if i is None:
+            i = self.index[name] = len(self.bots)
+            self.bots.append(name)
+        return i
+
+    def add(self, match: Sequence[Entry]) -> None:
+        """Tally one match (any number of sides)."""
+        single = all(len(entry.bots) == 1 for entry in match)
+        if single and len(match) == 2:
+            self.rated += 1
+            i, j = self._bot(match[0].bots[0]), self._bot(match[1].bots[0])
+            rank_i, rank_j = match[0].rank, match[1].rank
+            if i > j:
+                i, j, rank_i, rank_j = j, i, rank_j, rank_i
+            self.duel_i.append(i)
+            self.duel_j.append(j)
+            self.duel_outcome.append(0 if rank_i < rank_j else 1 if rank_j < rank_i else 2)
+            return
+        sides = [[self._bot(b) for b in entry.bots] for entry in match]
+        if len(match) < 2:
+            return
+        self.rated += 1
+        if single:
+            ranked = sorted((entry.rank, ids[0]) for entry, ids in zip(match, sides, strict=True))
+            order = tuple(i for _, i in ranked)
+            if len({r for r, _ in ranked}) == len(order) == len(set(order)):
+                self.orders.setdefault(len(order), []).append(order)
+                return
+        ranks = sorted({e.rank for e in match})
+        groups = [[j for j, e in enumerate(match) if e.rank == rank] for rank in ranks]
+        # Position p of n is worth (n-1-p)/(n-1); a tied group shares its positions.
+        last = len(match) - 1
+        seat_score = [0.0] * len(match)
+        start = 0
+        for group in groups:
+            for j in group:
+                seat_score[j] = (last - start - (len(group) - 1) / 2) / last
+            start += len(group)
+        per_bot: dict[int, list[float]] = {}
+        for j, ids in enumerate(sides):
+            for i in set(ids):
+                per_bot.setdefault(i, []).append(seat_score[j])
+        for i, values in per_bot.items():
+            self._played[i] = self._played.get(i, 0) + 1
+            self._score[i] = self._score.get(i, 0.0) + sum(values) / len(values)
+        rows = [_mix([((i, 1.0),) for i in ids], [1.0 / len(ids)] * len(ids)) for ids in sides]
+        if len(match) == 2:
+            outcome = 2 if len(groups) == 1 else groups[0][0]
+            key = (rows[0], rows[1], outcome)
+            self.duels[key] = self.duels.get(key, 0.0) + 1.0
+        else:
+            _luce_events(rows, groups, self.events)
+
+    def totals(self) -> tuple[FloatArray, FloatArray]:
+        """Rated matches and summed match scores per bot."""
+        n = len(self.bots)
+        played = np.zeros(n)
+        score = np.zeros(n)
+        for bot, count in self._played.items():
+            played[bot] += count
+            score[bot] += self._score[bot]
+        i = np.array(self.duel_i, dtype=np.int64)
+        j = np.array(self.duel_j, dtype=np.int64)
+        s_i = np.array([1.0, 0.0, 0.5])[np.array(self.duel_outcome, dtype=np.int64)]
+        other = i != j  # a bot against itself played one match and scored 0.5
+        played += np.bincount(i, minlength=n) + np.bincount(j[other], minlength=n)
+        score += np.bincount(i, np.where(other, s_i, 0.5), minlength=n)
+        score += np.bincount(j[other], 1.0 - s_i[other], minlength=n)
+        for k, orders in self.orders.items():
+            seats = np.array(orders, dtype=np.int64)
+            place_score = np.tile((k - 1 - np.arange(k)) / (k - 1), len(orders))
+            played += np.bincount(seats.ravel(), minlength=n)
+            score += np.bincount(seats.ravel(), place_score, minlength=n)
+        return played, score
+
+    def has_draws(self) -> bool:
+        """Whether some two-sided match was drawn: then Davidson's ν is a parameter."""
+        return 2 in self.duel_outcome or any(key[2] == 2 for key in self.duels)
+
+
+def _mix(rows: Sequence[_Row], weights: Sequence[float]) -> _Row:
+    """The weighted sum of sparse linear forms."""
+    if len(rows) == 1 and weights[0] == 1.0:
+        return rows[0]
+    acc: dict[int, float] = {}
+    for row, w in zip(rows, weights, strict=True):
+        for col, val in row:
+            acc[col] = acc.get(col, 0.0) + w * val
+    return tuple(sorted(acc.items()))
+
+
+def _add(events: dict[_EventKey, float], key: _EventKey, weight: float) -> None:
+    events[key] = events.get(key, 0.0) + weight
+
+
+def _davidson_event(row0: _Row, row1: _Row, outcome: int, draw_col: int) -> _EventKey:
+    """Two sides: π_0, π_1 and, when the game has draws, ν √(π_0 π_1) for the draw."""
+    alts: list[tuple[_Row, float]] = [(row0, 0.0), (row1, 0.0)]
+    draw: _Row = ()
+    if draw_col >= 0:
+        draw = _mix([row0, row1, ((draw_col, 1.0),)], [0.5, 0.5, 1.0])
+        alts.append((draw, 0.0))
+    return tuple(alts), (row0, row1, draw)[outcome]
+
+
+def _luce_events(rows: list[_Row], groups: list[list[int]], events: dict[_EventKey, float]) -> None:
+    """Plackett–Luce over the rank groups, a tied group averaged over its orderings.
+
+    Placing a group D of d tied sides from the remaining set R takes d stages; at stage k the
+    k members placed before are a random k-subset K of D and the chosen side is uniform on D∖K.
+    Averaging the log-likelihood over the orderings of D gives, per K, an event of weight
+    1/C(d, k) choosing D∖K among R∖K. Past EXACT_TIE_SUBSETS subsets, Efron's mean field: one
+    event among R with D's members down-weighted by 1 − k/d. When D is all that remains, its
+    last stage has probability 1 in every ordering and is skipped.
+    """
+    remaining = [j for group in groups for j in group]
+    for group in groups:
+        d = len(group)
+        stages = d - 1 if d == len(remaining) else d
+        for k in range(stages):
+            count = math.comb(d, k)
+            if count <= EXACT_TIE_SUBSETS:
+                for placed in combinations(group, k):
+                    chosen = [rows[j] for j in group if j not in placed]
+                    alts = tuple((rows[j], 0.0) for j in remaining if j not in placed)
+                    key = (alts, _mix(chosen, [1.0 / len(chosen)] * len(chosen)))
+                    _add(events, key, 1.0 / count)
+            else:
+                shrink = math.log(1.0 - k / d)
+                alts = tuple((rows[j], shrink if j in group else 0.0) for j in remaining)
+                _add(events, (alts, _mix([rows[j] for j in group], [1.0 / d] * d)), 1.0)
+        remaining = [j for j in remaining if j not in group]
+
+
+@dataclass(slots=True)
+class _Design:
+    """The choice events as arrays: utilities ``A θ + b``, rows grouped by event.
+
+    ``a`` is a dense array for small problems (less overhead) and a CSR matrix otherwise.
+    """
+
+    n_params: int
+    has_draw_param: bool
+    a: Any  # FloatArray or scipy.sparse.csr_matrix (scipy is untyped)
+    b: FloatArray
+    starts: IntArray  # first row of each event
+    sizes: IntArray  # rows per event
+    w: FloatArray  # event weights
+    c: FloatArray  # Σ_events w · (chosen linear form)
+
+    @classmethod
+    def build(cls, tally: _Tally) -> _Design:
+        n = len(tally.bots)
+        has_draw = tally.has_draws()
+        out = _Assembly(n + has_draw)
+
+        # Single-bot duels: rows e_i, e_j and (with draws) e_i/2 + e_j/2 + e_ν.
+        code = np.array(tally.duel_i, dtype=np.int64) * n
+        code += np.array(tally.duel_j, dtype=np.int64)
+        code = code * 3 + np.array(tally.duel_outcome, dtype=np.int64)
+        code, counts = np.unique(code, return_counts=True)
+        i, j, outcome = code // 3 // n, code // 3 % n, code % 3
+        w = counts.astype(np.float64)
+        drawn = w * (outcome == 2)
+        rows = [(0, i, 1.0), (1, j, 1.0)]
+        chosen = [(i, w * (outcome == 0) + drawn / 2), (j, w * (outcome == 1) + drawn / 2)]
+        if has_draw:
+            nu = np.full(len(code), n)
+            rows += [(2, i, 0.5), (2, j, 0.5), (2, nu, 1.0)]
+            chosen.append((nu, drawn))
+        out.block(w, 3 if has_draw else 2, rows, chosen)
+
+        # Strict rankings: stage s chooses the s-th placed among those placed s-th or later.
+        for k, orders in sorted(tally.orders.items()):
+            unique, counts = np.unique(np.array(orders, dtype=np.int64), axis=0, return_counts=True)
+            w = counts.astype(np.float64)
+            for s in range(k - 1):
+                rows = [(t, unique[:, s + t], 1.0) for t in range(k - s)]
+                out.block(w, k - s, rows, [(unique[:, s], w)])
+
+        # Every other event, one by one.
+        events = dict(tally.events)
+        for (row0, row1, result), count in tally.duels.items():
+            _add(events, _davidson_event(row0, row1, result, n if has_draw else -1), count)
+        out.events(events)
+        return out.design(has_draw)
+
+
+class _Assembly:
+    """Collects events block by block: COO entries of A, offsets b, starts, sizes, weights, c."""
+
+    def __init__(self, n_params: int) -> None:
+        self.n_params = n_params
+        self.n_rows = 0
+        self.rows: list[IntArray] = []
+        self.cols: list[IntArray] = []
+        self.vals: list[FloatArray] = []
+        self.b: list[FloatArray] = []
+        self.starts: list[IntArray] = []
+        self.sizes: list[IntArray] = []
+        self.w: list[FloatArray] = []
+        self.c = np.zeros(n_params)
+
+    def block(
+        self,
+        w: FloatArray,
+        size: int,
+        rows: Sequence[tuple[int, IntArray, float]],
+        chosen: Sequence[tuple[IntArray, FloatArray]],
+    ) -> None:
+        """``len(w)`` events of ``size`` rows each; ``rows``: (row in event, columns, value);
+        ``chosen``: (columns, weight × coefficient) added to c."""
+        m = len(w)
+        base = self.n_rows + np.arange(m, dtype=np.int64) * size
+        for slot, cols, val in rows:
+            self.rows.append(base + slot)
+            self.cols.append(cols)
+            self.vals.append(np.full(m, val))
+        for cols, coef in chosen:
+            np.add.at(self.c, cols, coef)
+        self.b.append(np.zeros(m * size))
+        self.starts.append(base)
+        self.sizes.append(np.full(m, size, dtype=np.int64))
+        self.w.append(w)
+        self.n_rows += m * size
+
+    def events(self, events: dict[_EventKey, float]) -> None:
+        """Keyed events, one by one."""
+        rows: list[int] = []
+        cols: list[int] = []
+        vals: list[float] = []
+        offsets: list[float] = []
+        starts: list[int] = []
+        sizes: list[int] = []
+        weights: list[float] = []
+        chosen_sum = [0.0] * self.n_params
+        n_rows = self.n_rows
+        for (alts, chosen), w in events.items():
+            starts.append(n_rows)
+            sizes.append(len(alts))
+            weights.append(w)
+            for form, offset in alts:
+                for col, val in form:
+                    rows.append(n_rows)
+                    cols.append(col)
+                    vals.append(val)
+                offsets.append(offset)
+                n_rows += 1
+            for col, val in chosen:
+                chosen_sum[col] += w * val
+        self.c += chosen_sum
+        self.rows.append(np.array(rows, dtype=np.int64))
+        self.cols.append(np.array(cols, dtype=np.int64))
+        self.vals.append(np.array(vals, dtype=np.float64))
+        self.b.append(np.array(offsets, dtype=np.float64))
+        self.starts.append(np.array(starts, dtype=np.int64))
+        self.sizes.append(np.array(sizes, dtype=np.int64))
+        self.w.append(np.array(weights, dtype=np.float64))
+        self.n_rows = n_rows
+
+    def design(self, has_draw_param: bool) -> _Design:
+        coords = (np.concatenate(self.rows), np.concatenate(self.cols))
+        values = np.concatenate(self.vals)
+        shape = (self.n_rows, self.n_params)
+        a: Any
+        if self.n_rows * self.n_params <= DENSE_LIMIT:
+            a = np.zeros(shape)
+            np.add.at(a, coords, values)
+        else:  # duplicate entries (a bot twice in one form) are summed, as in the dense case
+            a = scipy.sparse.coo_matrix((values, coords), shape=shape).tocsr()
+        return _Design(
+            n_params=self.n_params,
+            has_draw_param=has_draw_param,
+            a=a,
+            b=np.concatenate(self.b),
+            starts=np.concatenate(self.starts),
+            sizes=np.concatenate(self.sizes),
+            w=np.concatenate(self.w),
+            c=self.c,
+        )
+
+
+def _fit(design: _Design, precision: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """The posterior mode and the inverse Hessian there (the covariance), by damped Newton.
+
+    The objective is strictly convex (a sum of log-sum-exps of linear forms plus a Gaussian
+    prior), so Newton with a backtracking line search converges from zero.
+    """
+    a, sizes, starts, w = design.a, design.sizes, design.starts, design.w
+    dense = isinstance(a, np.ndarray)
+    at = a.T if dense else a.T.tocsr()
+    n_rows = len(design.b)
+    row_w = np.repeat(w, sizes)
+
+    def value(theta: FloatArray) -> tuple[float, FloatArray]:
+        """Negative log posterior, and every alternative's probability within its event."""
+        prior = 0.5 * float(precision @ theta**2)
+        if n_rows == 0:
+            return prior - float(design.c @ theta), np.zeros(0)
+        u = a @ theta + design.b
+        top = np.maximum.reduceat(u, starts)
+        z = np.exp(u - np.repeat(top, sizes))
+        total = np.add.reduceat(z, starts)
+        lse = top + np.log(total)
+        return float(w @ lse - design.c @ theta) + prior, z / np.repeat(total, sizes)
+
+    def gradient(theta: FloatArray, p: FloatArray) -> FloatArray:
+        grad: FloatArray = precision * theta - design.c
+        if n_rows:
+            grad += at @ (row_w * p)
+        return grad
+
+    def hessian(p: FloatArray) -> FloatArray:
+        # Σ_e w_e A_eᵀ (diag p_e − p_e p_eᵀ) A_e: with M_e = p_eᵀ A_e, Aᵀ W_p A − Mᵀ W M.
+        h: FloatArray = np.diag(precision)
+        if n_rows == 0:
+            return h
+        if dense:
+            m = np.add.reduceat(p[:, None] * a, starts, axis=0)
+            h += at @ ((row_w * p)[:, None] * a) - m.T @ (w[:, None] * m)
+        else:
+            g_indptr = np.concatenate(([0], np.cumsum(sizes)))
+            g = scipy.sparse.csr_matrix((p, np.arange(n_rows), g_indptr), (len(sizes), n_rows))
+            m = g @ a
+            wp = scipy.sparse.diags(row_w * p)
+            h += (at @ wp @ a - m.T @ scipy.sparse.diags(w) @ m).toarray()
+        return h
+
+    theta = np.zeros(design.n_params)
+    f, p = value(theta)
+    factor = scipy.linalg.cho_factor(hessian(p))  # always the Hessian at the current theta
+    for _ in range(MAX_NEWTON_STEPS):
+        grad = gradient(theta, p)
+        step = -scipy.linalg.cho_solve(factor, grad)
+        decrement = -float(grad @ step)  # squared Newton decrement: twice the expected gain
+        if decrement < NEWTON_TOLERANCE:
+            break
+        t = 1.0
+        f_new, p_new = value(theta + step)
+        while f_new > f - 0.25 * t * decrement and t > 1e-10:
+            t *= 0.5
+            f_new, p_new = value(theta + t * step)
+        if f_new > f:
+            break  # rounding noise near the optimum: nothing left to gain
+        theta, f, p = theta + t * step, f_new, p_new
+        factor = scipy.linalg.cho_factor(hessian(p))
+    covariance: FloatArray = scipy.linalg.cho_solve(factor, np.eye(design.n_params))
+    return theta, covariance
+
+
+def _benchmark(argv: Sequence[str]) -> None:
+    """``python -m arena.ratings BOTS RESULTS [PLAYERS [SEED]]``: time fits of simulated results.
+
+    Each result seats PLAYERS (default 2) distinct random bots, strengths N(0, 174 Elo), and
+    ranks them by strength plus Gumbel noise: exactly Bradley–Terry / Plackett–Luce.
+    """
+    import time
+
+    n_bots, n_results = int(argv[0]), int(argv[1])
+    players = int(argv[2]) if len(argv) > 2 else 2
+    rng = np.random.default_rng(int(argv[3]) if len(argv) > 3 else 0)
+    truth = rng.normal(0.0, 1.0, n_bots)  # sd 1 nat ≈ 174 Elo
+    seats = rng.integers(0, n_bots, (n_results, players))
+    while True:  # redraw the tables that seat a bot twice
+        ordered = np.sort(seats, axis=1)
+        clash = (ordered[:, 1:] == ordered[:, :-1]).any(axis=1)
+        if not clash.any():
+            break
+        seats[clash] = rng.integers(0, n_bots, (int(clash.sum()), players))
+    noisy = truth[seats] + rng.gumbel(size=seats.shape)
+    ranks = 1 + (noisy[:, None, :] > noisy[:, :, None]).sum(axis=2)
+    names = [f"bot{i:04d}" for i in range(n_bots)]
+    matches = [
+        [Entry((names[i],), rank) for i, rank in zip(table, ranked, strict=True)]
+        for table, ranked in zip(seats.tolist(), ranks.tolist(), strict=True)
+    ]
+    fit_ratings(matches[:10])  # warm-up: imports and first-call costs
+    wall, cpu = [], []
+    for _ in range(3):
+        start, start_cpu = time.perf_counter(), time.process_time()
+        table = fit_ratings(matches)
+        wall.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - start_cpu)
+    elo = {r.bot: r.elo for r in table.ratings}
+    corr = np.corrcoef(truth, [elo[name] for name in names])[0, 1]
+    print(
+        f"{n_bots} bots, {n_results} results of {players}: wall best {min(wall) * 1000:.1f} ms,"
+        f" median {sorted(wall)[1] * 1000:.1f} ms; CPU best {min(cpu) * 1000:.1f} ms;"
+        f" correlation with truth {corr:.4f}"
+    )
+
+
+if __name__ == "__main__":
+    import sys
+
+    _benchmark(sys.argv[1:])

@@ -1,0 +1,190 @@
+"""Match records: one gzip-compressed JSON Lines file per match, hash-chained, written atomically.
+
+Line 1 is the header, then one line per event, decision and fault in the order they happened,
+and last the result. Every line is a JSON object with a ``prev`` field: the SHA-256 (hex) of the
+previous line's bytes (64 zeros for the header), so any edit, insertion or deletion breaks the
+chain. The format is documented in docs/records.md.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import os
+import tempfile
+import zlib
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from arena.errors import ArenaError
+from engine import MatchState
+
+#: Version of the record format; readers refuse other versions.
+SCHEMA_VERSION = 1
+#: The ``prev`` of the first line.
+GENESIS = "0" * 64
+
+
+class RecordError(ArenaError):
+    """A record cannot be read or does not verify; the message names the line."""
+
+
+def _line(obj: Mapping[str, Any], prev: str) -> bytes:
+    # Canonical form: sorted keys, no spaces, so the hash does not depend on the writer.
+    return json.dumps({**obj, "prev": prev}, sort_keys=True, separators=(",", ":")).encode()
+
+
+def _digest(line: bytes) -> str:
+    return hashlib.sha256(line).hexdigest()
+
+
+def encode_record(
+    header: Mapping[str, Any], entries: Sequence[Mapping[str, Any]], result: Mapping[str, Any]
+) -> bytes:
+    """The uncompressed JSON Lines bytes of a record."""
+    lines = []
+    prev = GENESIS
+    for obj in (
+        {"type": "header", "schema": SCHEMA_VERSION, **header},
+        *entries,
+        {"type": "result", **result},
+    ):
+        line = _line(obj, prev)
+        lines.append(line)
+        prev = _digest(line)
+    return b"\n".join(lines) + b"\n"
+
+
+def write_record(
+    path: Path,
+    header: Mapping[str, Any],
+    entries: Sequence[Mapping[str, Any]],
+    result: Mapping[str, Any],
+) -> None:
+    """Write a record atomically: a crash never leaves a partial file under ``path``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = gzip.compress(encode_record(header, entries, result), mtime=0)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)  # mkstemp makes 0600; records are meant to be shared
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """A record read back: the header, the entries in order, and the result."""
+
+    #: Header fields (``game``, ``players``, ``options``, ``seed``, ``seats`` …).
+    header: dict[str, Any]
+    #: Event, decision and fault entries, in order; each has a ``type``.
+    entries: list[dict[str, Any]]
+    #: The result (``scores``, ``ranks``, ``reason``, ``faults`` …).
+    result: dict[str, Any]
+
+    def decisions(self) -> Iterator[tuple[int, dict[str, Any]]]:
+        """``(entry index, entry)`` of every decision, in order."""
+        for i, e in enumerate(self.entries):
+            if e.get("type") == "decision":
+                yield i, e
+
+
+def read_record(path: Path) -> Record:
+    """Read and check a record's hash chain and schema; raises :class:`RecordError`."""
+    try:
+        raw = path.read_bytes()
+    except OSError as err:
+        raise RecordError(f"{path}: cannot read: {err.strerror or err}") from None
+    try:
+        text = gzip.decompress(raw)
+    except (gzip.BadGzipFile, OSError):
+        raise RecordError(f"{path}: not a gzip file (records are gzip-compressed)") from None
+    except (EOFError, zlib.error):
+        raise RecordError(f"{path}: truncated or corrupt gzip data") from None
+    lines = text.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    if not lines:
+        raise RecordError(f"{path}: empty record")
+    prev = GENESIS
+    objs: list[dict[str, Any]] = []
+    for number, line in enumerate(lines, start=1):
+        try:
+            obj = json.loads(line)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            raise RecordError(f"{path}: line {number}: not valid JSON") from None
+        if not isinstance(obj, dict):
+            raise RecordError(f"{path}: line {number}: not a JSON object")
+        if obj.get("prev") != prev:
+            raise RecordError(
+                f"{path}: line {number}: hash chain broken (the line or the one before was edited)"
+            )
+        # Re-encoding canonically must give the same bytes, else the line was altered in place.
+        if _line({k: v for k, v in obj.items() if k != "prev"}, prev) != line:
+            raise RecordError(f"{path}: line {number}: not in canonical form (edited)")
+        prev = _digest(line)
+        objs.append(obj)
+    header = objs[0]
+    if header.get("type") != "header":
+        raise RecordError(f"{path}: line 1: not a header")
+    if header.get("schema") != SCHEMA_VERSION:
+        raise RecordError(
+            f"{path}: record schema {header.get('schema')!r} is not supported "
+            f"(this arena reads schema {SCHEMA_VERSION})"
+        )
+    if len(objs) < 2 or objs[-1].get("type") != "result":
+        raise RecordError(f"{path}: truncated: no result line at the end")
+    strip = ("prev", "type")
+    return Record(
+        header={k: v for k, v in header.items() if k not in strip},
+        entries=[{k: v for k, v in o.items() if k != "prev"} for o in objs[1:-1]],
+        result={k: v for k, v in objs[-1].items() if k not in strip},
+    )
+
+
+class Recorder:
+    """Collects a match's entries in the order things happen, for :func:`write_record`."""
+
+    def __init__(self, state: MatchState) -> None:
+        self._state = state
+        self._seen = 0
+        #: The entries so far.
+        self.entries: list[dict[str, Any]] = []
+        self.sync()
+
+    def sync(self) -> None:
+        """Append the engine events produced since the last call."""
+        events = self._state.events
+        while self._seen < len(events):
+            self.entries.append({"type": "event", **events[self._seen].to_dict()})
+            self._seen += 1
+
+    def decision(
+        self, seat: int, legal: int, action: str, ms: float, fallback: bool = False
+    ) -> None:
+        """Record a decision; call it before applying the action, then :meth:`sync`."""
+        self.sync()
+        self.entries.append(
+            {
+                "type": "decision",
+                "seat": seat,
+                "legal": legal,
+                "action": action,
+                "ms": round(ms, 3),
+                "fallback": fallback,
+            }
+        )
+
+    def fault(self, seat: int, kind: str, detail: str) -> None:
+        """Record a fault charged to ``seat``."""
+        self.sync()
+        self.entries.append({"type": "fault", "seat": seat, "kind": kind, "detail": detail})

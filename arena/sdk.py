@@ -1,0 +1,210 @@
+"""The Python SDK: run a :class:`reference_bots.base.Bot` against an arena server.
+
+::
+
+    from arena.sdk import run_bot
+    from reference_bots.base import Bot
+
+    class FirstLegal(Bot):
+        name = "first-legal"
+
+        def choose(self, game, observation, legal):
+            return 0
+
+    run_bot(FirstLegal(), "127.0.0.1:50051", token="...")
+
+The bot sees each observation as the same plain dict as the engine's ``Observation.to_dict()``
+and the legal actions as engine :class:`~engine.Action` objects, so a strategy runs identically
+in-process and over the wire. :func:`run_bot` handles Welcome and Rejected, plays any number of
+matches (several at once if the server asks), reconnects with backoff when the connection drops,
+and returns once it has played ``matches`` matches or the server has been gone for ``give_up_s``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+import structlog
+
+from arena import serde
+from arena._pb import arena_pb2 as pb
+from arena._pb import arena_pb2_grpc as pb_grpc
+from arena.errors import ArenaError
+from arena.logging import configure_once
+from engine import EngineError, get_game
+from reference_bots.base import Bot
+
+log = structlog.get_logger("arena.sdk")
+
+#: Client channel options (see docs/protocol.md): keep idle connections alive through NATs, and
+#: accept observations up to the server's send limit.
+CLIENT_OPTIONS: list[tuple[str, Any]] = [
+    ("grpc.keepalive_time_ms", 30_000),
+    ("grpc.keepalive_timeout_ms", 10_000),
+    ("grpc.max_receive_message_length", 4 * 1024 * 1024),
+    ("grpc.max_send_message_length", 64 * 1024),
+]
+
+#: Backoff between reconnection attempts, seconds: first, factor, cap.
+BACKOFF_FIRST, BACKOFF_FACTOR, BACKOFF_CAP = 0.05, 2.0, 2.0
+
+
+class BotRejected(ArenaError):
+    """The server refused the bot's Hello (unknown token, unsupported protocol version)."""
+
+
+@dataclass(slots=True)
+class BotRun:
+    """What one :func:`run_bot` call did."""
+
+    #: Matches that ended (MatchEnd received).
+    matches: int = 0
+    #: Decisions answered.
+    decisions: int = 0
+    #: Streams opened (1 + reconnections).
+    connections: int = 0
+    #: Errors the server reported (faults and warnings).
+    errors: int = 0
+    #: Why it stopped: ``matches`` (played enough), ``server gone``.
+    stopped: str = ""
+
+
+class _Stream:
+    """One Arena.Play stream: an outbox feeding the request iterator."""
+
+    def __init__(self) -> None:
+        self.outbox: queue.SimpleQueue[pb.BotMessage | None] = queue.SimpleQueue()
+
+    def requests(self) -> Iterator[pb.BotMessage]:
+        while (msg := self.outbox.get()) is not None:
+            yield msg
+
+
+def run_bot(
+    bot: Bot,
+    address: str | None = None,
+    token: str | None = None,
+    *,
+    matches: int | None = None,
+    games: tuple[str, ...] = (),
+    give_up_s: float = 10.0,
+) -> BotRun:
+    """Connect ``bot`` to the server at ``address`` (``host:port`` or ``unix:PATH``; default
+    ``$ARENA_ADDRESS``) with ``token`` (default ``$ARENA_TOKEN``) and play until ``matches``
+    matches have ended (``None``: until the server goes away for ``give_up_s`` seconds).
+
+    Raises :class:`BotRejected` when the server refuses the bot, :class:`ArenaError` when no
+    address is given.
+    """
+    configure_once()
+    address = address or os.environ.get("ARENA_ADDRESS", "")
+    if not address:
+        raise ArenaError("no server address: pass one or set ARENA_ADDRESS")
+    token = token if token is not None else os.environ.get("ARENA_TOKEN", "")
+    run = BotRun()
+    backoff = BACKOFF_FIRST
+    last_contact = time.monotonic()
+    while True:
+        run.connections += 1
+        # Tell the server how many matches are left, so a lobby never seats us past them.
+        left = 0 if matches is None else max(1, matches - run.matches)
+        hello = serde.Hello(bot.name, bot.version, token, serde.PROTOCOL_VERSION, games, left)
+        welcomed, done = _play_stream(bot, address, hello, run, matches)
+        if done:
+            run.stopped = "matches"
+            return run
+        now = time.monotonic()
+        if welcomed:
+            last_contact, backoff = now, BACKOFF_FIRST
+        if now - last_contact >= give_up_s:
+            run.stopped = "server gone"
+            log.info("server gone; stopping", address=address, matches=run.matches)
+            return run
+        time.sleep(backoff)
+        backoff = min(BACKOFF_CAP, backoff * BACKOFF_FACTOR)
+
+
+def _play_stream(
+    bot: Bot, address: str, hello: serde.Hello, run: BotRun, matches: int | None
+) -> tuple[bool, bool]:
+    """Play over one stream until it ends; ``(welcomed, done)``."""
+    stream = _Stream()
+    stream.outbox.put(serde.hello_message(hello))
+    games: dict[str, str] = {}  # match id -> game id
+    welcomed = False
+    with grpc.insecure_channel(address, options=CLIENT_OPTIONS) as channel:
+        responses = pb_grpc.ArenaStub(channel).Play(stream.requests())
+        try:
+            for raw in responses:
+                msg = serde.read_server_message(raw)
+                if isinstance(msg, serde.Decision):
+                    index = _choose(bot, msg)
+                    stream.outbox.put(serde.answer_message(msg.request_id, index=index))
+                    run.decisions += 1
+                elif isinstance(msg, serde.EventInfo):
+                    continue
+                elif isinstance(msg, serde.MatchStart):
+                    games[msg.match_id] = msg.game
+                    options = _typed_options(msg.game, msg.options)
+                    for seat in msg.seats:
+                        bot.start_match(msg.game, seat, options)
+                elif isinstance(msg, serde.MatchEnd):
+                    games.pop(msg.match_id, None)
+                    run.matches += 1
+                    log.info(
+                        "match over",
+                        match_id=msg.match_id,
+                        summary=msg.result.summary,
+                        faults=len(msg.faults),
+                    )
+                    if matches is not None and run.matches >= matches:
+                        return welcomed, True
+                elif isinstance(msg, serde.Welcome):
+                    welcomed = True
+                    log.info("welcomed", address=address, session=msg.session_id)
+                elif isinstance(msg, serde.Rejected):
+                    raise BotRejected(f"the server rejected the bot: {msg.reason}")
+                elif isinstance(msg, serde.ErrorInfo):
+                    run.errors += 1
+                    log.warning("server error", code=msg.code, message=msg.message)
+        except grpc.RpcError as err:
+            code = err.code() if isinstance(err, grpc.Call) else None
+            log.info("connection lost", address=address, code=str(code))
+        finally:
+            stream.outbox.put(None)
+    return welcomed, False
+
+
+def _choose(bot: Bot, decision: serde.Decision) -> int:
+    """The bot's choice; a strategy error or a bad index falls back to the first action, so a
+    bug costs one move, not the match."""
+    try:
+        index = bot.choose(decision.game, decision.observation, decision.legal)
+    except Exception:
+        log.exception("bot.choose failed; playing the first legal action", game=decision.game)
+        return 0
+    if not isinstance(index, int) or not 0 <= index < len(decision.legal):
+        log.warning("bot.choose returned a bad index; playing the first legal action", index=index)
+        return 0
+    return index
+
+
+def _typed_options(game: str, options: Mapping[str, str]) -> dict[str, Any]:
+    """Option values parsed by the game's own specs when this copy knows the game."""
+    out: dict[str, Any] = dict(options)
+    try:
+        specs = get_game(game).options
+    except (EngineError, ImportError):
+        return out
+    for spec in specs:
+        if spec.name in options:
+            with contextlib.suppress(EngineError):  # keep the text of a value we cannot parse
+                out[spec.name] = spec.parse(options[spec.name])
+    return out

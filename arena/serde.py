@@ -1,0 +1,799 @@
+"""Translation between the arena's plain values and the protocol's messages.
+
+This is the only module that builds or reads protobuf message fields; everything else works on
+engine values (:class:`~engine.Observation`, :class:`~engine.Action`, :class:`~engine.Event`,
+:class:`~engine.Result`) and on the small frozen dataclasses below, one per message kind.
+
+Observations are translated generically: a game's typed message (``WhistObservation``) mirrors
+its engine dataclass field by field, nested dataclasses becoming nested messages, and the
+translation walks the message descriptor. The reverse direction (for the Python SDK) rebuilds
+exactly the dict of the engine's ``Observation.to_dict()``, so rule-based strategies see the same
+data in-process and over the wire. ``tests/arena/test_serde.py`` checks the mirror for every game.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from google.protobuf.descriptor import Descriptor, FieldDescriptor
+
+from arena._pb import arena_pb2 as pb
+from engine import JSON, Action, Event, Observation, OptionValue, Result
+
+#: The protocol version this arena speaks.
+PROTOCOL_VERSION: Final = 1
+
+# --------------------------------------------------------------------------------------------
+# Plain values, one per message kind
+
+
+@dataclass(frozen=True, slots=True)
+class Hello:
+    """A bot introduces itself (first message of a stream)."""
+
+    #: Display name of the bot.
+    bot_name: str
+    #: Free-form version.
+    bot_version: str = ""
+    #: The secret naming the bot's seats.
+    token: str = ""
+    #: Protocol version the bot speaks (0 when it did not say).
+    protocol_version: int = PROTOCOL_VERSION
+    #: Games the bot can play; empty for any.
+    games: tuple[str, ...] = ()
+    #: Matches the bot will play on this connection before leaving; 0 for no limit.
+    max_matches: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """A bot's answer to a decision request: an index, a text, or (garbage) neither."""
+
+    #: The request answered.
+    request_id: int
+    #: Index into the request's legal actions, when the bot sent one.
+    index: int | None = None
+    #: Text form of an action, when the bot sent one.
+    text: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Ping:
+    """A bot's liveness check."""
+
+    #: Echoed in the Pong.
+    nonce: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Garbage:
+    """A bot message with no recognisable content."""
+
+    #: What was wrong with it.
+    why: str
+
+
+#: Whatever a bot may send.
+BotMessage = Hello | Answer | Ping | Garbage
+
+
+@dataclass(frozen=True, slots=True)
+class Welcome:
+    """The server accepted a Hello."""
+
+    #: Version of the server software.
+    server_version: str
+    #: Connection id for logs.
+    session_id: str
+    #: Protocol version the server speaks.
+    protocol_version: int = PROTOCOL_VERSION
+
+
+@dataclass(frozen=True, slots=True)
+class Rejected:
+    """The server refused a Hello; the stream ends."""
+
+    #: Why, in one line.
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Pong:
+    """Answer to a Ping."""
+
+    #: The ping's nonce.
+    nonce: int
+
+
+@dataclass(frozen=True, slots=True)
+class TimeControl:
+    """How much time a bot has: per-move time plus a bank shared by the match's decisions."""
+
+    #: Milliseconds for each decision before the bank is drawn on.
+    move_ms: int = 1000
+    #: Extra milliseconds shared by all of a seat's decisions in the match.
+    bank_ms: int = 10000
+
+    def to_dict(self) -> dict[str, JSON]:
+        """JSON-ready form."""
+        return {"move_ms": self.move_ms, "bank_ms": self.bank_ms}
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerInfo:
+    """One seat at the table."""
+
+    #: Seat number.
+    seat: int
+    #: The seat's name in the game (``N``).
+    seat_name: str
+    #: The bot playing it.
+    bot_name: str
+    #: The bot's version, if known.
+    bot_version: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class MatchStart:
+    """A match involving the bot begins."""
+
+    #: Unique id of the match.
+    match_id: str
+    #: Game id.
+    game: str
+    #: Version of the game's rules implementation.
+    game_version: str
+    #: Every option with its value as text.
+    options: Mapping[str, str]
+    #: The seats this connection plays.
+    seats: tuple[int, ...]
+    #: Everyone at the table.
+    players: tuple[PlayerInfo, ...]
+    #: The time control.
+    time_control: TimeControl
+    #: ``lenient`` or ``strict``.
+    fault_policy: str
+    #: Seed for the bot's own randomness.
+    bot_seed: int
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """A decision request as a bot sees it (decoded by the SDK)."""
+
+    #: Echo in the answer.
+    request_id: int
+    #: The match.
+    match_id: str
+    #: The deciding seat.
+    seat: int
+    #: The game id (which typed observation was sent; ``""`` if none).
+    game: str
+    #: The observation as the engine's ``to_dict()``.
+    observation: dict[str, Any]
+    #: The observation's plain-text rendering.
+    text: str
+    #: The legal actions in canonical order.
+    legal: tuple[Action, ...]
+    #: Milliseconds for this decision before the bank is used.
+    deadline_ms: int
+    #: Remaining bank in milliseconds.
+    bank_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class EventInfo:
+    """An event as a bot sees it."""
+
+    #: The match.
+    match_id: str
+    #: Position in the match's full event log.
+    seq: int
+    #: What happened.
+    kind: str
+    #: The details.
+    data: dict[str, Any]
+    #: Whether only this seat (or team) sees it.
+    private: bool
+
+
+@dataclass(frozen=True, slots=True)
+class FaultInfo:
+    """A fault charged to a seat."""
+
+    #: The seat at fault.
+    seat: int
+    #: ``timeout``, ``illegal``, ``garbage`` … (see the proto's Fault.kind).
+    kind: str
+    #: One line of detail.
+    detail: str
+
+    def to_dict(self) -> dict[str, JSON]:
+        """JSON-ready form."""
+        return {"seat": self.seat, "kind": self.kind, "detail": self.detail}
+
+
+@dataclass(frozen=True, slots=True)
+class MatchEnd:
+    """A match ended."""
+
+    #: The match.
+    match_id: str
+    #: The result (``stats`` are not sent on the wire).
+    result: Result
+    #: Every fault charged.
+    faults: tuple[FaultInfo, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorInfo:
+    """The bot did something wrong."""
+
+    #: Machine-readable code: ``illegal_action``, ``timeout``, ``protocol``, ``unknown_request``,
+    #: ``flood``, ``disconnected``, ``wrong_seat``.
+    code: str
+    #: One line for people.
+    message: str
+    #: Strikes of the seat in the match after this error.
+    strikes: int = 0
+    #: The match concerned, or ``""``.
+    match_id: str = ""
+    #: The request concerned, or 0.
+    request_id: int = 0
+    #: Fault kind charged, or ``""`` when this is only a warning.
+    fault: str = ""
+    #: Seat charged when ``fault`` is set.
+    seat: int = 0
+
+
+#: Whatever the server may send on a bot stream.
+ServerMessage = Welcome | Rejected | Pong | MatchStart | Decision | EventInfo | MatchEnd | ErrorInfo
+
+
+@dataclass(frozen=True, slots=True)
+class MatchSummary:
+    """A match as spectators see it."""
+
+    #: The match.
+    match_id: str
+    #: Game id.
+    game: str
+    #: Everyone at the table.
+    players: tuple[PlayerInfo, ...]
+    #: ``running`` or ``finished``.
+    status: str
+    #: The result once finished.
+    result: Result | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Standing:
+    """One bot's totals in one game."""
+
+    #: Bot name.
+    bot_name: str
+    #: Game id.
+    game: str
+    #: Matches played.
+    matches: int = 0
+    #: Matches ranked first.
+    wins: int = 0
+    #: Mean match score (share of opponents ranked below, ties half).
+    mean_score: float = 0.0
+    #: Faults charged.
+    faults: int = 0
+    #: Sum of match scores (for the mean).
+    score_sum: float = field(default=0.0, compare=False)
+
+
+# --------------------------------------------------------------------------------------------
+# Observations: generic mirror of the engine dataclasses
+
+_SCALAR, _OPTIONAL, _REPEATED, _MESSAGE, _REPEATED_MESSAGE = range(5)
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """How to copy one message type: (field name, mode, nested plan) per field, in order."""
+
+    fields: tuple[tuple[str, int, _Plan | None], ...]
+
+
+_PLANS: dict[str, _Plan] = {}
+
+
+def _plan(descriptor: Descriptor) -> _Plan:
+    plan = _PLANS.get(descriptor.full_name)
+    if plan is not None:
+        return plan
+    fields: list[tuple[str, int, _Plan | None]] = []
+    for f in descriptor.fields:
+        if f.type == FieldDescriptor.TYPE_MESSAGE:
+            mode = _REPEATED_MESSAGE if f.is_repeated else _MESSAGE
+            assert f.message_type is not None
+            fields.append((f.name, mode, _plan(f.message_type)))
+        elif f.is_repeated:
+            fields.append((f.name, _REPEATED, None))
+        else:
+            fields.append((f.name, _OPTIONAL if f.has_presence else _SCALAR, None))
+    plan = _Plan(tuple(fields))
+    _PLANS[descriptor.full_name] = plan
+    return plan
+
+
+def _fill(msg: Any, obj: Any, plan: _Plan) -> None:
+    for name, mode, sub in plan.fields:
+        value = getattr(obj, name)
+        if mode == _SCALAR:
+            setattr(msg, name, value)
+        elif mode == _REPEATED:
+            getattr(msg, name).extend(value)
+        elif mode == _REPEATED_MESSAGE:
+            assert sub is not None
+            repeated = getattr(msg, name)
+            for item in value:
+                _fill(repeated.add(), item, sub)
+        elif value is not None:
+            if mode == _OPTIONAL:
+                setattr(msg, name, value)
+            else:
+                assert sub is not None
+                child = getattr(msg, name)
+                child.SetInParent()
+                _fill(child, value, sub)
+
+
+def _as_dict(obj: Any, plan: _Plan) -> dict[str, Any]:
+    """``obj.to_dict()`` computed along the plan: several times faster than
+    ``dataclasses.asdict`` (the mirror test guarantees the same result)."""
+    out: dict[str, Any] = {}
+    for name, mode, sub in plan.fields:
+        value = getattr(obj, name)
+        if mode == _REPEATED:
+            out[name] = list(value)
+        elif mode == _REPEATED_MESSAGE:
+            assert sub is not None
+            out[name] = [_as_dict(item, sub) for item in value]
+        elif mode == _MESSAGE and value is not None:
+            assert sub is not None
+            out[name] = _as_dict(value, sub)
+        else:
+            out[name] = value
+    return out
+
+
+def _read(msg: Any, plan: _Plan) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, mode, sub in plan.fields:
+        if mode == _SCALAR:
+            out[name] = getattr(msg, name)
+        elif mode == _REPEATED:
+            out[name] = list(getattr(msg, name))
+        elif mode == _REPEATED_MESSAGE:
+            assert sub is not None
+            out[name] = [_read(m, sub) for m in getattr(msg, name)]
+        elif not msg.HasField(name):
+            out[name] = None
+        elif mode == _OPTIONAL:
+            out[name] = getattr(msg, name)
+        else:
+            assert sub is not None
+            out[name] = _read(getattr(msg, name), sub)
+    return out
+
+
+_OBSERVATION_ONEOF = pb.Observation.DESCRIPTOR.oneofs_by_name["game"]
+
+
+def typed_observation_games() -> tuple[str, ...]:
+    """Game ids that have a typed observation message in the protocol."""
+    return tuple(f.name for f in _OBSERVATION_ONEOF.fields)
+
+
+def observation_descriptor(game: str) -> Descriptor | None:
+    """The typed observation message's descriptor for ``game``, or ``None``."""
+    f = pb.Observation.DESCRIPTOR.fields_by_name.get(game)
+    if f is None or f.containing_oneof is not _OBSERVATION_ONEOF:
+        return None
+    return f.message_type
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def observation_message(game: str, obs: Observation) -> pb.Observation:
+    """The protocol Observation: typed per-game message, JSON, and rendered text."""
+    descriptor = observation_descriptor(game)
+    if descriptor is None:
+        return pb.Observation(text=obs.render(), json=_dumps(obs.to_dict()))
+    plan = _plan(descriptor)
+    msg = pb.Observation(text=obs.render(), json=_dumps(_as_dict(obs, plan)))
+    _fill(getattr(msg, game), obs, plan)
+    return msg
+
+
+def observation_dict(msg: pb.Observation) -> tuple[str, dict[str, Any]]:
+    """The game id and the observation as the engine's ``to_dict()`` would give it.
+
+    Read from the typed message when there is one, else from the JSON (a game newer than this
+    copy of the protocol).
+    """
+    game = msg.WhichOneof("game")
+    if game is None:
+        data = json.loads(msg.json) if msg.json else {}
+        return "", data if isinstance(data, dict) else {}
+    return game, _read(getattr(msg, game), _plan(getattr(msg, game).DESCRIPTOR))
+
+
+# --------------------------------------------------------------------------------------------
+# Bot -> server
+
+
+def read_bot_message(msg: pb.BotMessage) -> BotMessage:
+    """Decode what a bot sent."""
+    kind = msg.WhichOneof("kind")
+    if kind == "action":
+        a = msg.action
+        choice = a.WhichOneof("choice")
+        if choice == "index":
+            return Answer(a.request_id, index=a.index)
+        if choice == "text":
+            return Answer(a.request_id, text=a.text)
+        return Answer(a.request_id)
+    if kind == "ping":
+        return Ping(msg.ping.nonce)
+    if kind == "hello":
+        h = msg.hello
+        return Hello(
+            h.bot_name, h.bot_version, h.token, h.protocol_version, tuple(h.games), h.max_matches
+        )
+    return Garbage("empty message (no hello, action or ping)")
+
+
+def hello_message(hello: Hello) -> pb.BotMessage:
+    """Encode a Hello (bot side)."""
+    return pb.BotMessage(
+        hello=pb.Hello(
+            bot_name=hello.bot_name,
+            bot_version=hello.bot_version,
+            token=hello.token,
+            protocol_version=hello.protocol_version,
+            games=list(hello.games),
+            max_matches=hello.max_matches,
+        )
+    )
+
+
+def answer_message(
+    request_id: int, index: int | None = None, text: str | None = None
+) -> pb.BotMessage:
+    """Encode an answer (bot side): by index (preferred) or by text."""
+    if index is not None:
+        return pb.BotMessage(action=pb.Action(request_id=request_id, index=index))
+    if text is not None:
+        return pb.BotMessage(action=pb.Action(request_id=request_id, text=text))
+    return pb.BotMessage(action=pb.Action(request_id=request_id))
+
+
+def ping_message(nonce: int) -> pb.BotMessage:
+    """Encode a Ping (bot side)."""
+    return pb.BotMessage(ping=pb.Ping(nonce=nonce))
+
+
+# --------------------------------------------------------------------------------------------
+# Server -> bot: encoding (server side)
+
+
+def option_text(value: OptionValue) -> str:
+    """An option value as protocol text: ``true``/``false`` for booleans."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _player(p: PlayerInfo) -> pb.Player:
+    return pb.Player(
+        seat=p.seat, seat_name=p.seat_name, bot_name=p.bot_name, bot_version=p.bot_version
+    )
+
+
+def _result(result: Result) -> pb.MatchResult:
+    return pb.MatchResult(
+        scores=list(result.scores),
+        ranks=list(result.ranks),
+        summary=result.summary,
+        reason=result.reason,
+        forfeited_by=-1 if result.forfeited_by is None else result.forfeited_by,
+    )
+
+
+_ERROR_CODES: Final = {
+    "illegal_action": pb.ERROR_CODE_ILLEGAL_ACTION,
+    "timeout": pb.ERROR_CODE_TIMEOUT,
+    "protocol": pb.ERROR_CODE_PROTOCOL,
+    "unknown_request": pb.ERROR_CODE_UNKNOWN_REQUEST,
+    "flood": pb.ERROR_CODE_FLOOD,
+    "disconnected": pb.ERROR_CODE_DISCONNECTED,
+    "wrong_seat": pb.ERROR_CODE_WRONG_SEAT,
+}
+_ERROR_NAMES: Final = {v: k for k, v in _ERROR_CODES.items()}
+
+
+def server_message(value: ServerMessage) -> pb.ServerMessage:
+    """Encode any server message but a decision (see :func:`decision_message`)."""
+    if isinstance(value, EventInfo):
+        return pb.ServerMessage(
+            event=pb.Event(
+                match_id=value.match_id,
+                seq=value.seq,
+                kind=value.kind,
+                json=_dumps(value.data),
+                private=value.private,
+            )
+        )
+    if isinstance(value, ErrorInfo):
+        return pb.ServerMessage(
+            error=pb.Error(
+                code=_ERROR_CODES.get(value.code, pb.ERROR_CODE_UNSPECIFIED),
+                message=value.message,
+                strikes=value.strikes,
+                match_id=value.match_id,
+                request_id=value.request_id,
+                fault=value.fault,
+                seat=value.seat,
+            )
+        )
+    if isinstance(value, MatchStart):
+        return pb.ServerMessage(
+            match_start=pb.MatchStart(
+                match_id=value.match_id,
+                game=value.game,
+                game_version=value.game_version,
+                options=dict(value.options),
+                seats=list(value.seats),
+                players=[_player(p) for p in value.players],
+                time_control=pb.TimeControl(
+                    move_ms=value.time_control.move_ms, bank_ms=value.time_control.bank_ms
+                ),
+                fault_policy=value.fault_policy,
+                bot_seed=value.bot_seed,
+            )
+        )
+    if isinstance(value, MatchEnd):
+        return pb.ServerMessage(match_end=match_end_message(value))
+    if isinstance(value, Welcome):
+        return pb.ServerMessage(
+            welcome=pb.Welcome(
+                server_version=value.server_version,
+                protocol_version=value.protocol_version,
+                session_id=value.session_id,
+            )
+        )
+    if isinstance(value, Rejected):
+        return pb.ServerMessage(rejected=pb.Rejected(reason=value.reason))
+    if isinstance(value, Pong):
+        return pb.ServerMessage(pong=pb.Pong(nonce=value.nonce))
+    raise TypeError(f"use decision_message() for {type(value).__name__}")
+
+
+def match_end_message(value: MatchEnd) -> pb.MatchEnd:
+    """The MatchEnd message body."""
+    return pb.MatchEnd(
+        match_id=value.match_id,
+        result=_result(value.result),
+        reason=value.result.reason,
+        faults=[pb.Fault(seat=f.seat, kind=f.kind, detail=f.detail) for f in value.faults],
+    )
+
+
+def event_info(match_id: str, seq: int, event: Event) -> EventInfo:
+    """The plain form of an engine event for the wire."""
+    return EventInfo(match_id, seq, event.kind, dict(event.data), event.to is not None)
+
+
+def decision_message(
+    request_id: int,
+    match_id: str,
+    seat: int,
+    game: str,
+    observation: Observation,
+    legal: Sequence[Action],
+    deadline_ms: int,
+    bank_ms: int,
+) -> pb.ServerMessage:
+    """Encode a decision request: the seat's observation and every legal action."""
+    return pb.ServerMessage(
+        decision=pb.DecisionRequest(
+            request_id=request_id,
+            match_id=match_id,
+            seat=seat,
+            observation=observation_message(game, observation),
+            legal_actions=[
+                pb.LegalAction(index=i, text=a.text, kind=a.kind, arg=a.arg)
+                for i, a in enumerate(legal)
+            ],
+            deadline_ms=deadline_ms,
+            bank_ms=bank_ms,
+        )
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Server -> bot: decoding (bot side, the SDK)
+
+_ACTIONS: dict[tuple[str, str], Action] = {}
+
+
+def _action(kind: str, arg: str) -> Action:
+    """Interned actions: the SDK decodes the same few dozen over and over."""
+    key = (kind, arg)
+    action = _ACTIONS.get(key)
+    if action is None:
+        action = _ACTIONS.setdefault(key, Action(kind, arg))
+    return action
+
+
+def _read_result(msg: pb.MatchResult) -> Result:
+    return Result(
+        scores=tuple(msg.scores),
+        ranks=tuple(msg.ranks),
+        reason=msg.reason or "normal",
+        forfeited_by=None if msg.forfeited_by < 0 or msg.reason != "forfeit" else msg.forfeited_by,
+        summary=msg.summary,
+    )
+
+
+def _read_player(p: pb.Player) -> PlayerInfo:
+    return PlayerInfo(p.seat, p.seat_name, p.bot_name, p.bot_version)
+
+
+def read_server_message(msg: pb.ServerMessage) -> ServerMessage | None:
+    """Decode what the server sent; ``None`` for a kind this copy does not know."""
+    kind = msg.WhichOneof("kind")
+    if kind == "decision":
+        d = msg.decision
+        game, observation = observation_dict(d.observation)
+        legal = tuple(_action(a.kind, a.arg) for a in d.legal_actions)
+        return Decision(
+            d.request_id,
+            d.match_id,
+            d.seat,
+            game,
+            observation,
+            d.observation.text,
+            legal,
+            d.deadline_ms,
+            d.bank_ms,
+        )
+    if kind == "event":
+        e = msg.event
+        data = json.loads(e.json) if e.json else {}
+        return EventInfo(e.match_id, e.seq, e.kind, data, e.private)
+    if kind == "match_start":
+        s = msg.match_start
+        return MatchStart(
+            match_id=s.match_id,
+            game=s.game,
+            game_version=s.game_version,
+            options=dict(s.options),
+            seats=tuple(s.seats),
+            players=tuple(_read_player(p) for p in s.players),
+            time_control=TimeControl(s.time_control.move_ms, s.time_control.bank_ms),
+            fault_policy=s.fault_policy,
+            bot_seed=s.bot_seed,
+        )
+    if kind == "match_end":
+        return read_match_end(msg.match_end)
+    if kind == "error":
+        r = msg.error
+        return ErrorInfo(
+            _ERROR_NAMES.get(r.code, "unspecified"),
+            r.message,
+            r.strikes,
+            r.match_id,
+            r.request_id,
+            r.fault,
+            r.seat,
+        )
+    if kind == "welcome":
+        w = msg.welcome
+        return Welcome(w.server_version, w.session_id, w.protocol_version)
+    if kind == "rejected":
+        return Rejected(msg.rejected.reason)
+    if kind == "pong":
+        return Pong(msg.pong.nonce)
+    return None
+
+
+def read_match_end(m: pb.MatchEnd) -> MatchEnd:
+    """Decode a MatchEnd body."""
+    faults = tuple(FaultInfo(f.seat, f.kind, f.detail) for f in m.faults)
+    return MatchEnd(m.match_id, _read_result(m.result), faults)
+
+
+# --------------------------------------------------------------------------------------------
+# Spectator service
+
+
+def list_matches_request(running_only: bool = False) -> pb.ListMatchesRequest:
+    """Encode a ListMatches request (client side)."""
+    return pb.ListMatchesRequest(running_only=running_only)
+
+
+def read_list_matches_request(msg: pb.ListMatchesRequest) -> bool:
+    """Whether only running matches are asked for."""
+    return msg.running_only
+
+
+def list_matches_response(matches: Iterable[MatchSummary]) -> pb.ListMatchesResponse:
+    """Encode the match list."""
+    out = pb.ListMatchesResponse()
+    for m in matches:
+        item = out.matches.add(match_id=m.match_id, game=m.game, status=m.status)
+        item.players.extend(_player(p) for p in m.players)
+        if m.result is not None:
+            item.result.CopyFrom(_result(m.result))
+    return out
+
+
+def read_list_matches_response(msg: pb.ListMatchesResponse) -> list[MatchSummary]:
+    """Decode the match list (client side)."""
+    return [
+        MatchSummary(
+            m.match_id,
+            m.game,
+            tuple(_read_player(p) for p in m.players),
+            m.status,
+            _read_result(m.result) if m.HasField("result") else None,
+        )
+        for m in msg.matches
+    ]
+
+
+def watch_request(match_id: str) -> pb.WatchMatchRequest:
+    """Encode a WatchMatch request (client side)."""
+    return pb.WatchMatchRequest(match_id=match_id)
+
+
+def read_watch_request(msg: pb.WatchMatchRequest) -> str:
+    """The match a spectator wants to watch."""
+    return msg.match_id
+
+
+def standings_request(game: str = "") -> pb.StandingsRequest:
+    """Encode a Standings request (client side)."""
+    return pb.StandingsRequest(game=game)
+
+
+def read_standings_request(msg: pb.StandingsRequest) -> str:
+    """The game asked for, or ``""`` for all."""
+    return msg.game
+
+
+def standings_response(rows: Iterable[Standing]) -> pb.StandingsResponse:
+    """Encode standings."""
+    return pb.StandingsResponse(
+        standings=[
+            pb.Standing(
+                bot_name=r.bot_name,
+                game=r.game,
+                matches=r.matches,
+                wins=r.wins,
+                mean_score=r.mean_score,
+                faults=r.faults,
+            )
+            for r in rows
+        ]
+    )
+
+
+def read_standings_response(msg: pb.StandingsResponse) -> list[Standing]:
+    """Decode standings (client side)."""
+    return [
+        Standing(r.bot_name, r.game, r.matches, r.wins, r.mean_score, r.faults)
+        for r in msg.standings
+    ]

@@ -1,0 +1,43 @@
+"""The arena server: bots connect over gRPC and play matches refereed on trio.
+
+The Python API (used by ``arena match``, tournaments and tests)::
+
+    async with open_arena_server(listen="127.0.0.1:0", unix=sock) as server:
+        server.register(spec)          # the seats' tokens become known
+        ...                            # start the bots with server.address and their tokens
+        outcome = await server.run_match(spec)
+
+Modules: ``spec`` (MatchSpec, MatchOutcome), ``hub`` (ArenaServer: connections, tokens,
+routing), ``referee`` (one match on trio), ``connections``, ``faults``, ``board`` (spectators),
+``service`` (the gRPC glue), ``lobby`` (``arena serve``: pairs up whoever connects).
+"""
+
+from __future__ import annotations
+
+from arena.serde import FaultInfo, PlayerInfo, TimeControl
+from arena.server.hub import ArenaServer, new_token, open_arena_server
+from arena.server.spec import (
+    FAULT_POLICIES,
+    DecisionTiming,
+    FaultPolicy,
+    MatchOutcome,
+    MatchSpec,
+    SeatSpec,
+    seat_seed,
+)
+
+__all__ = [
+    "FAULT_POLICIES",
+    "ArenaServer",
+    "DecisionTiming",
+    "FaultInfo",
+    "FaultPolicy",
+    "MatchOutcome",
+    "MatchSpec",
+    "PlayerInfo",
+    "SeatSpec",
+    "TimeControl",
+    "new_token",
+    "open_arena_server",
+    "seat_seed",
+]

@@ -1,0 +1,396 @@
+"""The arena server's trio side: connections, tokens, and the matches they play.
+
+gRPC handler threads hand every event of a bot stream (opened, a message, closed) to this object
+with ``TrioToken.run_sync_soon``; the methods below therefore run on the trio thread, one at a
+time, and must never raise (an exception escaping a ``run_sync_soon`` callback would end the trio
+run): :meth:`ArenaServer.dispatch` wraps them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import secrets
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from importlib import metadata
+from pathlib import Path
+from typing import Any, TypeVar
+
+import structlog
+import trio
+
+from arena import serde
+from arena.errors import ArenaError
+from arena.serde import Answer, ErrorInfo, Garbage, Hello, Ping, Pong, Rejected, Welcome
+from arena.server.board import Board
+from arena.server.connections import Connection, RequestBook
+from arena.server.faults import (
+    ERROR_CODE,
+    FLOOD_BURST,
+    FLOOD_DISCONNECT,
+    FLOOD_RATE,
+    FLOOD_STRIKE_INTERVAL_S,
+)
+from arena.server.referee import LiveMatch, SeatSlot
+from arena.server.spec import MatchOutcome, MatchSpec
+
+log = structlog.get_logger("arena.server")
+
+#: Seconds a new stream has to send its Hello.
+HELLO_TIMEOUT_S = 10.0
+
+
+def server_version() -> str:
+    """Version of the installed card-arena package."""
+    try:
+        return metadata.version("card-arena")
+    except metadata.PackageNotFoundError:  # running from a source tree without install
+        return "0+unknown"
+
+
+def new_token() -> str:
+    """A fresh secret token for a bot (URL-safe, 128 bits)."""
+    return secrets.token_urlsafe(16)
+
+
+#: Called with the connection when a bot with no match to play is welcomed (the lobby).
+IdleHook = Callable[[Connection], None]
+
+
+class ArenaServer:
+    """Referees matches for bots connected over gRPC.
+
+    Use :func:`open_arena_server` to get one that listens; then :meth:`register` a match (so its
+    bots' tokens are known), start the bots, and ``await`` :meth:`run_match`. Many matches may run
+    at once (start each ``run_match`` in a nursery); they share nothing but this router.
+    """
+
+    def __init__(self) -> None:
+        #: ``host:port`` of the TCP listener once listening.
+        self.address = ""
+        #: ``unix:PATH`` of the Unix-socket listener, if any.
+        self.unix_address: str | None = None
+        #: What spectators see.
+        self.board = Board()
+        self._requests = RequestBook()
+        self._matches: dict[str, LiveMatch] = {}
+        self._token_slots: dict[str, list[SeatSlot]] = {}
+        self._tokens: set[str] = set()
+        self._by_token: dict[str, Connection] = {}
+        self._conns: set[Connection] = set()
+        self._session = 0
+        #: When set, Hellos with unknown (or no) tokens are welcomed and handed to this hook.
+        self.idle_hook: IdleHook | None = None
+        #: When set, the server authenticates every Hello: a token this accepts (a registered
+        #: bot's, arena/registry_store.py) is known even with no match, and any other token not
+        #: given to a match is rejected, lobby or not (``arena serve --registered-only``).
+        self.token_check: Callable[[str], bool] | None = None
+        self._version = server_version()
+
+    # --- the Python API ------------------------------------------------------------------------
+
+    def add_token(self, token: str) -> None:
+        """Accept ``token`` even while it has no match (a bot that waits for its matches)."""
+        self._tokens.add(token)
+
+    def register(self, spec: MatchSpec) -> LiveMatch:
+        """Make a match's tokens known (before its bots connect); raises ``ConfigError`` for a bad
+        game configuration and :class:`ArenaError` for a duplicate match id."""
+        if spec.match_id in self._matches:
+            raise ArenaError(f"match {spec.match_id!r} is already registered")
+        match = LiveMatch(spec, self._requests, self.board)
+        self._matches[spec.match_id] = match
+        for slot in match.slots:
+            self._token_slots.setdefault(slot.token, []).append(slot)
+        by_conn: dict[int, tuple[Connection, list[SeatSlot]]] = {}
+        for slot in match.slots:
+            conn = self._by_token.get(slot.token)
+            if conn is not None:
+                by_conn.setdefault(id(conn), (conn, []))[1].append(slot)
+        for conn, slots in by_conn.values():
+            match.attach(conn, slots)
+        return match
+
+    async def run_match(self, spec: MatchSpec) -> MatchOutcome:
+        """Play the match of ``spec`` (registering it if needed) and return its outcome."""
+        match = self._matches.get(spec.match_id)
+        if match is None:
+            match = self.register(spec)
+        elif match.spec != spec:
+            raise ArenaError(f"match {spec.match_id!r} is registered with another spec")
+        try:
+            return await match.play()
+        finally:
+            self._unregister(match)
+
+    def seat_crashed(self, match_id: str, seat: int, detail: str) -> None:
+        """Tell the referee that the bot process of ``seat`` is gone (it will not wait for it)."""
+        match = self._matches.get(match_id)
+        if match is not None and not match.finished:
+            match.crash(seat, detail)
+
+    def matches(self) -> list[str]:
+        """Ids of the registered (running or waiting) matches."""
+        return list(self._matches)
+
+    def disconnect(self, token: str, reason: str = "disconnected by the server") -> bool:
+        """End the stream of ``token``'s bot (its seats wait for it to reconnect); ``False`` when
+        it is not connected."""
+        conn = self._by_token.get(token)
+        if conn is None:
+            return False
+        self._warn(conn, "protocol", reason)
+        self._drop(conn)
+        return True
+
+    def close_all(self) -> None:
+        """End every bot stream (the server is shutting down)."""
+        for conn in list(self._conns):
+            self._drop(conn)
+
+    def _unregister(self, match: LiveMatch) -> None:
+        self._matches.pop(match.match_id, None)
+        idle = []
+        for slot in match.slots:
+            slots = self._token_slots.get(slot.token)
+            if slots is not None:
+                if slot in slots:
+                    slots.remove(slot)
+                if not slots:
+                    del self._token_slots[slot.token]
+            conn = slot.conn
+            if conn is not None and slot in conn.slots:
+                conn.slots.remove(slot)
+            if conn is not None and not conn.slots and not conn.closed and conn not in idle:
+                idle.append(conn)
+        if self.idle_hook is not None:
+            for conn in idle:
+                self.idle_hook(conn)
+
+    # --- callbacks from the gRPC threads (run on trio via run_sync_soon) ---------------------
+
+    def dispatch(self, fn: Callable[..., None], *args: Any) -> None:
+        """Run a callback, logging instead of raising: nothing a bot does may end the server."""
+        try:
+            fn(*args)
+        except Exception:
+            log.exception("internal error handling a bot message")
+
+    def next_session_id(self) -> str:
+        """A fresh connection id (trio thread only)."""
+        self._session += 1
+        return f"s{self._session}-{secrets.token_hex(3)}"
+
+    def on_open(self, conn: Connection) -> None:
+        """A bot stream began."""
+        self._conns.add(conn)
+        log.debug("bot connected", session=conn.session_id, peer=conn.peer)
+        trio.lowlevel.spawn_system_task(self._expect_hello, conn)
+
+    async def _expect_hello(self, conn: Connection) -> None:
+        """A stream that never says Hello would hold its threads forever: end it."""
+        await trio.sleep(HELLO_TIMEOUT_S)
+        if conn.hello is None and conn in self._conns:
+            self.dispatch(self._reject, conn, f"no Hello within {HELLO_TIMEOUT_S:g} s")
+
+    def on_close(self, conn: Connection) -> None:
+        """A bot stream ended (either side, or the network)."""
+        if conn not in self._conns:
+            return
+        self._conns.discard(conn)
+        conn.close()  # also unblocks the handler thread if the bot ended the stream
+        if conn.token is not None and self._by_token.get(conn.token) is conn:
+            del self._by_token[conn.token]
+        for match in {slot.match for slot in conn.slots}:
+            match.detach(conn)
+        conn.slots = []
+        log.info("bot disconnected", session=conn.session_id, token_known=conn.token is not None)
+
+    def on_message(self, conn: Connection, msg: serde.BotMessage) -> None:
+        """A message from a bot."""
+        if conn not in self._conns:
+            return
+        if isinstance(msg, Answer):
+            pending = conn.open.get(msg.request_id)
+            if pending is not None:
+                pending.resolve(msg)
+                return
+        now = trio.current_time()
+        if not conn.bucket.take(now):
+            self._flood(conn, now)
+            return
+        if conn.hello is None:
+            if isinstance(msg, Hello):
+                self._hello(conn, msg)
+            else:
+                self._reject(conn, "the first message must be Hello")
+            return
+        if isinstance(msg, Ping):
+            conn.send(serde.server_message(Pong(msg.nonce)))
+        elif isinstance(msg, Answer):
+            self._stray_answer(conn, msg)
+        elif isinstance(msg, Hello):
+            self._warn(conn, "protocol", "Hello was already accepted on this stream; ignored")
+        elif isinstance(msg, Garbage):
+            self._charge(conn, "garbage", msg.why)
+
+    # --- connection handling -----------------------------------------------------------------
+
+    def _hello(self, conn: Connection, hello: Hello) -> None:
+        # Names end up in tables, logs and records: printable and short.
+        hello = dataclasses.replace(
+            hello,
+            bot_name=_printable(hello.bot_name, 64) or "bot",
+            bot_version=_printable(hello.bot_version, 32),
+        )
+        if hello.protocol_version not in (0, serde.PROTOCOL_VERSION):
+            v = hello.protocol_version
+            self._reject(conn, f"protocol version {v} is not supported (this server speaks 1)")
+            return
+        token = hello.token
+        known = bool(token) and (token in self._tokens or token in self._token_slots)
+        if not known and token and self.token_check is not None and self.token_check(token):
+            known = True
+        if not known:
+            if self.idle_hook is None or self.token_check is not None:
+                self._reject(conn, "unknown token" if token else "a token is required")
+                return
+            token = token or new_token()
+        conn.hello = hello
+        conn.token = token
+        old = self._by_token.get(token)
+        self._by_token[token] = conn
+        conn.send(serde.server_message(Welcome(self._version, conn.session_id)))
+        log.info(
+            "bot welcomed", session=conn.session_id, bot=hello.bot_name, version=hello.bot_version
+        )
+        by_match: dict[LiveMatch, list[SeatSlot]] = {}
+        for slot in self._token_slots.get(token, ()):
+            if not slot.match.finished:
+                by_match.setdefault(slot.match, []).append(slot)
+        for match, slots in by_match.items():
+            match.attach(conn, slots)
+        if old is not None and old is not conn:
+            # A reconnection: the new stream has taken over the seats; end the stale one.
+            self._warn(old, "protocol", "superseded by a new connection with the same token")
+            self._drop(old)
+        if not by_match and self.idle_hook is not None:
+            self.idle_hook(conn)
+
+    def _reject(self, conn: Connection, reason: str) -> None:
+        log.info("bot rejected", session=conn.session_id, peer=conn.peer, reason=reason)
+        conn.send(serde.server_message(Rejected(reason)))
+        self._drop(conn)
+
+    def _drop(self, conn: Connection) -> None:
+        conn.close()
+        self.on_close(conn)
+
+    def _warn(self, conn: Connection, code: str, message: str, request_id: int = 0) -> None:
+        conn.send(serde.server_message(ErrorInfo(code, message, request_id=request_id)))
+
+    def _stray_answer(self, conn: Connection, answer: Answer) -> None:
+        rid = answer.request_id
+        other = self._requests.open.get(rid)
+        if other is not None:
+            detail = (
+                f"request {rid} is for seat {other.seat} of match {other.match.match_id}, "
+                "which this connection does not play"
+            )
+            self._charge(conn, "wrong_seat", detail, rid)
+        elif rid in conn.closed_ids:
+            self._warn(
+                conn,
+                "unknown_request",
+                f"request {rid} is already settled (answered, timed out or played by the "
+                "referee); answer ignored",
+                rid,
+            )
+        else:
+            self._charge(conn, "unknown_request", f"no request {rid} was sent to this bot", rid)
+
+    def _charge(self, conn: Connection, kind: str, detail: str, request_id: int = 0) -> None:
+        """Charge a connection-level fault to the seat it concerns: the seat of its oldest open
+        request, else its first seat in a match; a bot with no seat only gets the Error."""
+        target: tuple[LiveMatch, int] | None = None
+        if conn.open:
+            pending = conn.open[min(conn.open)]
+            target = (pending.match, pending.seat)
+        else:
+            for slot in conn.slots:
+                if not slot.match.finished:
+                    target = (slot.match, slot.seat)
+                    break
+        if target is None:
+            self._warn(conn, ERROR_CODE[kind], detail, request_id)
+            return
+        target[0].charge(target[1], kind, detail, request_id, to=conn)
+
+    def _flood(self, conn: Connection, now: float) -> None:
+        conn.flood_dropped += 1
+        if conn.flood_dropped >= FLOOD_DISCONNECT:
+            log.warning("bot disconnected for flooding", session=conn.session_id)
+            self._warn(conn, "flood", f"{FLOOD_DISCONNECT} messages dropped; disconnected")
+            self._drop(conn)
+        elif now - conn.last_flood_strike >= FLOOD_STRIKE_INTERVAL_S:
+            conn.last_flood_strike = now
+            detail = (
+                f"more than {FLOOD_BURST} unsolicited messages at once "
+                f"({FLOOD_RATE:g}/s allowed); extra messages are dropped"
+            )
+            self._charge(conn, "flood", detail)
+
+
+T = TypeVar("T")
+
+
+def run_trio(main: Callable[[], Awaitable[T]]) -> T:
+    """``trio.run(main)`` for commands: a Ctrl-C that trio delivers inside an exception group
+    (from a nursery) comes out as a plain ``KeyboardInterrupt``, which the CLI reports in one
+    line."""
+    try:
+        return trio.run(main)
+    except BaseExceptionGroup as group:
+        _, rest = group.split(KeyboardInterrupt)
+        if rest is not None:
+            raise
+    raise KeyboardInterrupt
+
+
+def _printable(text: str, limit: int) -> str:
+    return "".join(c for c in text if c.isprintable())[:limit].strip()
+
+
+@asynccontextmanager
+async def open_arena_server(
+    listen: str = "127.0.0.1:0",
+    unix: str | os.PathLike[str] | None = None,
+    *,
+    max_connections: int = 256,
+) -> AsyncIterator[ArenaServer]:
+    """Listen on ``listen`` (``host:port``; port 0 picks a free one) and optionally on the Unix
+    socket ``unix``, and yield the :class:`ArenaServer`. Must be entered on a trio thread.
+
+    Raises :class:`ArenaError` when an address cannot be bound.
+    """
+    from arena.logging import configure_once
+    from arena.server.service import start_grpc_server
+
+    configure_once()
+    server = ArenaServer()
+    unix_path = Path(unix) if unix is not None else None
+    grpc_server = start_grpc_server(
+        server, trio.lowlevel.current_trio_token(), listen, unix_path, max_connections
+    )
+    log.info("listening", address=server.address, unix=server.unix_address)
+    try:
+        yield server
+    finally:
+        with trio.CancelScope(shield=True):
+            server.close_all()
+            stopped = grpc_server.stop(grace=0.5)
+            await trio.to_thread.run_sync(stopped.wait, 5.0)
+            if unix_path is not None:
+                unix_path.unlink(missing_ok=True)
+            log.info("stopped", address=server.address)

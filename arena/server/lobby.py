@@ -1,0 +1,144 @@
+"""``arena serve``: a standing server with a lobby that seats whoever connects.
+
+Any bot may connect (its token, or a fresh one, is just its identity). Bots waiting for a match
+are seated first come, first served; as soon as enough are waiting, a match of the lobby's game
+starts, and when it ends its bots wait again. Spectators may list and watch the matches and read
+the standings meanwhile.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import structlog
+import trio
+
+from arena.serde import TimeControl
+from arena.server.connections import Connection
+from arena.server.hub import ArenaServer, open_arena_server, run_trio
+from arena.server.spec import FaultPolicy, MatchSpec, SeatSpec
+from engine import OptionValue, get_game
+
+log = structlog.get_logger("arena.lobby")
+
+
+@dataclass(slots=True)
+class LobbyConfig:
+    """What the lobby plays."""
+
+    #: Game id.
+    game: str
+    #: Players at the table (``None``: the game's default).
+    players: int | None = None
+    #: Game options.
+    options: Mapping[str, OptionValue] = field(default_factory=dict)
+    #: Time control of every match.
+    time_control: TimeControl = field(default_factory=TimeControl)
+    #: Fault policy of every match.
+    fault_policy: FaultPolicy = "lenient"
+    #: Seed of the first match; match ``i`` uses ``seed + i``.
+    seed: int = 0
+    #: Directory for match records (``None``: none written).
+    out: Path | None = None
+
+
+class Lobby:
+    """Seats idle connections into matches."""
+
+    def __init__(self, server: ArenaServer, config: LobbyConfig) -> None:
+        game = get_game(config.game)
+        resolved = game.configure(config.players, config.options)
+        self._seats = game.num_seats(resolved)
+        self._server = server
+        self._config = config
+        self._waiting: list[Connection] = []
+        self._changed = trio.Event()
+        self._numbers = itertools.count()
+        server.idle_hook = self.add
+
+    def add(self, conn: Connection) -> None:
+        """A connection with nothing to play joins the queue."""
+        hello = conn.hello
+        if hello is not None and hello.games and self._config.game not in hello.games:
+            return  # the bot does not play this lobby's game
+        if hello is not None and hello.max_matches and conn.seated >= hello.max_matches:
+            return  # it has played what it came for and is about to leave
+        if conn not in self._waiting and not conn.closed:
+            self._waiting.append(conn)
+            self._changed.set()
+
+    async def run(self) -> None:
+        """Start matches forever."""
+        async with trio.open_nursery() as nursery:
+            while True:
+                await self._changed.wait()
+                self._changed = trio.Event()
+                self._waiting = [c for c in self._waiting if not c.closed]
+                while len(self._waiting) >= self._seats:
+                    table, self._waiting = (
+                        self._waiting[: self._seats],
+                        self._waiting[self._seats :],
+                    )
+                    for conn in table:
+                        conn.seated += 1
+                    nursery.start_soon(self._play, table)
+
+    async def _play(self, table: list[Connection]) -> None:
+        cfg = self._config
+        number = next(self._numbers)
+        spec = MatchSpec(
+            match_id=f"{cfg.game}-{cfg.seed + number}-{number + 1}",
+            game=cfg.game,
+            seats=tuple(SeatSpec(c.token or "") for c in table),
+            seed=cfg.seed + number,
+            players=cfg.players,
+            options=dict(cfg.options),
+            time_control=cfg.time_control,
+            fault_policy=cfg.fault_policy,
+            connect_timeout_s=0.0,
+        )
+        outcome = await self._server.run_match(spec)
+        log.info("lobby match over", match_id=spec.match_id, summary=outcome.result.summary)
+        if cfg.out is not None:
+            from arena.records import write_record
+
+            path = cfg.out / f"{spec.match_id}.jsonl.gz"
+            write_record(path, outcome.header, outcome.entries, outcome.result_dict())
+
+
+def serve_command(args: argparse.Namespace) -> int:
+    """The ``arena serve`` command: listen until interrupted."""
+    from arena.cli import parse_options
+    from arena.logging import configure
+
+    configure(args.log_level)
+    config = LobbyConfig(
+        game=args.game,
+        players=args.players,
+        options=parse_options(args.option),
+        time_control=TimeControl(args.move_ms, args.bank_ms),
+        fault_policy="strict" if args.strict else "lenient",
+        seed=args.seed,
+        out=args.out,
+    )
+    get_game(config.game).configure(config.players, config.options)  # fail early on bad options
+
+    async def main() -> None:
+        async with open_arena_server(args.listen, args.unix) as server:
+            if getattr(args, "registered_only", False):
+                # Only bots submitted to the arena's home (arena submit) may play.
+                from arena.registry_store import open_registry
+
+                registry = open_registry(getattr(args, "home", None))
+                server.token_check = registry.knows_token
+            lobby = Lobby(server, config)
+            where = server.address + (f" and {server.unix_address}" if server.unix_address else "")
+            print(f"arena: serving {config.game} on {where}; Ctrl-C stops", flush=True)
+            await lobby.run()
+
+    run_trio(main)
+    return 0

@@ -1,0 +1,480 @@
+"""Running one match on trio: the seats, their connections, decisions, deadlines and faults.
+
+A :class:`LiveMatch` owns everything about its match (engine state, seats, strikes, record
+entries); nothing is shared with other matches but the server's request-id book and its public
+board. All of it runs on the trio thread.
+
+The referee's loop asks the seat to move for a decision and waits, on the trio clock, for at most
+the move time plus the seat's remaining bank. Whatever goes wrong (no answer, an illegal or
+garbled answer, a bot that is gone) is a fault: under the lenient policy the referee plays the
+seat's fallback action and charges a strike, and the third strike forfeits; under the strict
+policy the first fault forfeits. Faults charged from outside the loop (a flood, an answer for
+someone else's request) interrupt the wait when they forfeit the match.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import structlog
+import trio
+
+from arena import serde
+from arena._pb import arena_pb2 as pb
+from arena.serde import ErrorInfo, FaultInfo, PlayerInfo
+from arena.server.board import Board, BoardEntry
+from arena.server.connections import Connection, PendingDecision, RequestBook
+from arena.server.faults import ERROR_CODE, STRIKES_TO_FORFEIT
+from arena.server.spec import DecisionTiming, MatchOutcome, MatchSpec, seat_seed
+from engine import JSON, Action, ConfigError, EngineError, MatchState, Result, get_game
+
+log = structlog.get_logger("arena.referee")
+
+
+@dataclass(eq=False, slots=True)
+class SeatSlot:
+    """One seat of a live match and the bot behind it."""
+
+    #: The match.
+    match: LiveMatch
+    #: Seat number.
+    seat: int
+    #: The seat's name in the game.
+    seat_name: str
+    #: The token the seat's bot authenticates with.
+    token: str
+    #: Name from the spec (``""``: use the Hello's).
+    spec_name: str
+    #: Milliseconds left in the seat's bank.
+    bank_ms: float
+    #: The seat's connection, when its bot is connected.
+    conn: Connection | None = None
+    #: The bot's name from its Hello.
+    hello_name: str = ""
+    #: The bot's version from its Hello.
+    hello_version: str = ""
+    #: Strikes charged in this match.
+    strikes: int = 0
+    #: Set when the bot's process is known to be gone: why.
+    crashed: str | None = None
+
+    @property
+    def bot_name(self) -> str:
+        """The name shown for the seat."""
+        return self.spec_name or self.hello_name or f"seat{self.seat}"
+
+    def player(self) -> PlayerInfo:
+        """The seat as the protocol shows it."""
+        return PlayerInfo(self.seat, self.seat_name, self.bot_name, self.hello_version)
+
+
+class LiveMatch:
+    """One match from registration to its end."""
+
+    def __init__(self, spec: MatchSpec, requests: RequestBook, board: Board) -> None:
+        game = get_game(spec.game)
+        config = game.configure(spec.players, spec.options)
+        seats = game.num_seats(config)
+        if len(spec.seats) != seats:
+            raise ConfigError(
+                f"{spec.game} with {config.players} players has {seats} seats; "
+                f"the match names {len(spec.seats)} bots"
+            )
+        if spec.fault_policy not in ("lenient", "strict"):
+            raise ConfigError(f"fault policy must be lenient or strict; got {spec.fault_policy!r}")
+        #: The spec.
+        self.spec = spec
+        #: The game.
+        self.game = game
+        #: The validated configuration.
+        self.config = config
+        names = game.seat_names(config)
+        #: One slot per seat.
+        self.slots = [
+            SeatSlot(self, i, names[i], s.token, s.bot_name, float(spec.time_control.bank_ms))
+            for i, s in enumerate(spec.seats)
+        ]
+        self._requests = requests
+        self._board = board
+        self._entry: BoardEntry | None = None
+        #: The engine state once started.
+        self.state: MatchState | None = None
+        #: Whether it has ended.
+        self.finished = False
+        #: The decision being waited for.
+        self.pending: PendingDecision | None = None
+        #: ``(seat, why)`` once a seat must forfeit.
+        self.forfeit_due: tuple[int, str] | None = None
+        #: Faults charged so far.
+        self.faults: list[FaultInfo] = []
+        #: The record's entries so far.
+        self.entries: list[dict[str, JSON]] = []
+        #: Decision timings so far.
+        self.timings: list[DecisionTiming] = []
+        #: Set once every seat is connected (or known crashed).
+        self.ready = trio.Event()
+        self._sent = 0  # events already distributed
+        self._log = log.bind(match_id=spec.match_id, game=spec.game)
+
+    @property
+    def match_id(self) -> str:
+        """The match's id."""
+        return self.spec.match_id
+
+    # --- connections -------------------------------------------------------------------------
+
+    def attach(self, conn: Connection, slots: list[SeatSlot]) -> None:
+        """``conn`` (authenticated with the slots' token) now plays ``slots``."""
+        assert conn.hello is not None
+        for slot in slots:
+            slot.conn = conn
+            slot.hello_name = conn.hello.bot_name
+            slot.hello_version = conn.hello.bot_version
+            if slot not in conn.slots:
+                conn.slots.append(slot)
+        if self.state is not None and not self.finished:
+            # A resumed seat gets the match start and every event it may see so far.
+            seats = tuple(s.seat for s in slots)
+            conn.send(self._start_message(seats))
+            for seq, event in enumerate(self.state.events):
+                if event.to is None or any(s in event.to for s in seats):
+                    info = serde.event_info(self.match_id, seq, event)
+                    conn.send(serde.server_message(info))
+            pending = self.pending
+            if pending is not None and pending.seat in seats and not pending.event.is_set():
+                pending.conn.open.pop(pending.request_id, None)
+                pending.conn = conn
+                conn.open[pending.request_id] = pending
+                conn.send(pending.message)
+            self._log.info("seat resumed", seats=seats, session=conn.session_id)
+        self._check_ready()
+
+    def detach(self, conn: Connection) -> None:
+        """``conn`` is gone: its seats have no bot until it comes back."""
+        for slot in self.slots:
+            if slot.conn is conn:
+                slot.conn = None
+        pending = self.pending
+        if pending is not None and pending.conn is conn:
+            pending.interrupt("disconnect", "the bot disconnected while deciding")
+
+    def crash(self, seat: int, detail: str) -> None:
+        """The bot process of ``seat`` is gone for good (exited, or never started)."""
+        slot = self.slots[seat]
+        if slot.crashed is None:
+            slot.crashed = detail
+            self._log.warning("bot crashed", seat=seat, detail=detail)
+        pending = self.pending
+        if pending is not None and pending.seat == seat:
+            pending.interrupt("crash", detail)
+        self._check_ready()
+
+    def _check_ready(self) -> None:
+        if all(s.conn is not None or s.crashed is not None for s in self.slots):
+            self.ready.set()
+
+    def _groups(self) -> list[tuple[Connection, tuple[int, ...]]]:
+        """Each connected bot with the seats it plays here."""
+        groups: dict[int, tuple[Connection, list[int]]] = {}
+        for slot in self.slots:
+            if slot.conn is not None and not slot.conn.closed:
+                groups.setdefault(id(slot.conn), (slot.conn, []))[1].append(slot.seat)
+        return [(conn, tuple(seats)) for conn, seats in groups.values()]
+
+    # --- faults ------------------------------------------------------------------------------
+
+    def charge(
+        self,
+        seat: int,
+        kind: str,
+        detail: str,
+        request_id: int = 0,
+        to: Connection | None = None,
+        private: str | None = None,
+    ) -> None:
+        """Charge a fault to ``seat``: record it, tell the bot, forfeit when the policy says.
+
+        ``detail`` is public (every bot and spectator sees it in MatchEnd); ``private`` is a
+        fuller explanation for the faulting bot alone, e.g. naming its legal actions.
+        """
+        slot = self.slots[seat]
+        slot.strikes += 1
+        fault = FaultInfo(seat, kind, detail)
+        self.faults.append(fault)
+        self.entries.append({"type": "fault", "seat": seat, "kind": kind, "detail": detail})
+        self._log.warning(
+            "fault", seat=seat, kind=kind, detail=private or detail, strikes=slot.strikes
+        )
+        conn = to or slot.conn
+        if conn is not None:
+            error = ErrorInfo(
+                ERROR_CODE[kind],
+                private or detail,
+                slot.strikes,
+                self.match_id,
+                request_id,
+                kind,
+                seat,
+            )
+            conn.send(serde.server_message(error))
+        if self.forfeit_due is None and (
+            self.spec.fault_policy == "strict" or slot.strikes >= STRIKES_TO_FORFEIT
+        ):
+            strikes = "" if self.spec.fault_policy == "strict" else f" ({slot.strikes} strikes)"
+            self.forfeit_due = (seat, f"{kind}: {detail}{strikes}")
+            if self.pending is not None:
+                self.pending.interrupt("forfeit", self.forfeit_due[1])
+
+    # --- the match ---------------------------------------------------------------------------
+
+    async def play(self) -> MatchOutcome:
+        """Wait for the bots, referee the match to its end, and return the outcome."""
+        with trio.move_on_after(self.spec.connect_timeout_s):
+            await self.ready.wait()
+        for slot in self.slots:
+            if slot.conn is None and slot.crashed is None:
+                self._log.warning("bot not connected; the match starts without it", seat=slot.seat)
+        try:
+            result = await self._referee()
+        except Exception as err:  # a referee or engine bug must not take the server down
+            self._log.exception("referee error")
+            n = len(self.slots)
+            result = Result(
+                scores=(0.0,) * n,
+                ranks=(1,) * n,
+                reason="error",
+                summary=f"referee error: {type(err).__name__}: {err}",
+            )
+        finally:
+            self._close_pending()
+        self._finish(result)
+        return MatchOutcome(
+            spec=self.spec,
+            result=result,
+            faults=tuple(self.faults),
+            players=tuple(s.player() for s in self.slots),
+            header=self.header(),
+            entries=self.entries,
+            timings=self.timings,
+        )
+
+    async def _referee(self) -> Result:
+        self.state = state = self.game.new_match(self.config, self.spec.seed)
+        players = tuple(s.player() for s in self.slots)
+        self._entry = self._board.start(self.match_id, self.spec.game, players)
+        for conn, seats in self._groups():
+            conn.send(self._start_message(seats))
+        self._distribute()
+        self._log.info("match started", seats=[s.bot_name for s in self.slots])
+        while state.to_move is not None:
+            if self.forfeit_due is not None:
+                state.forfeit(*self.forfeit_due)
+                self._distribute()
+                break
+            seat = state.to_move
+            action = await self._decide(state, seat)
+            if action is None:
+                continue
+            state.apply(action)
+            self._distribute()
+        result = state.result()
+        assert result is not None
+        return result
+
+    async def _decide(self, state: MatchState, seat: int) -> Action | None:
+        """The action to apply for ``seat``: its bot's, or the fallback after a fault; ``None``
+        when the match must be forfeited first."""
+        legal = state.legal_actions()
+        slot = self.slots[seat]
+        conn = slot.conn
+        if slot.crashed is not None or conn is None or conn.closed:
+            kind, detail = (
+                ("crash", slot.crashed)
+                if slot.crashed is not None
+                else ("disconnect", "the seat's bot is not connected")
+            )
+            self.charge(seat, kind, detail)
+            await trio.lowlevel.checkpoint()  # a run of faults must not starve other matches
+            return self._fallback(state, seat, 0.0)
+        rid = self._requests.new_id()
+        tc = self.spec.time_control
+        message = serde.decision_message(
+            rid,
+            self.match_id,
+            seat,
+            self.spec.game,
+            state.observation(seat),
+            legal,
+            tc.move_ms,
+            int(slot.bank_ms),
+        )
+        pending = PendingDecision(rid, self, seat, conn, message)
+        conn.open[rid] = pending
+        self._requests.open[rid] = pending
+        self.pending = pending
+        start = trio.current_time()
+        conn.send(message)
+        with trio.move_on_after((tc.move_ms + slot.bank_ms) / 1000.0):
+            await pending.event.wait()
+        ms = (trio.current_time() - start) * 1000.0
+        self.pending = None
+        self._requests.open.pop(rid, None)
+        pending.conn.forget(rid)
+        slot.bank_ms = max(0.0, slot.bank_ms - max(0.0, ms - tc.move_ms))
+        answer, interrupted = pending.outcome, pending.interrupted
+        if interrupted is not None:
+            kind, detail = interrupted
+            if kind == "forfeit":
+                return None
+            self.charge(seat, kind, detail, rid)
+            return self._fallback(state, seat, ms)
+        if answer is None:
+            slot.bank_ms = 0.0
+            self.charge(seat, "timeout", f"no answer within {ms:.0f} ms", rid)
+            return self._fallback(state, seat, ms)
+        if answer.index is not None:
+            if answer.index < len(legal):
+                return self._decided(seat, legal[answer.index], len(legal), ms, False)
+            problem = f"index {answer.index} is out of range (0..{len(legal) - 1})"
+            self.charge(seat, "illegal", problem, rid)
+        elif answer.text is not None:
+            try:
+                chosen = state.find_action(answer.text)
+            except EngineError as err:
+                # The engine's explanation lists the seat's legal actions: for its bot only.
+                public = f"{answer.text!r} is not a legal action"
+                self.charge(seat, "illegal", public, rid, private=f"{answer.text!r}: {err}")
+            else:
+                return self._decided(seat, chosen, len(legal), ms, False)
+        else:
+            self.charge(seat, "garbage", "an Action with neither index nor text", rid)
+        return self._fallback(state, seat, ms)
+
+    def _fallback(self, state: MatchState, seat: int, ms: float) -> Action | None:
+        if self.forfeit_due is not None:
+            return None
+        return self._decided(seat, state.fallback_action(), len(state.legal_actions()), ms, True)
+
+    def _decided(self, seat: int, action: Action, legal: int, ms: float, fallback: bool) -> Action:
+        self.entries.append(
+            {
+                "type": "decision",
+                "seat": seat,
+                "legal": legal,
+                "action": action.text,
+                "ms": round(ms, 3),
+                "fallback": fallback,
+            }
+        )
+        self.timings.append(DecisionTiming(seat, ms, fallback))
+        return action
+
+    def _distribute(self) -> None:
+        """Send the events since the last call to every bot that may see them, and record them."""
+        state = self.state
+        assert state is not None
+        events = state.events
+        if self._sent == len(events):
+            return
+        groups = self._groups()
+        for seq in range(self._sent, len(events)):
+            event = events[seq]
+            self.entries.append({"type": "event", **event.to_dict()})
+            msg: pb.ServerMessage | None = None
+            for conn, seats in groups:
+                if event.to is None or any(s in event.to for s in seats):
+                    if msg is None:
+                        info = serde.event_info(self.match_id, seq, event)
+                        msg = serde.server_message(info)
+                    conn.send(msg)
+            if event.to is None and self._entry is not None:
+                if msg is None:
+                    msg = serde.server_message(serde.event_info(self.match_id, seq, event))
+                self._board.event(self._entry, msg)
+        self._sent = len(events)
+
+    def _close_pending(self) -> None:
+        pending = self.pending
+        if pending is not None:
+            self.pending = None
+            self._requests.open.pop(pending.request_id, None)
+            pending.conn.forget(pending.request_id)
+
+    def _finish(self, result: Result) -> None:
+        self.finished = True
+        end = serde.server_message(serde.MatchEnd(self.match_id, result, tuple(self.faults)))
+        for conn, _seats in self._groups():
+            conn.send(end)
+        for slot in self.slots:
+            if slot.conn is not None and slot in slot.conn.slots:
+                slot.conn.slots.remove(slot)
+        players = tuple(s.player() for s in self.slots)
+        if self._entry is None:
+            self._entry = self._board.start(self.match_id, self.spec.game, players)
+        self._board.finish(
+            self._entry, result, end, players, self.game.sides(self.config), self.faults
+        )
+        self._log.info(
+            "match over",
+            summary=result.summary,
+            reason=result.reason,
+            faults=len(self.faults),
+            decisions=len(self.timings),
+        )
+
+    # --- messages ----------------------------------------------------------------------------
+
+    def _start_message(self, seats: tuple[int, ...]) -> pb.ServerMessage:
+        spec = self.spec
+        return serde.server_message(
+            serde.MatchStart(
+                match_id=spec.match_id,
+                game=spec.game,
+                game_version=self.game.version,
+                options={k: serde.option_text(v) for k, v in self.config.options},
+                seats=seats,
+                players=tuple(s.player() for s in self.slots),
+                time_control=spec.time_control,
+                fault_policy=spec.fault_policy,
+                # A bot playing several seats gets its first seat's seed.
+                bot_seed=seat_seed(spec.seed, seats[0]) if seats else 0,
+            )
+        )
+
+    def header(self) -> dict[str, JSON]:
+        """The record's header."""
+        spec = self.spec
+        seats: list[JSON] = [
+            {
+                "seat": s.seat,
+                "seat_name": s.seat_name,
+                "bot_name": s.bot_name,
+                "bot_version": s.hello_version,
+            }
+            for s in self.slots
+        ]
+        options: dict[str, JSON] = dict(self.config.options)
+        return {
+            "match_id": spec.match_id,
+            "game": spec.game,
+            "game_version": self.game.version,
+            "players": self.config.players,
+            "options": options,
+            "seed": spec.seed,
+            "seats": seats,
+            "time_control": spec.time_control.to_dict(),
+            "fault_policy": spec.fault_policy,
+        }
+
+
+def open_seats(matches: Iterable[LiveMatch], token: str) -> dict[LiveMatch, list[SeatSlot]]:
+    """The unfinished seats of ``token``, grouped by match."""
+    out: dict[LiveMatch, list[SeatSlot]] = {}
+    for m in matches:
+        if m.finished:
+            continue
+        for slot in m.slots:
+            if slot.token == token:
+                out.setdefault(m, []).append(slot)
+    return out

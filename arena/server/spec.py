@@ -1,0 +1,101 @@
+"""What a match job is given (:class:`MatchSpec`) and what it gives back (:class:`MatchOutcome`).
+
+A match is a pure job: a function from a spec to an outcome (the result and the record), with no
+state shared between matches.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from arena.serde import FaultInfo, PlayerInfo, TimeControl
+from engine import JSON, OptionValue, Result
+
+#: ``lenient``: the referee plays the fallback action and charges a strike, 3 strikes forfeit;
+#: ``strict``: the first fault forfeits.
+FaultPolicy = Literal["lenient", "strict"]
+FAULT_POLICIES: tuple[FaultPolicy, ...] = ("lenient", "strict")
+
+
+@dataclass(frozen=True, slots=True)
+class SeatSpec:
+    """Who plays one seat: the secret token its bot connects with, and the bot's name."""
+
+    #: The bot authenticates with this token; its connection acts for this seat only.
+    token: str
+    #: Name shown for the seat; ``""`` to take the name the bot gives in its Hello.
+    bot_name: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class MatchSpec:
+    """Everything that defines one match."""
+
+    #: Unique id (records and the protocol use it).
+    match_id: str
+    #: Game id.
+    game: str
+    #: One entry per deciding seat, in seat order.
+    seats: tuple[SeatSpec, ...]
+    #: The engine's seed: with the decisions it fixes the whole match.
+    seed: int = 0
+    #: Players at the table; ``None`` for the game's default.
+    players: int | None = None
+    #: Game options (values as for ``Game.configure``).
+    options: Mapping[str, OptionValue] = field(default_factory=dict)
+    #: Per-move time plus bank.
+    time_control: TimeControl = field(default_factory=TimeControl)
+    #: ``lenient`` or ``strict``.
+    fault_policy: FaultPolicy = "lenient"
+    #: How long the match waits for every seat's bot to connect before it starts anyway (a seat
+    #: still missing then faults on each of its decisions, without waiting).
+    connect_timeout_s: float = 10.0
+
+
+def seat_seed(match_seed: int, seat: int) -> int:
+    """The seed a seat's bot gets (``ARENA_SEED``, MatchStart.bot_seed): stable everywhere."""
+    digest = hashlib.sha256(f"card-arena:{match_seed}:{seat}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") >> 1  # 63 bits: fits every language's int64
+
+
+@dataclass(frozen=True, slots=True)
+class DecisionTiming:
+    """How long one decision took."""
+
+    #: The deciding seat.
+    seat: int
+    #: Milliseconds from sending the request to receiving the answer (on the referee's clock).
+    ms: float
+    #: Whether the referee played the fallback action.
+    fallback: bool
+
+
+@dataclass(slots=True)
+class MatchOutcome:
+    """What a finished match produced."""
+
+    #: The spec it was played from.
+    spec: MatchSpec
+    #: The engine result (a forfeit result when a seat forfeited).
+    result: Result
+    #: Every fault charged, in order.
+    faults: tuple[FaultInfo, ...]
+    #: The seats as played (names and versions from the bots' Hellos).
+    players: tuple[PlayerInfo, ...]
+    #: The record's header.
+    header: dict[str, JSON]
+    #: The record's entries: events, decisions and faults in the order they happened.
+    entries: list[dict[str, JSON]]
+    #: One timing per decision, in order.
+    timings: list[DecisionTiming]
+
+    def faults_of(self, seat: int) -> int:
+        """Faults charged to ``seat``."""
+        return sum(1 for f in self.faults if f.seat == seat)
+
+    def result_dict(self) -> dict[str, JSON]:
+        """The record's result line: ``Result.to_dict()`` plus ``faults``."""
+        return {**self.result.to_dict(), "faults": [f.to_dict() for f in self.faults]}

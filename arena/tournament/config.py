@@ -1,0 +1,392 @@
+"""The tournament config: a TOML file (plus command-line overrides), checked key by key.
+
+Every mistake is a :class:`TournamentConfigError` whose one-line message names the file, the key
+and the problem: ``whist.toml: bots[2].command: program 'nosuch' not found``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import sys
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from arena.errors import ArenaError
+from arena.tournament.schedule import FORMATS, places, rotations_per_table
+from engine import ConfigError, Game, MatchConfig, OptionValue, UnknownGameError, get_game
+
+#: Fault policies of the rules (../shared/rules/README.md).
+FAULT_POLICIES = ("lenient", "strict")
+#: Every top-level key a config may have.
+KNOWN_KEYS = (
+    "name",
+    "game",
+    "players",
+    "options",
+    "bots",
+    "format",
+    "matches_per_pairing",
+    "duplicate",
+    "seed",
+    "concurrency",
+    "time_control",
+    "fault_policy",
+    "output",
+)
+_BOT_KEYS = ("name", "command")
+_TIME_KEYS = ("move_ms", "bank_ms")
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,31}")
+#: The repository root (where reference_bots/js lives in a source checkout).
+_ROOT = Path(__file__).resolve().parents[2]
+NODE_BOT = _ROOT / "reference_bots" / "js" / "bot.js"
+
+
+class TournamentConfigError(ArenaError):
+    """The tournament config is wrong; the message names the key."""
+
+
+def node_bot_status() -> tuple[str | None, str]:
+    """The Node reference bot's command, or ``None`` and why it cannot run here."""
+    js = NODE_BOT.parent
+    if not NODE_BOT.exists():
+        return None, f"{NODE_BOT} not found"
+    if not (js / "node_modules").is_dir():
+        return None, f"its packages are not installed (run `npm ci` in {js})"
+    if shutil.which("node", path=bot_path()) is None:
+        return None, "`node` is not on PATH"
+    return f"node {shlex.quote(str(NODE_BOT))}", ""
+
+
+def builtin_bots() -> dict[str, str | None]:
+    """Bots a config may name without a command: the reference bots (``None``: not available
+    on this machine)."""
+    return {"random": "arena bot random", "rules": "arena bot rules", "node": node_bot_status()[0]}
+
+
+def bot_path() -> str:
+    """PATH for bot commands: the running interpreter's bin directory first, so ``arena`` and
+    the venv's tools resolve inside bot commands."""
+    return os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+
+
+@dataclass(frozen=True, slots=True)
+class BotSpec:
+    """A participant: its name in results and the shell command that starts one process."""
+
+    #: Unique name, shown in tables and stored with every match.
+    name: str
+    #: Shell command; the arena sets ARENA_ADDRESS, ARENA_TOKEN and ARENA_SEED for it.
+    command: str
+    #: Docker image of a registered image bot (``command`` is then empty), else ``""``.
+    image: str = ""
+    #: Directory a registered command bot runs in, else ``""`` (the current directory).
+    workdir: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class TimeControl:
+    """Thinking time per decision plus a bank shared by a seat's decisions in one match."""
+
+    #: Milliseconds per decision before the bank is used.
+    move_ms: int
+    #: Milliseconds of bank per seat and match.
+    bank_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class TournamentConfig:
+    """A checked tournament config."""
+
+    #: A title for reports (defaults to the config file's stem or the game id).
+    name: str
+    #: The game.
+    game: Game
+    #: The validated match configuration (players and every option).
+    match_config: MatchConfig
+    #: The participants, in config order.
+    bots: tuple[BotSpec, ...]
+    #: ``round_robin`` or ``gauntlet`` (the first bot against the others).
+    format: str
+    #: Matches every table plays: deals × rotations.
+    matches_per_pairing: int
+    #: Replay every deal in every seat rotation, so card luck cancels.
+    duplicate: bool
+    #: Tournament seed: every match and bot seed derives from it.
+    seed: int
+    #: Matches played at once.
+    concurrency: int
+    #: Thinking time.
+    time_control: TimeControl
+    #: ``lenient`` or ``strict``.
+    fault_policy: str
+    #: Directory for ``results.sqlite`` and the match records.
+    output: Path
+
+    def identity(self) -> dict[str, Any]:
+        """Everything that fixes the schedule and the results; a resume must match it exactly.
+
+        Concurrency, the output directory and the title are left out: they change neither.
+        """
+        return {
+            "game": self.game.id,
+            "game_version": self.game.version,
+            "players": self.match_config.players,
+            "options": dict(self.match_config.options),
+            "bots": [
+                {"name": b.name, "command": b.command, **({"image": b.image} if b.image else {})}
+                for b in self.bots
+            ],
+            "format": self.format,
+            "matches_per_pairing": self.matches_per_pairing,
+            "duplicate": self.duplicate,
+            "seed": self.seed,
+            "time_control": {
+                "move_ms": self.time_control.move_ms,
+                "bank_ms": self.time_control.bank_ms,
+            },
+            "fault_policy": self.fault_policy,
+        }
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """The TOML file's table; one-line errors for a missing or malformed file."""
+    try:
+        with path.open("rb") as f:
+            return tomllib.load(f)
+    except FileNotFoundError:
+        raise TournamentConfigError(f"{path}: no such config file") from None
+    except OSError as err:
+        raise TournamentConfigError(f"{path}: cannot read: {err.strerror or err}") from None
+    except tomllib.TOMLDecodeError as err:
+        raise TournamentConfigError(f"{path}: invalid TOML: {err}") from None
+
+
+class _Checker:
+    """Reads typed values out of the raw table, naming the key in every error."""
+
+    def __init__(self, where: str, raw: Mapping[str, Any]) -> None:
+        self.where = where
+        self.raw = raw
+
+    def fail(self, key: str, problem: str) -> TournamentConfigError:
+        return TournamentConfigError(f"{self.where}: {key}: {problem}")
+
+    def str_(self, key: str, default: str | None = None) -> str:
+        value = self.raw.get(key, default)
+        if value is None:
+            raise self.fail(key, "missing (required)")
+        if not isinstance(value, str) or not value.strip():
+            raise self.fail(key, f"must be a non-empty string; got {value!r}")
+        return value.strip()
+
+    def int_(self, key: str, default: int | None, minimum: int, label: str | None = None) -> int:
+        value = self.raw.get(key, default)
+        name = label or key
+        if value is None:
+            raise self.fail(name, "missing (required)")
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.fail(name, f"must be an integer; got {value!r}")
+        if value < minimum:
+            raise self.fail(name, f"must be at least {minimum}; got {value}")
+        return value
+
+    def bool_(self, key: str, default: bool) -> bool:
+        value = self.raw.get(key, default)
+        if not isinstance(value, bool):
+            raise self.fail(key, f"must be true or false; got {value!r}")
+        return value
+
+    def choice(self, key: str, default: str, choices: tuple[str, ...]) -> str:
+        value = self.raw.get(key, default)
+        if value not in choices:
+            raise self.fail(key, f"must be one of {', '.join(choices)}; got {value!r}")
+        assert isinstance(value, str)
+        return value
+
+
+def load_config(path: Path | None, overrides: Mapping[str, Any] | None = None) -> TournamentConfig:
+    """Read ``path`` (or nothing, for a config made of flags only), apply ``overrides`` (top-level
+    keys; ``options`` and ``time_control`` merge into the file's tables) and check everything."""
+    raw: dict[str, Any] = read_toml(path) if path is not None else {}
+    for key, value in (overrides or {}).items():
+        if key in ("options", "time_control"):
+            raw[key] = {**_table(raw.get(key), path, key), **value}
+        else:
+            raw[key] = value
+    where = str(path) if path is not None else "tournament"
+    default_name = path.stem if path is not None else str(raw.get("game", "tournament"))
+    return check_config(raw, where, default_name)
+
+
+def _table(value: Any, path: Path | None, key: str) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise TournamentConfigError(f"{path or 'tournament'}: {key}: must be a table")
+    return value
+
+
+def check_config(raw: Mapping[str, Any], where: str, default_name: str) -> TournamentConfig:
+    """Check a raw config table; ``where`` prefixes every error message."""
+    c = _Checker(where, raw)
+    for key in raw:
+        if key not in KNOWN_KEYS:
+            raise c.fail(key, f"unknown key (known keys: {', '.join(KNOWN_KEYS)})")
+    name = c.str_("name", default_name)
+    game = _check_game(c)
+    match_config = _check_match_config(c, game)
+    bots = _check_bots(c)
+    fmt = c.choice("format", "round_robin", FORMATS)
+    n_places = len(places(game, match_config))
+    period = rotations_per_table(len(bots), n_places)
+    matches = c.int_("matches_per_pairing", period, 1)
+    if matches % period:
+        raise c.fail(
+            "matches_per_pairing",
+            f"must be a multiple of {period} (the seat rotations of a {game.id} table with "
+            f"these bots, so every bot sits in every position equally often); got {matches}",
+        )
+    time_raw = raw.get("time_control", {})
+    if not isinstance(time_raw, dict):
+        raise c.fail("time_control", "must be a table with move_ms and bank_ms")
+    for key in time_raw:
+        if key not in _TIME_KEYS:
+            raise c.fail(f"time_control.{key}", f"unknown key (known: {', '.join(_TIME_KEYS)})")
+    tc = _Checker(where, time_raw)
+    time_control = TimeControl(
+        move_ms=tc.int_("move_ms", 2000, 1, "time_control.move_ms"),
+        bank_ms=tc.int_("bank_ms", 10000, 0, "time_control.bank_ms"),
+    )
+    output = Path(c.str_("output", str(Path("out") / "tournaments" / name)))
+    config = TournamentConfig(
+        name=name,
+        game=game,
+        match_config=match_config,
+        bots=bots,
+        format=fmt,
+        matches_per_pairing=matches,
+        duplicate=c.bool_("duplicate", True),
+        seed=c.int_("seed", 0, 0),
+        concurrency=c.int_("concurrency", 2, 1),
+        time_control=time_control,
+        fault_policy=c.choice("fault_policy", "lenient", FAULT_POLICIES),
+        output=output,
+    )
+    return config
+
+
+def _check_game(c: _Checker) -> Game:
+    game_id = c.str_("game")
+    try:
+        return get_game(game_id)
+    except UnknownGameError as err:
+        raise c.fail("game", str(err)) from None
+
+
+def _check_match_config(c: _Checker, game: Game) -> MatchConfig:
+    players = c.raw.get("players")
+    if players is not None and (isinstance(players, bool) or not isinstance(players, int)):
+        raise c.fail("players", f"must be an integer; got {players!r}")
+    try:
+        game.configure(players)
+    except ConfigError as err:
+        raise c.fail("players", str(err)) from None
+    options = c.raw.get("options", {})
+    if not isinstance(options, dict):
+        raise c.fail("options", "must be a table of option = value")
+    for key, value in options.items():
+        if not isinstance(value, bool | int | str):
+            raise c.fail(
+                f"options.{key}", f"must be an integer, true/false or a string; got {value!r}"
+            )
+    typed: dict[str, OptionValue] = dict(options)
+    try:
+        return game.configure(players, typed)
+    except ConfigError as err:
+        raise c.fail("options", str(err)) from None
+
+
+def _check_bots(c: _Checker) -> tuple[BotSpec, ...]:
+    raw = c.raw.get("bots")
+    if raw is None:
+        raise c.fail("bots", "missing (required): a list of [[bots]] with name and command")
+    if not isinstance(raw, list) or not all(isinstance(b, dict) for b in raw):
+        raise c.fail("bots", "must be a list of tables ([[bots]] with name and command)")
+    builtin = builtin_bots()
+    bots: list[BotSpec] = []
+    seen: set[str] = set()
+    for i, entry in enumerate(raw):
+        key = f"bots[{i}]"
+        for k in entry:
+            if k not in _BOT_KEYS:
+                raise c.fail(f"{key}.{k}", f"unknown key (known: {', '.join(_BOT_KEYS)})")
+        name = entry.get("name")
+        command = entry.get("command")
+        if isinstance(name, str) and command is None and (name not in builtin or "@" in name):
+            # NAME or NAME@VERSION of a bot submitted with `arena submit` (the arena's home).
+            bot = _registered(c, key, name, builtin)
+            if bot.name in seen:
+                raise c.fail(f"{key}.name", f"duplicate bot {bot.name!r}")
+            seen.add(bot.name)
+            bots.append(bot)
+            continue
+        if not isinstance(name, str) or not _NAME.fullmatch(name):
+            raise c.fail(
+                f"{key}.name",
+                "must be 1-32 letters, digits, '_', '.' or '-' starting with a letter or "
+                f"digit; got {name!r}",
+            )
+        if name in seen:
+            raise c.fail(f"{key}.name", f"duplicate bot name {name!r}")
+        seen.add(name)
+        if command is None:
+            command = builtin[name]
+            if command is None:
+                raise c.fail(key, f"the built-in {name} bot cannot run: {node_bot_status()[1]}")
+        if not isinstance(command, str) or not command.strip():
+            raise c.fail(f"{key}.command", f"must be a non-empty string; got {command!r}")
+        _check_program(c, f"{key}.command", command)
+        bots.append(BotSpec(name, command.strip()))
+    if len(bots) < 2:
+        raise c.fail("bots", f"a tournament needs at least 2 bots; got {len(bots)}")
+    return tuple(bots)
+
+
+def _registered(c: _Checker, key: str, ref: str, builtin: Mapping[str, str | None]) -> BotSpec:
+    """The registered bot ``NAME`` (its latest version) or ``NAME@VERSION``, named
+    ``NAME@VERSION`` in results."""
+    from arena.registry_store import RegistryError, resolve_bot
+
+    try:
+        bot = resolve_bot(ref)
+    except RegistryError as err:
+        raise c.fail(
+            key,
+            f"unknown bot {ref!r}: give a command (built-in bots: {', '.join(builtin)}) or "
+            f"submit it with `arena submit` ({err})",
+        ) from None
+    return BotSpec(bot.ref, bot.command, image=bot.image, workdir=bot.workdir)
+
+
+def _check_program(c: _Checker, key: str, command: str) -> None:
+    try:
+        words = shlex.split(command)
+    except ValueError as err:
+        raise c.fail(key, f"cannot parse the command: {err}") from None
+    if not words:
+        raise c.fail(key, "empty command")
+    program = words[0]
+    if "=" in program:  # ``VAR=value prog``: leave shell forms to the shell
+        return
+    if os.sep in program:
+        if not Path(program).exists():
+            raise c.fail(key, f"program {program!r} not found")
+        return
+    if shutil.which(program, path=bot_path()) is None:
+        raise c.fail(key, f"program {program!r} not found on PATH")

@@ -1,0 +1,108 @@
+"""The standings of a tournament, read from its store: cross-table and rating leaderboard."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from arena.tournament.crosstable import CrossTable, Side, match_sides
+from arena.tournament.store import Store
+from engine import EngineError, Game, MatchConfig, get_game
+
+if TYPE_CHECKING:
+    from arena.ratings import RatingTable
+
+
+@dataclass(slots=True)
+class Standings:
+    """What a tournament produced so far."""
+
+    #: The game's id.
+    game: str
+    #: Matches finished and scheduled.
+    done: int
+    total: int
+    #: Head-to-head scores.
+    crosstable: CrossTable
+    #: The rating fit over every finished match.
+    ratings: RatingTable
+    #: Matches ending by forfeit, and faults charged, per bot.
+    forfeits: Counter[str]
+    faults: Counter[str]
+
+    def render(self, title: str = "") -> str:
+        """Plain text: cross-table, leaderboard, fault summary."""
+        head = title or self.game
+        parts = [
+            f"{head}: {self.done}/{self.total} matches",
+            "",
+            "Cross-table (row's score against column / meetings):",
+            self.crosstable.render(),
+            "",
+            "Leaderboard (Elo, 95 % interval):",
+            self.ratings.render(),
+        ]
+        if self.faults:
+            shown = ", ".join(f"{bot} {n}" for bot, n in sorted(self.faults.items()))
+            forfeits = ", ".join(f"{bot} {n}" for bot, n in sorted(self.forfeits.items()))
+            parts += ["", f"Faults: {shown}" + (f"; forfeits: {forfeits}" if forfeits else "")]
+        return "\n".join(parts)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "game": self.game,
+            "matches_done": self.done,
+            "matches_total": self.total,
+            "ratings": self.ratings.to_dict(),
+            "crosstable": self.crosstable.to_dict(),
+            "faults": dict(sorted(self.faults.items())),
+            "forfeits": dict(sorted(self.forfeits.items())),
+        }
+
+
+def stored_game(store: Store) -> tuple[Game, MatchConfig]:
+    """The game and match configuration a store was created with."""
+    identity = store.stored_config()
+    assert identity is not None
+    game = get_game(str(identity["game"]))
+    try:
+        config = game.configure(int(identity["players"]), dict(identity["options"]))
+    except EngineError:
+        # Options of an older version of the game: the sides only depend on the players.
+        config = game.configure(int(identity["players"]))
+    return game, config
+
+
+def standings(store: Store) -> Standings:
+    """Cross-table and ratings over every finished match of ``store``."""
+    from arena.ratings import Entry, fit_ratings
+
+    game, config = stored_game(store)
+    bots = [name for name, _ in store.bots()]
+    table = CrossTable(list(bots))
+    matches: list[list[Entry]] = []
+    faults: Counter[str] = Counter()
+    forfeits: Counter[str] = Counter()
+    finished = store.matches("done")
+    for m in finished:
+        assert m.result is not None
+        sides: list[Side] = match_sides(game, config, m.seats, m.result)
+        table.add(sides)
+        matches.append([Entry(s.bots, s.rank) for s in sides])
+        for f in m.faults:
+            faults[m.seats[int(f["seat"])]] += 1
+        by = m.result.get("forfeited_by")
+        if m.result.get("reason") == "forfeit" and by is not None:
+            forfeits[m.seats[int(by)]] += 1
+    _, total = store.counts()
+    return Standings(
+        game=game.id,
+        done=len(finished),
+        total=total,
+        crosstable=table,
+        ratings=fit_ratings(matches),
+        forfeits=forfeits,
+        faults=faults,
+    )

@@ -1,0 +1,221 @@
+#!/usr/bin/env bash
+# `make test-docker`: the Docker path for real, on a private Docker engine.
+#
+#  1. installs docker.io and debootstrap from Debian if missing;
+#  2. starts its own dockerd (no bridge network, no firewall changes, its own data root, exec
+#     root, pidfile and socket; log in $run/dockerd.log) and stops it at the end, even on failure;
+#  3. builds the minimal Debian base (docker/build-base.sh) and the arena image on it;
+#  4. runs the arena image with --network none and its state directory bind-mounted from the
+#     host: the image's HEALTHCHECK turns healthy, `arena health` answers inside and, through the
+#     Unix socket in the state directory, outside; four host bots play a lobby match through it;
+#  5. plays a match with one bot in a container through the Docker SDK (arena/docker_bots.py),
+#     and a tournament with a bot registered as an image (arena submit --image), and checks the
+#     lockdown of a bot container (no network, read-only root, no capabilities, limits).
+#
+# Needs root. The engine's data root (/var/lib/cardarena-test-docker) is kept between runs with
+# the base image only, so that is built once; delete the directory to start from scratch.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+arena=$PWD/.venv/bin/arena
+python=$PWD/.venv/bin/python
+run=/tmp/cardarena-dockerd
+data_root=/var/lib/cardarena-test-docker
+base_tag=cardarena-base:bookworm
+image=card-arena:test
+bot_image=card-arena-bot:test
+server=cardarena-test-server
+
+say() { echo "test-docker: $*"; }
+fail() { echo "test-docker: FAILED: $*" >&2; exit 1; }
+
+[ "$(id -u)" = 0 ] || fail "needs root (it starts its own dockerd)"
+
+# --- 1. tools ------------------------------------------------------------------------------------
+missing=()
+command -v dockerd >/dev/null || missing+=(docker.io)
+command -v debootstrap >/dev/null || missing+=(debootstrap)
+if [ ${#missing[@]} -gt 0 ]; then
+  say "installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# --- 2. a private engine -------------------------------------------------------------------------
+mkdir -p "$run" "$data_root"
+if [ -f "$run/dockerd.pid" ] && kill -0 "$(cat "$run/dockerd.pid")" 2>/dev/null; then
+  say "stopping the engine a previous run left behind"
+  kill "$(cat "$run/dockerd.pid")"
+  for _ in $(seq 50); do kill -0 "$(cat "$run/dockerd.pid")" 2>/dev/null || break; sleep 0.2; done
+fi
+rm -f "$run/docker.sock" "$run/dockerd.pid"
+export DOCKER_HOST="unix://$run/docker.sock"
+# The legacy builder: Debian's engine and CLI need no buildx plugin for it.
+export DOCKER_BUILDKIT=0
+state=$(mktemp -d /tmp/cardarena-state.XXXXXX)
+work=$(mktemp -d /tmp/cardarena-docker-test.XXXXXX)
+dockerd_pid=""
+
+cleanup() {
+  local status=$?
+  set +e
+  if [ -n "$dockerd_pid" ]; then
+    docker rm -f "$server" >/dev/null 2>&1
+    ids=$(docker ps -aq --filter label=card-arena.bot 2>/dev/null)
+    [ -n "$ids" ] && docker rm -f $ids >/dev/null 2>&1
+    # Keep only the base image in the engine's data root (it is what takes a minute to build).
+    docker rmi -f "$bot_image" "$image" >/dev/null 2>&1
+    docker image prune -f >/dev/null 2>&1
+    kill "$dockerd_pid" 2>/dev/null
+    for _ in $(seq 100); do kill -0 "$dockerd_pid" 2>/dev/null || break; sleep 0.2; done
+    kill -9 "$dockerd_pid" 2>/dev/null
+    wait "$dockerd_pid" 2>/dev/null
+    say "engine stopped"
+  fi
+  rm -rf "$state" "$work"
+  if [ "$status" != 0 ] && [ -f "$run/dockerd.log" ]; then
+    echo "--- last lines of $run/dockerd.log ---" >&2
+    tail -15 "$run/dockerd.log" >&2
+  fi
+  exit "$status"
+}
+trap cleanup EXIT
+
+say "starting dockerd (log: $run/dockerd.log)"
+dockerd --bridge=none --iptables=false --ip-masq=false --ip6tables=false \
+  --data-root "$data_root" --exec-root "$run/exec" --pidfile "$run/dockerd.pid" \
+  --host "$DOCKER_HOST" >"$run/dockerd.log" 2>&1 &
+dockerd_pid=$!
+for _ in $(seq 120); do
+  docker version >/dev/null 2>&1 && break
+  kill -0 "$dockerd_pid" 2>/dev/null || fail "dockerd exited"
+  sleep 0.5
+done
+docker version >/dev/null 2>&1 || fail "dockerd did not answer within 60 s"
+say "engine $(docker version --format '{{.Server.Version}}') up"
+
+# --- 3. images -----------------------------------------------------------------------------------
+docker/build-base.sh "$base_tag"
+[ -n "$(ls build/wheels/card_arena-*.whl 2>/dev/null)" ] || make --no-print-directory wheels
+say "building $image on $base_tag"
+# The build's own chatter (the legacy builder's deprecation notice) only shows on failure.
+docker build -q --build-arg BASE_IMAGE="$base_tag" -t "$image" . >/dev/null 2>"$work/build.err" \
+  || { cat "$work/build.err" >&2; fail "docker build of $image"; }
+printf 'FROM %s\nCMD ["arena", "bot", "random"]\n' "$image" \
+  | docker build -q -t "$bot_image" - >/dev/null 2>"$work/build.err" \
+  || { cat "$work/build.err" >&2; fail "docker build of $bot_image"; }
+uid=$(docker run --rm --network none "$image" id -u)
+[ "$uid" = 10001 ] || fail "the image runs as uid $uid, not the unprivileged 10001"
+# A whole tournament inside the image (bots as plain processes: the image has no bubblewrap),
+# down to the rating fit (numpy, scipy).
+docker run --rm --network none "$image" arena tournament --game tennis --option sets_to_win=1 \
+  --bot random --bot rules --matches 2 --no-sandbox --out /tmp/t --quiet >"$work/inside.txt" \
+  || fail "a tournament inside the image failed"
+grep -q "rules" "$work/inside.txt" || fail "the tournament inside the image printed no table"
+size=$(docker image inspect --format '{{.Size}}' "$image" | numfmt --to=iec)
+say "images built: $image is $size and runs as uid $uid"
+
+# --- 4. the arena image, with no network, state on the host ---------------------------------------
+chown 10001:10001 "$state"
+docker run -d --name "$server" --network none -v "$state:/data" "$image" >/dev/null
+for _ in $(seq 60); do
+  docker exec "$server" arena health --server 127.0.0.1:50051 >/dev/null 2>&1 && break
+  sleep 0.5
+done
+say "inside: $(docker exec "$server" arena health --server 127.0.0.1:50051)" \
+  || fail "arena health fails inside the container"
+[ -S "$state/arena.sock" ] || fail "no Unix socket in the state directory"
+say "outside: $("$arena" health --server "unix:$state/arena.sock")"
+pids=()
+for _ in 1 2 3 4; do
+  "$arena" bot random --server "unix:$state/arena.sock" --matches 1 --give-up 5 &
+  pids+=($!)
+done
+for pid in "${pids[@]}"; do wait "$pid" || fail "a host bot failed against the served arena"; done
+ls "$state"/records/*.jsonl.gz >/dev/null 2>&1 || fail "the served match left no record"
+say "four host bots played a match through the socket; record in the state directory"
+for _ in $(seq 40); do
+  health=$(docker inspect --format '{{.State.Health.Status}}' "$server")
+  [ "$health" = healthy ] && break
+  sleep 1
+done
+[ "$health" = healthy ] || fail "HEALTHCHECK status is $health"
+say "HEALTHCHECK: $health"
+# docker stop sends the image's STOPSIGNAL (SIGINT): the server shuts down at once, exiting
+# with the CLI's status for an interrupt (130), not killed after the grace period (137).
+started=$(date +%s)
+docker stop -t 20 "$server" >/dev/null
+code=$(docker inspect --format '{{.State.ExitCode}}' "$server")
+took=$(( $(date +%s) - started ))
+[ "$code" = 130 ] && [ "$took" -lt 10 ] \
+  || fail "docker stop: exit $code after $took s (want 130, promptly)"
+docker logs "$server" 2>&1 | grep -q Traceback && fail "the server's log has a traceback"
+say "docker stop: the server shut down in $took s"
+
+# --- 5. bots as images through the Docker SDK ------------------------------------------------------
+out=$("$arena" match tennis --option sets_to_win=1 --out "$work/match" \
+  --bot "image:$image arena bot random" --bot "arena bot random")
+echo "$out" | sed 's/^/  /'
+echo "$out" | grep -q '^faults:' && fail "the match with a containerised bot had faults"
+[ -z "$(docker ps -aq --filter label=card-arena.bot)" ] || fail "bot containers were left behind"
+say "match with a containerised bot: no faults, container removed"
+
+home="$work/home"
+"$arena" submit dock --version 1 --image "$bot_image" --home "$home" >/dev/null
+"$arena" tournament --game tennis --option sets_to_win=1 --matches 2 --bot dock --bot random \
+  --home "$home" --out "$work/tournament" --quiet --json >"$work/standings.json"
+"$python" - "$work/standings.json" <<'EOF'
+import json, sys
+standings = json.load(open(sys.argv[1]))
+assert standings["matches_done"] == 2, standings
+assert {r["bot"] for r in standings["ratings"]["ratings"]} == {"dock@1", "random"}, standings
+assert standings["faults"] == {}, standings["faults"]
+EOF
+say "tournament with the registered image bot dock@1: 2 matches, no faults"
+
+"$python" - "$image" <<'EOF'
+import sys, tempfile
+from pathlib import Path
+
+import trio
+
+from arena.docker_bots import docker_client, launch_container
+from arena.sandbox import Limits, prepare_socket_dir
+
+
+async def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        prepare_socket_dir(Path(tmp))
+        env = {"ARENA_ADDRESS": f"unix:{tmp}/arena.sock", "ARENA_TOKEN": "t", "ARENA_SEED": "1"}
+        bot = await launch_container(
+            sys.argv[1], env, Path(tmp) / "log", Path(tmp), Limits(), "sleep 30"
+        )
+        client = docker_client()
+        attrs = client.containers.get(bot._container.id).attrs
+        host, config = attrs["HostConfig"], attrs["Config"]
+        checks = {
+            "no network": host["NetworkMode"] == "none",
+            "read-only root": host["ReadonlyRootfs"] is True,
+            "no capabilities": host["CapDrop"] == ["ALL"],
+            "no new privileges": "no-new-privileges" in host["SecurityOpt"],
+            "uid nobody": config["User"] == "65534:65534",
+            "memory limit": host["Memory"] == 1024 * 1024 * 1024,
+            "pids limit": host["PidsLimit"] == 64,
+            "socket dir read-only": any(
+                m["Destination"] == "/arena" and not m["RW"] for m in attrs["Mounts"]
+            ),
+            "environment": "ARENA_ADDRESS=unix:/arena/arena.sock" in config["Env"],
+        }
+        await bot.stop()
+        gone = not client.containers.list(all=True, filters={"id": bot._container.id})
+        checks["removed at the end"] = gone
+        client.close()
+        bad = [name for name, ok in checks.items() if not ok]
+        assert not bad, f"bot container lockdown: {bad}"
+        print("test-docker: bot container: " + ", ".join(checks))
+
+
+trio.run(main)
+EOF
+
+say "all Docker checks passed"

@@ -1,0 +1,129 @@
+"""``arena serve``'s lobby: whoever connects is seated, match after match."""
+
+from __future__ import annotations
+
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import trio
+
+from arena._pb import arena_pb2 as pb
+from arena.sdk import BotRun, run_bot
+from arena.server import open_arena_server
+from arena.server.lobby import Lobby, LobbyConfig
+from reference_bots.base import RandomBot
+from tests.arena.wire import SHORT_WHIST, RawBot, join_all, make_spec
+
+ARENA = str(Path(sys.executable).parent / "arena")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def test_lobby_seats_waiting_bots_into_consecutive_matches() -> None:
+    runs: list[BotRun] = []
+
+    async def main() -> None:
+        async with open_arena_server() as server:
+            lobby = Lobby(server, LobbyConfig("whist", options=SHORT_WHIST, seed=7))
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(lobby.run)
+
+                def bot(i: int) -> None:
+                    # No token: the lobby gives each bot an identity of its own.
+                    runs.append(run_bot(RandomBot(i), server.address, "", matches=2))
+
+                threads = [threading.Thread(target=bot, args=(i,), daemon=True) for i in range(4)]
+                for t in threads:
+                    t.start()
+                await trio.to_thread.run_sync(join_all, threads)
+                nursery.cancel_scope.cancel()
+            # The bots said in Hello they would leave after two matches (max_matches): the
+            # lobby seats them exactly twice, so no third match starts as they hang up.
+            matches = server.board.summaries(running_only=False)
+            assert [m.match_id for m in matches] == ["whist-7-1", "whist-8-2"]
+            assert [m.status for m in matches] == ["finished", "finished"]
+            assert all(m.result is not None and m.result.reason == "normal" for m in matches)
+            assert {p.bot_name for m in matches for p in m.players} == {"random"}
+
+    trio.run(main)
+    assert sorted(r.matches for r in runs) == [2, 2, 2, 2]
+
+
+def test_lobby_ignores_bots_for_other_games() -> None:
+    async def main() -> None:
+        async with open_arena_server() as server:
+            lobby = Lobby(server, LobbyConfig("whist", options=SHORT_WHIST))
+            from arena.serde import Hello
+            from arena.server.connections import Connection
+
+            conn = Connection("c", "peer")
+            conn.hello = Hello("x", games=("tennis",))
+            lobby.add(conn)
+            assert not lobby._waiting
+            conn.hello = Hello("x", games=("whist",))
+            lobby.add(conn)
+            assert lobby._waiting == [conn]
+
+    trio.run(main)
+
+
+def test_arena_serve_command_plays_bots_that_connect() -> None:
+    port = _free_port()
+    serve = subprocess.Popen(
+        [
+            *(ARENA, "serve", "--listen", f"127.0.0.1:{port}", "--game", "whist"),
+            *("--option", "points_to_win=1", "--option", "games_per_rubber=1"),
+            *("--log-level", "error"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert serve.stdout is not None
+        banner = serve.stdout.readline()
+        assert banner.startswith(f"arena: serving whist on 127.0.0.1:{port}")
+        bots = [
+            subprocess.Popen(
+                [ARENA, "bot", name, "--server", f"127.0.0.1:{port}", "--matches", "1"],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+            for name in ("random", "rules", "random", "rules")
+        ]
+        assert [b.wait(timeout=60) for b in bots] == [0, 0, 0, 0]
+    finally:
+        serve.send_signal(signal.SIGINT)
+        _, err = serve.communicate(timeout=30)
+    assert serve.returncode == 130, err
+    assert err.strip().splitlines()[-1] == "arena: interrupted"
+
+
+def test_bot_names_are_cleaned_up() -> None:
+    async def main() -> None:
+        async with open_arena_server() as server:
+            server.add_token("t")
+
+            def client() -> RawBot:
+                bot = RawBot(server.address)
+                bot.hello("t", name="evil\nname" + "x" * 100)
+                bot.send(pb.BotMessage(ping=pb.Ping(nonce=1)))
+                assert bot.recv() is not None and bot.recv() is not None
+                bot.close()
+                return bot
+
+            await trio.to_thread.run_sync(client)
+            spec = make_spec("whist", 4, options=SHORT_WHIST, tokens=["t", "u", "v", "w"])
+            match = server.register(spec)
+            assert match.slots[0].bot_name == "bot0"  # the spec's name wins
+
+    trio.run(main)

@@ -1,0 +1,208 @@
+"""The Python SDK and ``arena bot``: Welcome/Rejected, reconnection with backoff, a clean exit
+when the server goes away, and strategies that see the engine's own observation dicts."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+from arena._pb import arena_pb2 as pb
+from arena.sdk import BotRejected, BotRun, run_bot
+from arena.server import open_arena_server
+from engine import Action, get_game
+from reference_bots.base import Bot, RandomBot
+from reference_bots.run import RulesOrRandomBot
+from tests.arena.wire import SHORT_WHIST, join_all, make_spec, play_with, raw, sdk
+
+ARENA = str(Path(sys.executable).parent / "arena")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+class Recording(Bot):
+    """Checks every observation against the engine's view of the same seat."""
+
+    name = "recording"
+
+    def __init__(self) -> None:
+        super().__init__(0)
+        self.seen: list[dict[str, Any]] = []
+        self.starts: list[tuple[str, int, dict[str, Any]]] = []
+
+    def start_match(self, game: str, seat: int, options: Mapping[str, Any]) -> None:
+        self.starts.append((game, seat, dict(options)))
+
+    def choose(self, game: str, observation: Mapping[str, Any], legal: Sequence[Action]) -> int:
+        self.seen.append(dict(observation))
+        assert all(isinstance(a, Action) for a in legal)
+        return 0
+
+
+def test_the_bot_sees_the_engine_observation_and_typed_options() -> None:
+    """Every observation dict the SDK hands the bot equals the engine's ``to_dict()`` for that
+    seat at that moment (rebuilt by replaying the record)."""
+    bot = Recording()
+    outcomes = []
+
+    def behaviour(address: str, token: str) -> None:
+        run_bot(bot, address, token, matches=1)
+
+    async def main() -> None:
+        async with open_arena_server() as server:
+            spec = make_spec("whist", 4, options=SHORT_WHIST, seed=3)
+            scenario = await play_with(server, spec, [behaviour, sdk(), sdk(), sdk()])
+            outcomes.append(scenario.outcome)
+
+    trio.run(main)
+    assert bot.starts == [("whist", 0, {"points_to_win": 1, "games_per_rubber": 1})]
+    game = get_game("whist")
+    state = game.new_match(game.configure(None, SHORT_WHIST), 3)
+    expected = []
+    for e in outcomes[0].entries:
+        if e["type"] == "decision":
+            if e["seat"] == 0:
+                expected.append(state.observation(0).to_dict())
+            state.apply(str(e["action"]))
+    assert bot.seen == expected and len(expected) == 13
+
+
+def test_unknown_token_raises_bot_rejected() -> None:
+    async def main() -> None:
+        async with open_arena_server() as server:
+
+            def client() -> None:
+                with pytest.raises(BotRejected, match="unknown token"):
+                    run_bot(RandomBot(1), server.address, "nope", matches=1)
+
+            await trio.to_thread.run_sync(client)
+
+    trio.run(main)
+
+
+def test_arena_bot_exits_with_one_line_when_rejected() -> None:
+    async def main() -> None:
+        async with open_arena_server() as server:
+            cmd = [ARENA, "bot", "random", "--server", server.address, "--token", "nope"]
+            proc = await trio.to_thread.run_sync(
+                lambda: subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+            )
+            assert proc.returncode == 2
+            assert proc.stderr.strip().splitlines()[-1] == (
+                "arena: error: the server rejected the bot: unknown token"
+            )
+
+    trio.run(main)
+
+
+def test_reconnects_with_backoff_until_the_server_is_up() -> None:
+    """The bot starts before the server listens; it retries, connects, and plays its match."""
+    port = _free_port()
+    address = f"127.0.0.1:{port}"
+    runs: list[BotRun] = []
+    spec = make_spec("whist", 4, options=SHORT_WHIST, tokens=["a", "b", "c", "d"])
+
+    def early_bot() -> None:
+        runs.append(run_bot(RandomBot(1), address, "a", matches=1, give_up_s=20))
+
+    early = threading.Thread(target=early_bot, daemon=True)
+    early.start()
+    time.sleep(0.4)
+
+    async def main() -> None:
+        async with open_arena_server(address) as server:
+            scenario = await play_with(server, spec, [None, sdk(), sdk(), sdk()])
+            assert scenario.outcome.faults == ()
+            await trio.to_thread.run_sync(join_all, [early])
+
+    trio.run(main)
+    assert runs and runs[0].matches == 1 and runs[0].connections >= 2
+    assert runs[0].stopped == "matches"
+
+
+def test_exits_cleanly_when_the_server_goes_away() -> None:
+    runs: list[BotRun] = []
+
+    async def main() -> None:
+        async with open_arena_server() as server:
+            server.add_token("waiting")
+            address = server.address
+
+            def bot() -> None:
+                runs.append(run_bot(RandomBot(1), address, "waiting", give_up_s=0.8))
+
+            thread = threading.Thread(target=bot, daemon=True)
+            thread.start()
+            await trio.sleep(0.3)
+        start = time.monotonic()
+        await trio.to_thread.run_sync(join_all, [thread])
+        assert time.monotonic() - start < 5
+
+    trio.run(main)
+    assert runs[0].stopped == "server gone" and runs[0].matches == 0
+
+
+def test_resumes_a_match_after_losing_the_connection() -> None:
+    """The server drops North's stream right after North decided; the SDK reconnects within the
+    backoff and North plays on without a single fault."""
+    run: list[BotRun] = []
+
+    def slow(decision: pb.DecisionRequest, n: int) -> pb.BotMessage:
+        time.sleep(0.1)
+        return pb.BotMessage(action=pb.Action(request_id=decision.request_id, index=0))
+
+    def north(address: str, token: str) -> None:
+        run.append(run_bot(RulesOrRandomBot(1), address, token, matches=1))
+
+    async def main() -> None:
+        async with open_arena_server() as server:
+            spec = make_spec("whist", 4, options=SHORT_WHIST, move_ms=3000)
+            match = server.register(spec)
+
+            async def kick() -> None:
+                while not any(t.seat == 0 for t in match.timings):
+                    await trio.sleep(0.002)
+                assert server.disconnect(spec.seats[0].token)
+
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(kick)
+                scenario = await play_with(server, spec, [north, raw(slow), raw(slow), raw(slow)])
+            assert scenario.outcome.faults == ()
+
+    trio.run(main)
+    assert run[0].connections == 2 and run[0].matches == 1
+
+
+class Broken(Bot):
+    name = "broken"
+
+    def choose(self, game: str, observation: Mapping[str, Any], legal: Sequence[Action]) -> int:
+        raise RuntimeError("strategy bug")
+
+
+def test_a_strategy_error_costs_one_move_not_the_match() -> None:
+    def behaviour(address: str, token: str) -> None:
+        run_bot(Broken(), address, token, matches=1)
+
+    spec = make_spec("whist", 4, options=SHORT_WHIST)
+
+    async def main() -> None:
+        async with open_arena_server() as server:
+            scenario = await play_with(server, spec, [behaviour, sdk(), sdk(), sdk()])
+            assert scenario.outcome.faults == ()
+            assert scenario.outcome.result.reason == "normal"
+
+    trio.run(main)
