@@ -193,7 +193,8 @@ def fit_ratings(
         ratings.append(
             Rating(
                 bot=tally.bots[i],
-                elo=float(elo[i]),
+                # Rounded as the order is: ratings equal by symmetry then also read equal.
+                elo=rounded[i],
                 plus_minus=float(Z95 * ELO_PER_NAT * sd[i]),
                 matches=int(played[i]),
                 score=float(score_sum[i] / played[i]) if played[i] else 0.0,

@@ -358,6 +358,11 @@ def wrap(
         argv.append("--disable-userns")
     argv += ["--die-with-parent", "--new-session", "--cap-drop", "ALL"]
     argv += ["--uid", str(NOBODY), "--gid", str(NOBODY), "--hostname", "bot"]
+    # The private /tmp first: binds made after it land on top of it, so a checkout or venv that
+    # lives under the host's /tmp (a CI clone, say) stays visible in the box.
+    if "--size" in _supported:
+        argv += ["--size", str(limits.tmp_mb * 1024 * 1024)]
+    argv += ["--tmpfs", "/tmp"]
     for path in read_only:
         argv += ["--ro-bind", str(path), str(path)]
     for link in ("bin", "lib", "lib64", "sbin"):
@@ -370,9 +375,6 @@ def wrap(
         for private, is_dir in _private_entries("/etc"):
             argv += ["--tmpfs", private] if is_dir else ["--ro-bind", "/dev/null", private]
     argv += ["--proc", "/proc", "--dev", "/dev"]
-    if "--size" in _supported:
-        argv += ["--size", str(limits.tmp_mb * 1024 * 1024)]
-    argv += ["--tmpfs", "/tmp"]
     argv += ["--ro-bind", str(bot_dir), str(bot_dir)]
     argv += ["--ro-bind", str(socket_dir), str(socket_dir)]
     bound = [*read_only, bot_dir]

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 import trio
 
+import arena.sandbox as sandbox_module
 from arena.docker_bots import container_environment, container_options, parse_image_bot
 from arena.launcher import Confinement, RunningBot, bot_environment, start_bot
 from arena.sandbox import (
@@ -378,3 +379,31 @@ def test_tournament_boxes_a_hostile_bot_and_goes_on(tmp_path: Path) -> None:
         assert all("blocked: " in text and "ESCAPED" not in text for text in hostile_logs)
     finally:
         listener.close()
+
+
+def test_runtime_paths_under_tmp_stay_visible(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A checkout or venv under the host's /tmp (a CI clone) must not vanish under the box's
+    private /tmp: the tmpfs is mounted before the read-only binds."""
+    venv = tmp_path / "venv"
+    venv.mkdir()
+    (venv / "marker").write_text("visible\n")
+    bot_dir = tmp_path / "bot"
+    bot_dir.mkdir()
+    real = sandbox_module._runtime_paths
+    monkeypatch.setattr(sandbox_module, "_runtime_paths", lambda: [*real(), venv])
+    wrapped = wrap(f"cat {venv}/marker", bot_dir, bot_dir, LIMITS, env={"PATH": "/usr/bin:/bin"})
+    proc = subprocess.Popen(
+        wrapped.argv, env=wrapped.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stdout is not None
+        out = proc.stdout.read()
+        assert proc.wait(timeout=30) == 0
+    finally:
+        assert proc.stdin is not None
+        proc.stdin.close()
+        proc.stdout.close()
+        wrapped.cleanup()
+    assert out == "visible\n"
