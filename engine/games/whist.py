@@ -14,6 +14,7 @@ from engine.cards import (
     KING,
     QUEEN,
     SUIT_LETTERS,
+    SUIT_MASKS,
     card,
     mask_texts,
     parse_card,
@@ -21,10 +22,13 @@ from engine.cards import (
 from engine.core import Action, Game, MatchConfig, MatchState, Observation, Result
 from engine.errors import ConfigError
 from engine.games.tricks import (
+    PLAY_EVENTS,
+    SUIT_PLAYS,
     TrickView,
-    follow_suit_mask,
+    deal_hands,
+    mask_card_texts,
     play_actions,
-    standard_trick_winner,
+    shuffled_pack,
 )
 from engine.options import OptionSpec
 
@@ -33,6 +37,8 @@ SIDE_NAMES = ("N+S", "E+W")
 TRICKS_PER_DEAL = 13
 #: Rank indices of the honours: A K Q J.
 HONOUR_RANKS = (ACE, KING, QUEEN, JACK)
+#: The honours of each suit as a card mask, by suit.
+HONOUR_MASKS = tuple(sum(1 << card(rank, suit) for rank in HONOUR_RANKS) for suit in range(4))
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,11 +140,8 @@ class WhistState(MatchState):
 
     def _deal(self) -> None:
         self.deal_number += 1
-        deck = list(range(52))
-        self.rng.shuffle(deck)
-        hands = [0, 0, 0, 0]
-        for i, c in enumerate(deck):
-            hands[(self.dealer + 1 + i) % 4] |= 1 << c
+        deck = shuffled_pack(self.rng)
+        hands = deal_hands(deck, (self.dealer + 1) % 4, 4, 13)
         self.hands = hands
         self.dealt = list(hands)
         self.turn_up = deck[51]  # the 52nd card, dealt to the dealer face up
@@ -148,7 +151,7 @@ class WhistState(MatchState):
         self.trick_cards, self.trick_seats = [], []
         self.tricks_won = [0, 0]
         for seat in range(4):
-            self._emit("deal", to=(seat,), seat=seat, hand=list(mask_texts(hands[seat])))
+            self._emit("deal", to=(seat,), seat=seat, hand=mask_card_texts(hands[seat]))
         self._emit(
             "turn_up",
             dealer=self.dealer,
@@ -162,8 +165,13 @@ class WhistState(MatchState):
     def _legal_actions(self) -> tuple[Action, ...]:
         seat = self.to_move
         assert seat is not None
-        led = self.trick_cards[0] // 13 if self.trick_cards else None
-        return play_actions(follow_suit_mask(self.hands[seat], led))
+        hand = self.hands[seat]
+        if self.trick_cards:  # follow suit when able: one table look-up
+            led = self.trick_cards[0] // 13
+            same = hand >> 13 * led & 0x1FFF
+            if same:
+                return SUIT_PLAYS[led][same]
+        return play_actions(hand)
 
     def _why_illegal(self, text: str) -> str:
         kind, _, arg = text.partition(":")
@@ -180,32 +188,35 @@ class WhistState(MatchState):
         return f"must follow suit {led} (legal: {legal})"
 
     def _apply(self, action: Action) -> None:
+        # The hot path of every playout: plain attribute work and an interned event.
         seat = self.to_move
         assert seat is not None
-        c = CARD_INDEX[action.arg]
+        arg = action.arg
+        c = CARD_INDEX[arg]
         self.hands[seat] &= ~(1 << c)
         if c == self.turn_up:
             self.turn_up_in_hand = False
-        self.trick_cards.append(c)
+        cards = self.trick_cards
+        cards.append(c)
         self.trick_seats.append(seat)
-        self._emit("play", seat=seat, card=action.arg)
-        if len(self.trick_cards) < 4:
+        self.events.append(PLAY_EVENTS[seat][c])  # the same as _emit("play", …), interned
+        if len(cards) < 4:
             self.to_move = (seat + 1) % 4
             return
         self._finish_trick()
 
     def _finish_trick(self) -> None:
-        w = standard_trick_winner(self.trick_cards, self.trump)
-        winner = self.trick_seats[w]
+        cards = self.trick_cards
+        c0, c1, c2, c3 = cards
+        played = 1 << c0 | 1 << c1 | 1 << c2 | 1 << c3
+        # Highest trump, else highest card of the suit led (ranks ascend with card numbers).
+        best = played & SUIT_MASKS[self.trump] or played & SUIT_MASKS[c0 // 13]
+        winner = self.trick_seats[cards.index(best.bit_length() - 1)]
         self.tricks_won[winner % 2] += 1
-        view = TrickView(
-            self.trick_leader,
-            tuple(CARD_TEXT[c] for c in self.trick_cards),
-            tuple(self.trick_seats),
-            winner,
-        )
+        texts = tuple(map(CARD_TEXT.__getitem__, cards))
+        view = TrickView(self.trick_leader, texts, tuple(self.trick_seats), winner)
         self.finished_tricks.append(view)
-        self._emit("trick", number=len(self.finished_tricks), winner=winner, cards=list(view.cards))
+        self._emit("trick", number=len(self.finished_tricks), winner=winner, cards=list(texts))
         self.trick_cards, self.trick_seats = [], []
         if len(self.finished_tricks) == TRICKS_PER_DEAL:
             self._score_deal()
@@ -298,13 +309,11 @@ CARD_INDEX = {t: i for i, t in enumerate(CARD_TEXT)}
 
 def honours_by_side(dealt: list[int], trump: int) -> tuple[int, int]:
     """How many of A K Q J of trumps each side was dealt (the turn-up counts as the dealer's)."""
-    held = [0, 0]
-    for rank in HONOUR_RANKS:
-        bit = 1 << card(rank, trump)
-        for seat in range(4):
-            if dealt[seat] & bit:
-                held[seat % 2] += 1
-    return held[0], held[1]
+    honours = HONOUR_MASKS[trump]
+    return (
+        ((dealt[0] | dealt[2]) & honours).bit_count(),
+        ((dealt[1] | dealt[3]) & honours).bit_count(),
+    )
 
 
 def _parse_card_or_none(text: str) -> int | None:

@@ -1,0 +1,120 @@
+"""``python -m benchmarks`` (``make bench``): every section, one table, ``out/bench/latest.json``.
+
+python -m benchmarks                      # everything (a few minutes)
+python -m benchmarks --only engine,ratings
+python -m benchmarks --quick              # fewer rounds and levels: a smoke run
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from arena.logging import configure
+from benchmarks.common import OUT_DIR, load_now, machine
+
+SECTIONS = ("engine", "protocol", "tournament", "scale", "ratings")
+
+
+def _engine(quick: bool, out: Path) -> dict[str, Any]:
+    from benchmarks.engine_bench import profile_whist, run_engine
+
+    result = run_engine(rounds=2 if quick else 6, slice_s=0.15 if quick else 0.25)
+    profile = profile_whist(1.0 if quick else 3.0)
+    text = profile.pop("text", "")
+    if text:
+        (out / "profile-engine-whist.txt").write_text(text)
+        profile["file"] = str(out / "profile-engine-whist.txt")
+    result["profile"] = profile
+    return result
+
+
+def _protocol(quick: bool, out: Path) -> dict[str, Any]:
+    from benchmarks.profiling import profiled
+    from benchmarks.protocol_bench import arena_run, run_protocol
+
+    result = run_protocol(repeats=1 if quick else 3, matches_1=2 if quick else 3)
+    # Profiles come from separate runs: sampling must not disturb the measured ones.
+    profiles = {}
+    for n, k in ((1, 2 if quick else 6), (8, 1 if quick else 2)):
+        with profiled(out / f"profile-arena-{n}.txt") as prof:
+            trio.run(functools.partial(arena_run, n, k))
+        profiles[f"{n}"] = prof
+    result["profile"] = profiles
+    return result
+
+
+def _tournament(quick: bool, out: Path) -> dict[str, Any]:
+    from benchmarks.tournament_bench import run_tournaments
+
+    return run_tournaments((1, 4) if quick else (1, 2, 4, 8))
+
+
+def _scale(quick: bool, out: Path) -> dict[str, Any]:
+    from benchmarks.scale_bench import run_scale
+
+    if quick:
+        return run_scale((40, 100), profile_at=40, out=out.resolve())
+    return run_scale((100, 200, 500), profile_at=200, out=out.resolve())
+
+
+def _ratings(quick: bool, out: Path) -> dict[str, Any]:
+    from benchmarks.ratings_bench import run_ratings_both
+
+    return run_ratings_both(n_results=20_000 if quick else 100_000, repeats=1 if quick else 3)
+
+
+RUNNERS: dict[str, Callable[[bool, Path], dict[str, Any]]] = {
+    "engine": _engine,
+    "protocol": _protocol,
+    "tournament": _tournament,
+    "scale": _scale,
+    "ratings": _ratings,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
+    parser.add_argument(
+        "--only", default="", help=f"comma-separated sections ({', '.join(SECTIONS)})"
+    )
+    parser.add_argument("--quick", action="store_true", help="fewer rounds: a smoke run")
+    parser.add_argument("--out", type=Path, default=OUT_DIR, help="output directory")
+    args = parser.parse_args(argv)
+    chosen = [s for s in args.only.split(",") if s] or list(SECTIONS)
+    unknown = [s for s in chosen if s not in RUNNERS]
+    if unknown:
+        parser.error(f"unknown section(s): {', '.join(unknown)}")
+    configure("error")
+    args.out.mkdir(parents=True, exist_ok=True)
+    results: dict[str, Any] = {"machine": machine(), "quick": args.quick, "sections": {}}
+    start = time.perf_counter()
+    for name in chosen:
+        print(f"[bench] {name} …", file=sys.stderr, flush=True)
+        t0, load0 = time.perf_counter(), load_now()
+        section = RUNNERS[name](args.quick, args.out)
+        section["seconds"] = round(time.perf_counter() - t0, 1)
+        section["load_avg_1m"] = [load0, load_now()]
+        results["sections"][name] = section
+    results["seconds"] = round(time.perf_counter() - start, 1)
+    from benchmarks.report import render
+
+    table = render(results)
+    print(table)
+    path = args.out / "latest.json"
+    path.write_text(json.dumps(results, indent=1) + "\n")
+    (args.out / "latest.txt").write_text(table + "\n")
+    print(f"\nwritten: {path} (and latest.txt, profiles in {args.out})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,308 @@
+"""Section 2: protocol overhead — the arena beside a raw grpc.aio ping-pong, same client, same
+message sizes, measured in the same run (arena and raw runs alternate).
+
+The arena plays whist matches in which one bot connection holds all four seats (one token), so
+every decision is one request/answer round trip on that connection, like the raw ping-pong's.
+``connections`` such connections play at once, each its own series of matches. Latency is the
+referee's own per-decision timing (request sent → answer received, on the server's clock); the
+raw server times its round trips the same way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from arena.serde import TimeControl
+from arena.server import (
+    ArenaServer,
+    MatchOutcome,
+    MatchSpec,
+    SeatSpec,
+    new_token,
+    open_arena_server,
+)
+from benchmarks.common import ROOT, child_env, percentile, rss_bytes, thread_count
+from benchmarks.wire import RawPingPong, sample_decisions, start_raw_server
+
+
+def client_argv(address: str, tokens_file: Path, matches: int, seed: int = 1) -> list[str]:
+    """The bench client process (benchmarks/wire.py)."""
+    return [
+        sys.executable,
+        "-m",
+        "benchmarks.wire",
+        "client",
+        address,
+        "--tokens",
+        str(tokens_file),
+        "--matches",
+        str(matches),
+        "--seed",
+        str(seed),
+    ]
+
+
+def _summary(
+    label: str,
+    connections: int,
+    decisions: int,
+    wall: float,
+    latencies_ms: Sequence[float],
+    server_cpu: float,
+    client: dict[str, Any] | None,
+    extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    return {
+        "label": label,
+        "decisions": decisions,
+        "wall_s": round(wall, 3),
+        "decisions_per_s": round(decisions / wall, 1) if wall > 0 else 0.0,
+        # Per connection, one decision every cycle_ms: the round trip (latency, on the
+        # server's clock) plus the server's own work between an answer and the next request.
+        "cycle_ms": round(wall * 1000 / decisions * connections, 3) if decisions else None,
+        "latency_median_ms": round(percentile(latencies_ms, 0.5), 3),
+        "latency_p99_ms": round(percentile(latencies_ms, 0.99), 3),
+        "server_cpu_s": round(server_cpu, 3),
+        "server_cpu_share": round(server_cpu / wall, 2) if wall > 0 else 0.0,
+        "client": client,
+        **(extra or {}),
+    }
+
+
+# --- the arena ------------------------------------------------------------------------------
+
+
+async def _arena_series(
+    server: ArenaServer, specs: Sequence[MatchSpec], outcomes: list[MatchOutcome]
+) -> None:
+    for spec in specs:
+        outcomes.append(await server.run_match(spec))
+
+
+async def arena_run(
+    connections: int,
+    matches_per_connection: int,
+    *,
+    options: dict[str, Any] | None = None,
+    time_control: TimeControl | None = None,
+    sdk_bot: bool = False,
+    seats_per_connection: int = 4,
+    max_connections: int = 256,
+    label: str = "",
+) -> dict[str, Any]:
+    """Whist matches over the arena: ``connections`` bot connections, each playing
+    ``matches_per_connection`` matches in turn (all four seats on one connection by default;
+    ``seats_per_connection=1`` gives each seat its own connection). Runs on trio."""
+    tc = time_control or TimeControl()
+    per_match = 4 // seats_per_connection
+    tables = connections // per_match
+    with tempfile.TemporaryDirectory(prefix="arena-bench-") as tmp:
+        async with open_arena_server("127.0.0.1:0", max_connections=max_connections) as server:
+            tokens = [new_token() for _ in range(tables * per_match)]
+            series: list[list[MatchSpec]] = []
+            for table in range(tables):
+                seat_tokens = tokens[table * per_match : (table + 1) * per_match]
+                seats = tuple(SeatSpec(seat_tokens[s // seats_per_connection]) for s in range(4))
+                series.append(
+                    [
+                        MatchSpec(
+                            match_id=f"bench-{table}-{j}",
+                            game="whist",
+                            seats=seats,
+                            seed=1000 * table + j,
+                            options=dict(options or {}),
+                            time_control=tc,
+                            connect_timeout_s=120.0,
+                        )
+                        for j in range(matches_per_connection)
+                    ]
+                )
+            lives = [server.register(s[0]) for s in series]
+            idle_rss, idle_threads = rss_bytes(), thread_count()
+            procs = []
+            if sdk_bot:
+                for i, token in enumerate(tokens):
+                    argv = [
+                        str(Path(sys.executable).parent / "arena"), "bot", "random",
+                        "--server", server.address, "--token", token,
+                        "--seed", str(i), "--matches", str(matches_per_connection),
+                    ]  # fmt: skip
+                    procs.append(
+                        await trio.lowlevel.open_process(
+                            argv, env=child_env(), cwd=ROOT, stdout=subprocess.DEVNULL
+                        )
+                    )
+            else:
+                tokens_file = Path(tmp) / "tokens"
+                tokens_file.write_text("\n".join(tokens) + "\n")
+                out_file = (Path(tmp) / "client.json").open("wb")
+                procs.append(
+                    await trio.lowlevel.open_process(
+                        client_argv(server.address, tokens_file, matches_per_connection),
+                        env=child_env(),
+                        cwd=ROOT,
+                        stdout=out_file,
+                    )
+                )
+            connect_start = time.perf_counter()
+            with trio.fail_after(120):
+                for live in lives:
+                    await live.ready.wait()
+            connect_s = time.perf_counter() - connect_start
+            connected_rss, connected_threads = rss_bytes(), thread_count()
+            outcomes: list[MatchOutcome] = []
+            c0, w0 = time.process_time(), time.perf_counter()
+            async with trio.open_nursery() as nursery:
+                for specs in series:
+                    nursery.start_soon(_arena_series, server, specs, outcomes)
+            wall = time.perf_counter() - w0
+            server_cpu = time.process_time() - c0
+            with trio.fail_after(60):
+                for p in procs:
+                    await p.wait()
+            client = None
+            if not sdk_bot:
+                out_file.close()
+                text = (Path(tmp) / "client.json").read_text().strip()
+                client = json.loads(text.splitlines()[-1]) if text else None
+    timings = [t for o in outcomes for t in o.timings]
+    faults = [f for o in outcomes for f in o.faults]
+    answered = [t.ms for t in timings if not t.fallback]
+    return _summary(
+        label or f"arena, {connections} connection{'s' if connections > 1 else ''}",
+        len(tokens),
+        len(timings),
+        wall,
+        answered,
+        server_cpu,
+        client,
+        {
+            "connections": len(tokens),
+            "matches": len(outcomes),
+            "faults": len(faults),
+            "timeouts": sum(1 for f in faults if f.kind == "timeout"),
+            "fault_kinds": sorted({f.kind for f in faults}),
+            "connect_s": round(connect_s, 2),
+            "server_rss_idle_mb": round(idle_rss / 2**20, 1),
+            "server_rss_connected_mb": round(connected_rss / 2**20, 1),
+            "server_rss_per_connection_kb": round((connected_rss - idle_rss) / len(tokens) / 1024),
+            "server_threads_idle": idle_threads,
+            "server_threads_connected": connected_threads,
+        },
+    )
+
+
+# --- the raw reference --------------------------------------------------------------------
+
+
+async def _raw_async(connections: int, rounds: int) -> dict[str, Any]:
+    servicer = RawPingPong(sample_decisions(), rounds, connections)
+    server, address = await start_raw_server(servicer, connections)
+    try:
+        with tempfile.TemporaryDirectory(prefix="raw-bench-") as tmp:
+            tokens_file = Path(tmp) / "tokens"
+            tokens_file.write_text("".join(f"raw{i}\n" for i in range(connections)))
+            c0 = time.process_time()
+            proc = await asyncio.create_subprocess_exec(
+                *client_argv(address, tokens_file, 0),
+                env=child_env(),
+                cwd=ROOT,
+                stdout=asyncio.subprocess.PIPE,
+            )
+            out, _ = await asyncio.wait_for(proc.communicate(), 300)
+            end = time.perf_counter()
+            server_cpu = time.process_time() - c0
+    finally:
+        await server.stop(0.5)
+    client = json.loads(out.decode().strip().splitlines()[-1])
+    rtts = [x * 1000 for x in servicer.stats.rtts]
+    wall = end - servicer.started if servicer.started else float("nan")
+    return _summary(
+        f"raw grpc.aio, {connections} connection{'s' if connections > 1 else ''}",
+        connections,
+        len(rtts),
+        wall,
+        rtts,
+        server_cpu,
+        client,
+        {"connections": connections, "rounds_per_connection": rounds},
+    )
+
+
+def raw_run(connections: int, rounds: int) -> dict[str, Any]:
+    """The raw ping-pong: ``connections`` streams of ``rounds`` round trips each."""
+    return asyncio.run(_raw_async(connections, rounds))
+
+
+def run_protocol(repeats: int = 3, matches_1: int = 3, matches_8: int = 2) -> dict[str, Any]:
+    """Raw and arena, 1 and 8 connections, alternating, ``repeats`` times; medians and ratios."""
+    runs: dict[str, list[dict[str, Any]]] = {"raw1": [], "arena1": [], "raw8": [], "arena8": []}
+    for _ in range(repeats):
+        for n, k in ((1, matches_1), (8, matches_8)):
+            played = trio.run(functools.partial(arena_run, n, k))
+            # Twice the arena's round trips per connection: the raw run, about twice as fast,
+            # then lasts about as long, so both see the machine's load for a similar stretch.
+            rounds = max(1, 2 * played["decisions"] // n)
+            runs[f"raw{n}"].append(raw_run(n, rounds))
+            runs[f"arena{n}"].append(played)
+    sdk = trio.run(
+        functools.partial(
+            arena_run, 1, 1, sdk_bot=True, label="arena, 1 connection, SDK bot (arena bot random)"
+        )
+    )
+    summary: dict[str, Any] = {}
+    for n in (1, 8):
+        raw, arena = runs[f"raw{n}"], runs[f"arena{n}"]
+        ratios = [
+            a["decisions_per_s"] / r["decisions_per_s"] for a, r in zip(arena, raw, strict=True)
+        ]
+        summary[f"{n}"] = {
+            "raw_decisions_per_s": _med(raw, "decisions_per_s"),
+            "arena_decisions_per_s": _med(arena, "decisions_per_s"),
+            "ratio_median": round(statistics.median(ratios), 3),
+            "ratio_range": [round(min(ratios), 3), round(max(ratios), 3)],
+            "raw_cycle_ms": _med(raw, "cycle_ms"),
+            "arena_cycle_ms": _med(arena, "cycle_ms"),
+            "raw_latency_median_ms": _med(raw, "latency_median_ms"),
+            "raw_latency_p99_ms": _med(raw, "latency_p99_ms"),
+            "arena_latency_median_ms": _med(arena, "latency_median_ms"),
+            "arena_latency_p99_ms": _med(arena, "latency_p99_ms"),
+            "arena_server_cpu_share": _med(arena, "server_cpu_share"),
+            "raw_server_cpu_share": _med(raw, "server_cpu_share"),
+            "arena_messages_per_decision": round(
+                statistics.median(
+                    a["client"]["messages"] / a["decisions"] for a in arena if a["client"]
+                ),
+                2,
+            ),
+        }
+    raw1 = summary["1"]["raw_decisions_per_s"]
+    summary["sdk_1"] = {
+        "decisions_per_s": sdk["decisions_per_s"],
+        "ratio_to_raw": round(sdk["decisions_per_s"] / raw1, 3) if raw1 else None,
+        "latency_median_ms": sdk["latency_median_ms"],
+        "latency_p99_ms": sdk["latency_p99_ms"],
+    }
+    return {"runs": runs, "sdk_bot": sdk, "summary": summary}
+
+
+def _med(runs: Sequence[dict[str, Any]], key: str) -> float:
+    return round(float(statistics.median(r[key] for r in runs)), 3)
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    print(json.dumps(run_protocol(repeats=1), indent=1))

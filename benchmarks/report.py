@@ -1,0 +1,262 @@
+"""The printed table: every figure beside its same-run reference and the ratio."""
+
+from __future__ import annotations
+
+from typing import Any
+
+Row = tuple[str, str, str, str]
+
+
+def _n(x: float | None, digits: int = 0) -> str:
+    if x is None:
+        return "–"
+    if digits == 0:
+        return f"{x:,.0f}"
+    return f"{x:,.{digits}f}"
+
+
+def _ratio(x: float | None) -> str:
+    return "–" if x is None else f"{x:.2f}×"
+
+
+def engine_rows(s: dict[str, Any]) -> list[Row]:
+    subjects = s["subjects"]
+    rows: list[Row] = []
+    ref_label = "openspiel oh_hell"
+    ref = subjects.get(ref_label, {}).get("decisions_per_cpu_s")
+    for label, t in subjects.items():
+        if label.startswith("openspiel"):
+            continue
+        rate = t["decisions_per_cpu_s"]
+        rows.append(
+            (
+                f"engine {label}: decisions/s",
+                _n(rate),
+                f"oh_hell {_n(ref)}" if ref else "–",
+                _ratio(rate / ref) if ref else "–",
+            )
+        )
+    for label, t in subjects.items():
+        if label.startswith("openspiel"):
+            rows.append(
+                (f"{label} (C++ via pyspiel): decisions/s", _n(t["decisions_per_cpu_s"]), "", "")
+            )
+    for name, r in s.get("ratios", {}).items():
+        rows.append(
+            (
+                f"engine {name} per decision",
+                f"{r['cpu_median']:.2f} (range {r['cpu_min']:.2f}–{r['cpu_max']:.2f})",
+                f"wall-clock {r['wall']:.2f}",
+                _ratio(r["cpu_median"]),
+            )
+        )
+    if s.get("openspiel_missing"):
+        rows.append(("openspiel", "missing", s["openspiel_missing"], "–"))
+    return rows
+
+
+def protocol_rows(s: dict[str, Any]) -> list[Row]:
+    rows: list[Row] = []
+    for n in ("1", "8"):
+        m = s["summary"][n]
+        what = f"{n} connection{'s' if n != '1' else ''}"
+        rows.append(
+            (
+                f"arena {what}: decisions/s",
+                _n(m["arena_decisions_per_s"]),
+                f"raw grpc.aio {_n(m['raw_decisions_per_s'])}",
+                f"{_ratio(m['ratio_median'])} "
+                f"({m['ratio_range'][0]:.2f}–{m['ratio_range'][1]:.2f})",
+            )
+        )
+        rows.append(
+            (
+                f"arena {what}: latency median / p99 ms",
+                f"{m['arena_latency_median_ms']:.2f} / {m['arena_latency_p99_ms']:.2f}",
+                f"raw {m['raw_latency_median_ms']:.2f} / {m['raw_latency_p99_ms']:.2f}",
+                _ratio(m["arena_latency_median_ms"] / m["raw_latency_median_ms"])
+                if m["raw_latency_median_ms"]
+                else "–",
+            )
+        )
+        rows.append(
+            (
+                f"arena {what}: ms per decision per connection",
+                f"{m['arena_cycle_ms']:.2f}",
+                f"raw {m['raw_cycle_ms']:.2f}",
+                _ratio(m["arena_cycle_ms"] / m["raw_cycle_ms"]) if m["raw_cycle_ms"] else "–",
+            )
+        )
+    sdk = s["summary"].get("sdk_1")
+    if sdk:
+        rows.append(
+            (
+                "arena 1 connection, SDK bot: decisions/s",
+                _n(sdk["decisions_per_s"]),
+                f"raw grpc.aio {_n(s['summary']['1']['raw_decisions_per_s'])}",
+                _ratio(sdk["ratio_to_raw"]),
+            )
+        )
+    return rows
+
+
+def tournament_rows(s: dict[str, Any]) -> list[Row]:
+    rows: list[Row] = []
+    base = s["runs"][0]["matches_per_min"] if s["runs"] else None
+    for r in s["runs"]:
+        rows.append(
+            (
+                f"tournament concurrency {r['concurrency']}: matches/min",
+                _n(r["matches_per_min"], 1),
+                f"concurrency 1: {_n(base, 1)}",
+                _ratio(r["ratio_to_concurrency_1"]),
+            )
+        )
+    start = s.get("bot_start", {})
+    if start:
+        rows.append(
+            (
+                "tournament: one bot process start (CPU s)",
+                f"{start['cpu_s_median']:.3f}",
+                "",
+                "",
+            )
+        )
+    return rows
+
+
+def scale_rows(s: dict[str, Any]) -> list[Row]:
+    rows: list[Row] = []
+    for lv in s["levels"]:
+        n = lv["connections"]
+        rows.append(
+            (
+                f"scale {n} connections: decisions/s",
+                _n(lv["decisions_per_s"]),
+                f"raw grpc.aio {_n(lv['raw']['decisions_per_s'])}",
+                _ratio(lv["ratio_to_raw"]),
+            )
+        )
+        rows.append(
+            (
+                f"scale {n}: timeouts; latency median / p99 ms",
+                f"{lv['timeouts']}; {lv['latency_median_ms']:.0f} / {lv['latency_p99_ms']:.0f}",
+                f"raw {lv['raw']['latency_median_ms']:.0f} / {lv['raw']['latency_p99_ms']:.0f}",
+                "",
+            )
+        )
+        rows.append(
+            (
+                f"scale {n}: server RSS per connected bot",
+                f"{lv['server_rss_per_connection_kb']} KiB",
+                f"{lv['server_threads_connected']} threads",
+                "",
+            )
+        )
+    return rows
+
+
+def ratings_rows(s: dict[str, Any]) -> list[Row]:
+    rows: list[Row] = [
+        (
+            f"ratings fit {s['bots']:,} bots / {s['results']:,} results: s",
+            f"{s['fit_s_median']:.3f}",
+            f"Bradley–Terry L-BFGS {s['baseline_s_median']:.3f}",
+            _ratio(s["ratio_to_baseline"]),
+        ),
+        (
+            "ratings fit vs baseline with intervals",
+            f"{s['fit_s_median']:.3f}",
+            f"baseline + Hessian inverse {s['baseline_with_intervals_s_median']:.3f}",
+            _ratio(s["ratio_to_baseline_with_intervals"]),
+        ),
+    ]
+    one = s.get("one_blas_thread")
+    if one:
+        rows.append(
+            (
+                "ratings fit with one BLAS thread: s",
+                f"{one['fit_s_median']:.3f}",
+                f"Bradley–Terry L-BFGS {one['baseline_s_median']:.3f}",
+                _ratio(one["ratio_to_baseline"]),
+            )
+        )
+    return rows
+
+
+ROWS = {
+    "engine": engine_rows,
+    "protocol": protocol_rows,
+    "tournament": tournament_rows,
+    "scale": scale_rows,
+    "ratings": ratings_rows,
+}
+
+
+def limits(results: dict[str, Any]) -> list[str]:
+    """One line per profile: where the time went."""
+    out: list[str] = []
+    sections = results["sections"]
+    eng = sections.get("engine", {}).get("profile", {})
+    if eng.get("top_self_time"):
+        top = ", ".join(
+            f"{x['function'].split(' (')[0]} {x['share']:.0%}" for x in eng["top_self_time"][:5]
+        )
+        out.append(f"engine (whist, pyinstrument self time): {top}")
+    for n, prof in sections.get("protocol", {}).get("profile", {}).items():
+        if prof.get("by_part"):
+            parts = ", ".join(f"{k} {v:.0%}" for k, v in list(prof["by_part"].items())[:5])
+            out.append(
+                f"arena {n} connection{'' if n == '1' else 's'} (py-spy, GIL holder; "
+                f"interpreter busy {prof['interpreter_busy']:.0%}): {parts}"
+            )
+    prof = sections.get("scale", {}).get("profile", {})
+    if prof.get("by_part"):
+        parts = ", ".join(f"{k} {v:.0%}" for k, v in list(prof["by_part"].items())[:5])
+        out.append(
+            f"arena {prof['connections']} connections (py-spy, GIL holder; interpreter busy "
+            f"{prof['interpreter_busy']:.0%}): {parts}"
+        )
+    tour = sections.get("tournament", {}).get("runs", [])
+    if tour:
+        r = tour[-1]
+        out.append(
+            f"tournament concurrency {r['concurrency']}: bot processes {r['bot_share_of_cpu']:.0%} "
+            f"of the CPU used, {r['startup_share_of_bot_cpu']:.0%} of theirs is start-up"
+        )
+    rat = sections.get("ratings", {}).get("profile", {})
+    if rat.get("in _fit"):
+        steps = ", ".join(
+            f"{x['step'].split(' (')[0]} {x['share']:.0%}" for x in rat["in _fit"][:3]
+        )
+        out.append(f"ratings fit (pyinstrument, share of the fit): {steps}")
+    return out
+
+
+def render(results: dict[str, Any]) -> str:
+    """The table, the machine, and the limits."""
+    m = results["machine"]
+    lines = [
+        f"Card Arena benchmarks — {m['date']}",
+        f"machine: {m['nproc']} CPUs, {m['cpu']}, Python {m['python']}, "
+        f"load {m['load_avg_1m_at_start']} at start; {results['seconds']} s in all"
+        + (" (quick run)" if results.get("quick") else ""),
+        "",
+    ]
+    rows: list[Row] = [("figure", "value", "reference (same run)", "ratio")]
+    for name, fn in ROWS.items():
+        if name in results["sections"]:
+            rows.extend(fn(results["sections"][name]))
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    for i, r in enumerate(rows):
+        lines.append("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+        if i == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    notes = limits(results)
+    if notes:
+        lines += ["", "What limits them (profiles):"] + [f"- {n}" for n in notes]
+    lines += [
+        "",
+        "Engine rates are per CPU second of the benchmark process (see docs/performance.md).",
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,95 @@
+"""Section 4: scale — N concurrent bot connections (one per seat: N/4 whist matches at once)
+with a 1 s deadline per decision and no bank: decisions per second, timeouts (the target is 0),
+decision latency, and the server's resident memory per connected bot; beside the raw grpc.aio
+ping-pong with as many connections in the same run (the ratio).
+
+Each N runs in a fresh process (``python -m benchmarks.scale_bench N``) so that its memory
+figures start from a clean heap; the bots are one client process on loopback, every match is a
+short rubber, so the run is bounded and stops by itself.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from arena.logging import configure
+from arena.serde import TimeControl
+from benchmarks.common import python_module, run_json
+from benchmarks.profiling import profiled
+from benchmarks.protocol_bench import arena_run, raw_run
+
+#: One game to 5 points: a deal or two per match.
+OPTIONS = {"games_per_rubber": 1, "points_to_win": 5}
+DEADLINE = TimeControl(move_ms=1000, bank_ms=0)
+
+
+def _arena(n: int) -> dict[str, Any]:
+    return trio.run(
+        functools.partial(
+            arena_run,
+            n,
+            1,
+            options=OPTIONS,
+            time_control=DEADLINE,
+            seats_per_connection=1,
+            max_connections=n + 16,
+            label=f"arena, {n} connections",
+        )
+    )
+
+
+def scale_once(n: int) -> dict[str, Any]:
+    """N connections (N/4 matches of one connection per seat) against the arena, then the raw
+    ping-pong with N connections (twice as many round trips each)."""
+    arena = _arena(n)
+    # Twice the arena's round trips per connection, so the faster raw run is not a blip.
+    raw = raw_run(n, max(1, 2 * arena["decisions"] // n))
+    arena["raw"] = raw
+    arena["ratio_to_raw"] = (
+        round(arena["decisions_per_s"] / raw["decisions_per_s"], 3)
+        if raw["decisions_per_s"]
+        else None
+    )
+    return arena
+
+
+def profile_once(n: int, out: Path) -> dict[str, Any]:
+    """The arena at N connections again, under py-spy (a separate run: sampling disturbs)."""
+    with profiled(out) as prof:
+        _arena(n)
+    return prof
+
+
+def run_scale(
+    levels: tuple[int, ...] = (100, 200, 500),
+    profile_at: int | None = 200,
+    out: Path | None = None,
+    timeout: float = 240,
+) -> dict[str, Any]:
+    """Every level in its own process, then a profiled run at ``profile_at`` connections."""
+    result: dict[str, Any] = {
+        "deadline_ms": DEADLINE.move_ms,
+        "options": OPTIONS,
+        "levels": [
+            run_json(python_module("benchmarks.scale_bench", str(n)), timeout) for n in levels
+        ],
+    }
+    if profile_at is not None and out is not None:
+        path = out / f"profile-arena-scale-{profile_at}.txt"
+        argv = python_module("benchmarks.scale_bench", str(profile_at), "--profile", str(path))
+        result["profile"] = {"connections": profile_at, **run_json(argv, timeout)}
+    return result
+
+
+if __name__ == "__main__":
+    configure("error")
+    if sys.argv[2:3] == ["--profile"]:
+        print(json.dumps(profile_once(int(sys.argv[1]), Path(sys.argv[3]).resolve())))
+    else:
+        print(json.dumps(scale_once(int(sys.argv[1]))))

@@ -1,0 +1,108 @@
+"""Section 3: tournament throughput — matches per minute of a 4-bot whist round-robin of random
+bots over gRPC (``arena.tournament``'s own API: config, schedule, store, one process per seat),
+at concurrency 1, 2, 4 and 8.
+
+The reference, measured in the same run, is concurrency 1: the ratio is the speed-up. Beside it,
+where the CPU went (this process — server, referee, store — versus the bot processes), and what
+starting one bot process costs, timed here: with one process per seat that is what bounds it.
+"""
+
+from __future__ import annotations
+
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from benchmarks.common import ROOT, DescendantCpu, child_env
+
+#: The bots: four copies of the random reference bot under different names.
+BOTS = [{"name": f"random{i}", "command": "arena bot random"} for i in range(1, 5)]
+#: A short rubber keeps the matches small: one game to 5 points (a deal or two).
+OPTIONS = {"games_per_rubber": 1, "points_to_win": 5}
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def tournament_run(concurrency: int, matches_per_pairing: int = 2) -> dict[str, Any]:
+    """One full round-robin at ``concurrency``; matches per minute and where the CPU went."""
+    from arena.tournament.config import load_config
+    from arena.tournament.play import run_tournament
+    from arena.tournament.progress import Feedback
+
+    with tempfile.TemporaryDirectory(prefix="arena-bench-t-") as tmp:
+        config = load_config(
+            None,
+            {
+                "name": f"bench-c{concurrency}",
+                "game": "whist",
+                "options": OPTIONS,
+                "bots": BOTS,
+                "matches_per_pairing": matches_per_pairing,
+                "concurrency": concurrency,
+                "seed": 7,
+                "output": str(Path(tmp) / "out"),
+            },
+        )
+        c0, w0 = time.process_time(), time.perf_counter()
+        with DescendantCpu() as bots:
+            standings = run_tournament(config, Feedback())
+        wall = time.perf_counter() - w0
+        own_cpu = time.process_time() - c0
+        bots_cpu = bots.seconds
+    return {
+        "concurrency": concurrency,
+        "matches": standings.done,
+        "wall_s": round(wall, 2),
+        "matches_per_min": round(standings.done / wall * 60, 1),
+        "faults": sum(standings.faults.values()),
+        "forfeits": sum(standings.forfeits.values()),
+        "server_cpu_s": round(own_cpu, 2),
+        "bot_processes_cpu_s": round(bots_cpu, 2),
+        "bot_processes": standings.done * 4,
+        "processes_seen": bots.processes,
+    }
+
+
+def bot_start_cost(samples: int = 4) -> dict[str, Any]:
+    """Wall and CPU seconds for a Python bot process to start (interpreter + ``arena.sdk`` and
+    the reference bots imported), i.e. the fixed cost of every seat of every match."""
+    argv = [sys.executable, "-c", "import arena.sdk, reference_bots.run"]
+    walls, cpus = [], []
+    for _ in range(samples):
+        k0, w0 = _children_cpu(), time.perf_counter()
+        subprocess.run(argv, check=True, env=child_env(), cwd=ROOT)
+        walls.append(time.perf_counter() - w0)
+        cpus.append(_children_cpu() - k0)
+    return {
+        "wall_s_median": round(statistics.median(walls), 3),
+        "cpu_s_median": round(statistics.median(cpus), 3),
+    }
+
+
+def run_tournaments(levels: tuple[int, ...] = (1, 2, 4, 8)) -> dict[str, Any]:
+    """Every concurrency level; the ratio is matches per minute over concurrency 1's."""
+    start = bot_start_cost()
+    runs = [tournament_run(c) for c in levels]
+    base = runs[0]["matches_per_min"]
+    for r in runs:
+        r["ratio_to_concurrency_1"] = round(r["matches_per_min"] / base, 2) if base else None
+        cpu = r["server_cpu_s"] + r["bot_processes_cpu_s"]
+        r["bot_share_of_cpu"] = round(r["bot_processes_cpu_s"] / cpu, 2) if cpu else None
+        r["startup_share_of_bot_cpu"] = (
+            round(r["bot_processes"] * start["cpu_s_median"] / r["bot_processes_cpu_s"], 2)
+            if r["bot_processes_cpu_s"]
+            else None
+        )
+    return {
+        "config": {"game": "whist", "options": OPTIONS, "bots": len(BOTS), "sandbox": False},
+        "bot_start": start,
+        "runs": runs,
+    }

@@ -1,0 +1,241 @@
+"""The reference for protocol overhead, and the bot client both sides are measured with.
+
+* :class:`RawPingPong` is a bare ``grpc.aio`` server of the arena's own service: per stream it
+  answers Hello with Welcome, then sends pre-built whist DecisionRequests (the arena's real
+  messages, so the sizes match) one at a time and waits for each Action: a pure request/answer
+  ping-pong with nothing else to do, timed on the server like the arena's referee times its own.
+* ``python -m benchmarks.wire client …`` is one process of ``grpc.aio`` bot connections (one
+  channel, hence one TCP connection, each). It answers every DecisionRequest at once with a
+  uniformly random index, reads and drops everything else, and plays until it has seen its
+  matches end (arena) or the server closes the stream (raw). The same client drives both
+  servers, so the ratio of the two is the server side's overhead alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import sys
+import time
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import grpc
+
+from arena import serde
+from arena._pb import arena_pb2 as pb
+from arena._pb import arena_pb2_grpc as pb_grpc
+from engine import get_game
+
+#: What ``read()`` returns at the end of a grpc.aio stream (missing from grpc-stubs).
+EOF: Any = getattr(grpc.aio, "EOF")  # noqa: B009
+
+#: Client channel options: one TCP connection per channel (grpc would otherwise share one
+#: connection between channels to the same address), and the server's message sizes.
+CLIENT_OPTIONS: list[tuple[str, Any]] = [
+    ("grpc.use_local_subchannel_pool", 1),
+    ("grpc.max_receive_message_length", 4 * 1024 * 1024),
+]
+
+
+def sample_decisions(count: int = 400, seed: int = 1) -> list[pb.ServerMessage]:
+    """Real whist DecisionRequests (``serde.decision_message``) along a random playout, so the
+    raw ping-pong sends exactly the sizes the arena sends."""
+    game = get_game("whist")
+    rng = random.Random(seed)
+    out: list[pb.ServerMessage] = []
+    while len(out) < count:
+        state = game.new_match(game.configure(), seed + len(out))
+        while (seat := state.to_move) is not None and len(out) < count:
+            legal = state.legal_actions()
+            obs = state.observation(seat)
+            out.append(
+                serde.decision_message(
+                    len(out) + 1, "raw-0", seat, "whist", obs, legal, 1000, 10000
+                )
+            )
+            state.apply(rng.choice(legal))
+    return out
+
+
+@dataclass(slots=True)
+class RawStats:
+    """What the raw server measured."""
+
+    #: Server-side round trips: request written to answer read, seconds.
+    rtts: list[float] = field(default_factory=list)
+    #: Streams that said Hello.
+    streams: int = 0
+
+
+class RawPingPong(pb_grpc.ArenaServicer):
+    """Arena.Play as a bare ping-pong: Welcome, then ``rounds`` decisions, each answered.
+
+    The first request goes out once ``expected`` streams have said Hello, as the arena run
+    starts its clock once every bot is connected; :attr:`started` is that moment.
+    """
+
+    def __init__(self, decisions: Sequence[pb.ServerMessage], rounds: int, expected: int) -> None:
+        self.decisions = list(decisions)
+        self.rounds = rounds
+        self.expected = expected
+        self.stats = RawStats()
+        self.welcome = serde.server_message(serde.Welcome("raw", "raw"))
+        self.started = 0.0
+        self._all_here: asyncio.Event | None = None
+
+    async def Play(  # type: ignore[override]
+        self,
+        request_iterator: AsyncIterator[pb.BotMessage],
+        context: grpc.aio.ServicerContext[Any, Any],
+    ) -> None:
+        hello = await context.read()
+        if hello is EOF:
+            return
+        await context.write(self.welcome)
+        if self._all_here is None:
+            self._all_here = asyncio.Event()
+        self.stats.streams += 1
+        if self.stats.streams >= self.expected:
+            self.started = time.perf_counter()
+            self._all_here.set()
+        await self._all_here.wait()
+        rtts = self.stats.rtts
+        clock = time.perf_counter
+        n = len(self.decisions)
+        for i in range(self.rounds):
+            msg = self.decisions[i % n]
+            start = clock()
+            await context.write(msg)
+            answer = await context.read()
+            rtts.append(clock() - start)
+            if answer is EOF:
+                return
+
+
+async def start_raw_server(servicer: RawPingPong, streams: int) -> tuple[grpc.aio.Server, str]:
+    """Start the raw server on a free loopback port; ``(server, "127.0.0.1:PORT")``."""
+    server = grpc.aio.server(
+        options=[("grpc.so_reuseport", 0), ("grpc.max_receive_message_length", 64 * 1024)],
+        maximum_concurrent_rpcs=streams + 8,
+    )
+    pb_grpc.add_ArenaServicer_to_server(servicer, server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    return server, f"127.0.0.1:{port}"
+
+
+# --- the client process -----------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class ClientStats:
+    """What one client process saw (printed as JSON at the end)."""
+
+    decisions: int = 0
+    matches: int = 0
+    messages: int = 0
+    connected: int = 0
+    errors: list[str] = field(default_factory=list)
+    #: Per connection: seconds from sending an answer to the next DecisionRequest arriving.
+    gaps: list[float] = field(default_factory=list)
+
+
+async def _connection(
+    address: str,
+    token: str,
+    matches: int,
+    stats: ClientStats,
+    rng: random.Random,
+) -> None:
+    async with grpc.aio.insecure_channel(address, options=CLIENT_OPTIONS) as channel:
+        stub: Any = pb_grpc.ArenaStub(channel)
+        call = stub.Play()  # no request iterator: the aio read()/write() API
+        await call.write(serde.hello_message(serde.Hello("bench", "1", token, 1)))
+        ended = 0
+        sent_at = 0.0
+        clock = time.perf_counter
+        try:
+            while True:
+                read = await call.read()
+                if read is EOF:
+                    break
+                msg = cast(pb.ServerMessage, read)
+                stats.messages += 1
+                kind = msg.WhichOneof("kind")
+                if kind == "decision":
+                    d = msg.decision
+                    if sent_at:
+                        stats.gaps.append(clock() - sent_at)
+                    index = rng.randrange(len(d.legal_actions))
+                    await call.write(
+                        pb.BotMessage(action=pb.Action(request_id=d.request_id, index=index))
+                    )
+                    sent_at = clock()
+                    stats.decisions += 1
+                elif kind == "welcome":
+                    stats.connected += 1
+                elif kind == "match_end":
+                    ended += 1
+                    sent_at = 0.0
+                    if matches and ended >= matches:
+                        break
+                elif kind == "rejected":
+                    stats.errors.append(f"rejected: {msg.rejected.reason}")
+                    break
+                elif kind == "error":
+                    stats.errors.append(f"error: {msg.error.message}")
+            stats.matches += ended
+            await call.done_writing()
+        except grpc.aio.AioRpcError as err:
+            stats.errors.append(f"{err.code()}: {err.details()}")
+
+
+async def run_client(address: str, tokens: Sequence[str], matches: int, seed: int) -> ClientStats:
+    """Open one connection per token and play until done."""
+    stats = ClientStats()
+    rng = random.Random(seed)
+    await asyncio.gather(
+        *(_connection(address, t, matches, stats, random.Random(rng.random())) for t in tokens)
+    )
+    return stats
+
+
+def client_main(argv: Sequence[str]) -> int:
+    """``python -m benchmarks.wire client ADDRESS --tokens FILE --matches K``."""
+    parser = argparse.ArgumentParser(prog="benchmarks.wire client")
+    parser.add_argument("address")
+    parser.add_argument("--tokens", required=True, help="file with one token per line")
+    parser.add_argument("--matches", type=int, default=0, help="matches per connection (0: raw)")
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args(argv)
+    with open(args.tokens) as f:
+        tokens = [line.strip() for line in f if line.strip()]
+    c0, w0 = time.process_time(), time.perf_counter()
+    stats = asyncio.run(run_client(args.address, tokens, args.matches, args.seed))
+    gaps = sorted(stats.gaps)
+    print(
+        json.dumps(
+            {
+                "decisions": stats.decisions,
+                "matches": stats.matches,
+                "messages": stats.messages,
+                "connected": stats.connected,
+                "errors": stats.errors[:10],
+                "error_count": len(stats.errors),
+                "cpu_s": round(time.process_time() - c0, 3),
+                "wall_s": round(time.perf_counter() - w0, 3),
+                "gap_median_ms": round(gaps[len(gaps) // 2] * 1000, 3) if gaps else None,
+            }
+        )
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["client"]:
+        sys.exit(client_main(sys.argv[2:]))
+    sys.exit("usage: python -m benchmarks.wire client ADDRESS --tokens FILE [--matches K]")
