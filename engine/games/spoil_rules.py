@@ -32,7 +32,7 @@ from engine.cards import (
     mask_texts,
 )
 from engine.core import Action, Game, MatchConfig, MatchState, Observation
-from engine.games.tricks import TrickView, play_actions
+from engine.games.tricks import TrickView, play_actions, trick_view, tricks_so_far
 from engine.options import OptionSpec
 
 #: The ace of hearts: always a trump, never a heart.
@@ -544,9 +544,7 @@ class SpoilTableState(MatchState):
         cards = self.trick_cards
         winner = self.trick_seats[self.rules.winner(cards)]
         self.tricks_won[winner] += 1
-        view = TrickView(
-            self.trick_leader, tuple(CARD_TEXT[c] for c in cards), tuple(self.trick_seats), winner
-        )
+        view = trick_view(self.trick_leader, cards, self.trick_seats, winner)
         self.finished_tricks.append(view)
         self._emit("trick", number=len(self.finished_tricks), winner=winner, cards=list(view.cards))
         self.trick_cards, self.trick_seats = [], []
@@ -569,16 +567,9 @@ class SpoilTableState(MatchState):
 
     def table_view(self, seat: int) -> dict[str, Any]:
         """The observation fields of :class:`SpoilTableObservation` for ``seat``."""
-        tricks = list(self.finished_tricks)
-        if self.trick_cards:
-            tricks.append(
-                TrickView(
-                    self.trick_leader,
-                    tuple(CARD_TEXT[c] for c in self.trick_cards),
-                    tuple(self.trick_seats),
-                    -1,
-                )
-            )
+        tricks = tricks_so_far(
+            self.finished_tricks, self.trick_leader, self.trick_cards, self.trick_seats
+        )
         own_discard = self.rob_discard[seat]
         return {
             "seat": seat,
@@ -595,7 +586,7 @@ class SpoilTableState(MatchState):
             "dealer_declined": self.dealer_declined,
             "announced_by": self.announced_by,
             "demoted_played": CARD_TEXT[self.demoted_played] if self.demoted_played >= 0 else "",
-            "tricks": tuple(tricks),
+            "tricks": tricks,
             "tricks_won": tuple(self.tricks_won),
             "deal_number": self.deal_number,
         }

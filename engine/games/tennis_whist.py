@@ -12,7 +12,14 @@ from dataclasses import dataclass
 
 from engine.cards import CARD_TEXT, FULL_DECK_MASK, SUIT_LETTERS, mask_texts, parse_card
 from engine.core import Action, Game, MatchConfig, MatchState, Observation, Result
-from engine.games.tricks import TrickView, follow_suit_mask, play_actions, standard_trick_winner
+from engine.games.tricks import (
+    TrickView,
+    follow_suit_mask,
+    play_actions,
+    standard_trick_winner,
+    trick_view,
+    tricks_so_far,
+)
 from engine.options import OptionSpec
 
 #: Cards dealt in round 1; round ``k`` deals ``FIRST_HAND + 1 - k``.
@@ -299,12 +306,7 @@ class TennisWhistState(MatchState):
         winner = self.trick_seats[standard_trick_winner(self.trick_cards, self.trump)]
         self.tricks_won[winner] += 1
         self.total_tricks[winner] += 1
-        view = TrickView(
-            self.trick_leader,
-            tuple(CARD_TEXT[c] for c in self.trick_cards),
-            tuple(self.trick_seats),
-            winner,
-        )
+        view = trick_view(self.trick_leader, self.trick_cards, self.trick_seats, winner)
         self.finished_tricks.append(view)
         self._emit("trick", number=len(self.finished_tricks), winner=winner, cards=list(view.cards))
         self.trick_cards, self.trick_seats = [], []
@@ -385,16 +387,9 @@ class TennisWhistState(MatchState):
         return tuple(1 + sum(1 for o in keys if o > k) for k in keys)
 
     def observation(self, seat: int) -> TennisWhistObservation:
-        tricks = list(self.finished_tricks)
-        if self.trick_cards:
-            tricks.append(
-                TrickView(
-                    self.trick_leader,
-                    tuple(CARD_TEXT[c] for c in self.trick_cards),
-                    tuple(self.trick_seats),
-                    -1,
-                )
-            )
+        tricks = tricks_so_far(
+            self.finished_tricks, self.trick_leader, self.trick_cards, self.trick_seats
+        )
         return TennisWhistObservation(
             seat=seat,
             hand=mask_texts(self.hands[seat]),
@@ -405,7 +400,7 @@ class TennisWhistState(MatchState):
             phase=self.phase,
             trump=SUIT_LETTERS[self.trump] if self.trump >= 0 else "",
             turn_up=CARD_TEXT[self.turn_up] if self.turn_up >= 0 else "",
-            tricks=tuple(tricks),
+            tricks=tricks,
             tricks_won=tuple(self.tricks_won),
             eliminated=tuple(not a for a in self.alive),
             dealer_draw=self.dealer_draw,

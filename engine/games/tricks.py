@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from engine.cards import CARD_TEXT, SUIT_MASKS
@@ -21,6 +22,22 @@ class TrickView:
     seats: tuple[int, ...]
     #: Seat that won it, or -1 while it is still being played.
     winner: int
+
+
+def trick_view(
+    leader: int, cards: Sequence[int], seats: Sequence[int], winner: int = -1
+) -> TrickView:
+    """The public view of a trick from card numbers (``winner`` -1 while it is played)."""
+    return TrickView(leader, tuple(CARD_TEXT[c] for c in cards), tuple(seats), winner)
+
+
+def tricks_so_far(
+    finished: Sequence[TrickView], leader: int, cards: Sequence[int], seats: Sequence[int]
+) -> tuple[TrickView, ...]:
+    """A deal's tricks as observations show them: finished ones, then the one being played."""
+    if not cards:
+        return tuple(finished)
+    return (*finished, trick_view(leader, cards, seats))
 
 
 #: ``play:<card>`` for every card, interned so legal-action lists allocate nothing new.

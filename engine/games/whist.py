@@ -29,6 +29,7 @@ from engine.games.tricks import (
     mask_card_texts,
     play_actions,
     shuffled_pack,
+    tricks_so_far,
 )
 from engine.options import OptionSpec
 
@@ -267,16 +268,9 @@ class WhistState(MatchState):
     # --- views -----------------------------------------------------------------------------
 
     def observation(self, seat: int) -> WhistObservation:
-        tricks = list(self.finished_tricks)
-        if self.trick_cards:
-            tricks.append(
-                TrickView(
-                    self.trick_leader,
-                    tuple(CARD_TEXT[c] for c in self.trick_cards),
-                    tuple(self.trick_seats),
-                    -1,
-                )
-            )
+        tricks = tricks_so_far(
+            self.finished_tricks, self.trick_leader, self.trick_cards, self.trick_seats
+        )
         return WhistObservation(
             seat=seat,
             hand=mask_texts(self.hands[seat]),
@@ -284,7 +278,7 @@ class WhistState(MatchState):
             turn_up=CARD_TEXT[self.turn_up],
             turn_up_in_hand=self.turn_up_in_hand,
             trump=SUIT_LETTERS[self.trump],
-            tricks=tuple(tricks),
+            tricks=tricks,
             tricks_won=(self.tricks_won[0], self.tricks_won[1]),
             score=(self.score[0], self.score[1]),
             games=(self.games[0], self.games[1]),
