@@ -418,10 +418,11 @@ class TennisWhistState(MatchState):
         ranks = self.standing()
         winner = max(range(self.n), key=lambda s: self.sets_won[s])
         others = sorted((w for s, w in enumerate(self.sets_won) if s != winner), reverse=True)
+        won = self.sets_won[winner]
         return Result(
             scores=tuple(float(w) for w in self.sets_won),
             ranks=ranks,
-            summary=f"P{winner + 1} wins the match {self.sets_won[winner]} sets to "
+            summary=f"P{winner + 1} wins the match {won} set{'' if won == 1 else 's'} to "
             + "-".join(map(str, others)),
             stats=dict(self.stats),
         )
