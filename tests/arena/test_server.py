@@ -32,17 +32,6 @@ from tests.arena.wire import (
 )
 
 
-def _games() -> list[str]:
-    out = []
-    for gid in game_ids():
-        try:
-            get_game(gid)
-        except ImportError:
-            continue
-        out.append(gid)
-    return out
-
-
 def _replay(game_id: str, seed: int, entries: list[dict[str, JSON]]) -> MatchState:
     game = get_game(game_id)
     state = game.new_match(game.configure(), seed)
@@ -52,7 +41,7 @@ def _replay(game_id: str, seed: int, entries: list[dict[str, JSON]]) -> MatchSta
     return state
 
 
-@pytest.mark.parametrize("game_id", _games())
+@pytest.mark.parametrize("game_id", list(game_ids()))
 def test_full_match_over_grpc(game_id: str) -> None:
     """A whole match with default options between the reference bots (rules where a strategy
     exists), through the Python SDK: no faults, and the record replays to the same result."""
