@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck pytest venv clean proto sandbox-tools wheels test-docker
+.PHONY: node-bot demo test lint typecheck pytest venv clean proto sandbox-tools wheels test-docker
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -14,8 +14,15 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
-demo: $(STAMP)
+demo: $(STAMP) node-bot
 	$(BIN)/arena demo
+
+# The Node.js reference bot's two packages, so the demo shows a bot in another language.
+node-bot:
+	@if command -v npm >/dev/null 2>&1 && [ ! -d reference_bots/js/node_modules ]; then \
+	  (cd reference_bots/js && npm ci --no-audit --no-fund --loglevel=error >/dev/null) \
+	    || echo "warning: npm ci failed in reference_bots/js: the demo runs without the Node bot"; \
+	fi
 
 lint: $(STAMP)
 	$(BIN)/ruff check engine arena reference_bots tests benchmarks scripts
