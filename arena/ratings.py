@@ -150,6 +150,24 @@ class RatingTable:
         lines.append(f"{self.matches} rated matches; ± is the 95 % interval.")
         return "\n".join(lines)
 
+    def render_superiority(self) -> str:
+        """The likelihood-of-superiority matrix as text, leaderboard order: the cell in row a,
+        column b is P(a is stronger than b) in percent; ``""`` when a pair is not tabled."""
+        bots = [r.bot for r in self.ratings]
+        if len(bots) < 2 or any(
+            (a, b) not in self.superiority for a in bots for b in bots if a != b
+        ):
+            return ""
+        width = max(4, *(len(b) for b in bots))
+        lines = [" " * width + "".join(f"  {b:>{width}}" for b in bots)]
+        for a in bots:
+            cells = (
+                f"  {'-':>{width}}" if a == b else f"  {100 * self.superiority[a, b]:>{width}.0f}"
+                for b in bots
+            )
+            lines.append(f"{a:<{width}}" + "".join(cells))
+        return "\n".join(lines)
+
 
 def fit_ratings(
     matches: Sequence[Sequence[Entry]],

@@ -43,6 +43,9 @@ class Standings:
             "Leaderboard (Elo, 95 % interval):",
             self.ratings.render(),
         ]
+        los = self.ratings.render_superiority() if len(self.ratings.ratings) <= 12 else ""
+        if los:
+            parts += ["", "Likelihood of superiority (%, row stronger than column):", los]
         if self.faults:
             shown = ", ".join(f"{bot} {n}" for bot, n in sorted(self.faults.items()))
             forfeits = ", ".join(f"{bot} {n}" for bot, n in sorted(self.forfeits.items()))

@@ -410,3 +410,16 @@ def test_tables_are_well_formed_for_any_results(seed: int) -> None:
         assert 0.0 <= r.score <= 1.0
     for (a, b), p in table.superiority.items():
         assert p + table.superiority[b, a] == pytest.approx(1.0, abs=1e-12)
+
+
+def test_superiority_matrix_renders_in_leaderboard_order() -> None:
+    # a beats b three times in four: a is above b, and the two cells are complementary.
+    matches = [[Entry(("a",), 1), Entry(("b",), 2)]] * 3 + [[Entry(("b",), 1), Entry(("a",), 2)]]
+    table = fit_ratings(matches)
+    lines = table.render_superiority().splitlines()
+    assert lines[0].split() == ["a", "b"]
+    row_a, row_b = (line.split() for line in lines[1:])
+    assert row_a[0] == "a" and row_a[1] == "-" and row_b[0] == "b" and row_b[2] == "-"
+    assert int(row_a[2]) + int(row_b[1]) == 100
+    assert int(row_a[2]) > 50
+    assert fit_ratings([]).render_superiority() == ""
