@@ -1,18 +1,18 @@
 """What spectators see: the matches (running and finished), their public events, standings.
 
-Everything here runs on the trio thread; a watcher is a thread-side queue that the spectator
-handler drains, so a slow spectator never slows a match down.
+Everything here runs on the trio thread; a watcher is an :class:`Outbox` that the spectator
+handler (on the gRPC asyncio loop) drains, so a slow spectator never slows a match down.
 """
 
 from __future__ import annotations
 
-import queue
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from arena._pb import arena_pb2 as pb
 from arena.serde import FaultInfo, MatchSummary, PlayerInfo, Standing
+from arena.server.connections import Outbox
 from engine import Result
 
 #: Finished matches kept for ListMatches.
@@ -40,7 +40,7 @@ class BoardEntry:
     #: The MatchEnd message once finished.
     end: pb.ServerMessage | None = None
     #: Spectator queues; ``None`` ends a spectator's stream.
-    watchers: list[queue.SimpleQueue[pb.ServerMessage | None]] = field(default_factory=list)
+    watchers: list[Outbox[pb.ServerMessage]] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -98,7 +98,7 @@ class Board:
         for old in finished[: max(0, len(finished) - KEEP_FINISHED)]:
             del self._entries[old.match_id]
 
-    def watch(self, match_id: str, q: queue.SimpleQueue[pb.ServerMessage | None]) -> bool:
+    def watch(self, match_id: str, q: Outbox[pb.ServerMessage]) -> bool:
         """Start a spectator: replay the public events so far; ``False`` for an unknown match."""
         entry = self._entries.get(match_id)
         if entry is None:
@@ -112,7 +112,7 @@ class Board:
             entry.watchers.append(q)
         return True
 
-    def unwatch(self, match_id: str, q: queue.SimpleQueue[pb.ServerMessage | None]) -> None:
+    def unwatch(self, match_id: str, q: Outbox[pb.ServerMessage]) -> None:
         """A spectator left."""
         entry = self._entries.get(match_id)
         if entry is not None and q in entry.watchers:

@@ -1,16 +1,17 @@
 """A bot's stream as the trio side sees it, and the decision requests open on it.
 
-The gRPC handler thread creates a :class:`Connection` and then only ever reads its ``outbox``;
-everything else about it is touched on the trio thread alone, so it needs no lock.
+The gRPC handler (a coroutine on the server's asyncio loop thread, arena/server/service.py)
+creates a :class:`Connection` and then only ever reads its ``outbox``; everything else about it is
+touched on the trio thread alone, so it needs no lock.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import math
-import queue
-from collections import OrderedDict
-from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from collections import OrderedDict, deque
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 import trio
 
@@ -24,18 +25,71 @@ if TYPE_CHECKING:
 #: Closed request ids a connection remembers, to tell a late answer from an unknown one.
 REMEMBERED_CLOSED = 256
 
+M = TypeVar("M")
+
+
+class Outbox(Generic[M]):
+    """Messages from the trio thread to one coroutine on the gRPC asyncio loop.
+
+    :meth:`put` never blocks and wakes the loop (``call_soon_threadsafe``, the only cross-thread
+    step) only when the reader is actually waiting, so a burst of messages (a decision's events
+    and its request) costs one wake-up. ``None`` ends the reader's stream. Relies on
+    ``deque.append``/``popleft`` and attribute stores being atomic under the GIL.
+    """
+
+    __slots__ = ("_items", "_loop", "_waiting", "_wake")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
+        self._items: deque[M | None] = deque()
+        self._loop = loop
+        self._wake: asyncio.Event | None = None
+        self._waiting = False
+
+    def put(self, msg: M | None) -> None:
+        """Queue ``msg`` (any thread)."""
+        self._items.append(msg)
+        if self._waiting and self._loop is not None and self._wake is not None:
+            self._waiting = False
+            with contextlib.suppress(RuntimeError):  # a closed loop: the server is gone
+                self._loop.call_soon_threadsafe(self._wake.set)
+
+    async def get(self) -> M | None:
+        """The next message (on the loop only)."""
+        items = self._items
+        if not items:
+            if self._wake is None:
+                self._wake = asyncio.Event()
+            while not items:
+                self._wake.clear()
+                self._waiting = True
+                if items:  # appended before the flag was seen
+                    break
+                await self._wake.wait()
+            self._waiting = False
+        return items.popleft()
+
+    def drain(self) -> list[M | None]:
+        """Everything queued now, without waiting (on the loop only)."""
+        items = self._items
+        out = []
+        while items:
+            out.append(items.popleft())
+        return out
+
 
 class Connection:
     """One bot stream (Arena.Play)."""
 
-    def __init__(self, session_id: str, peer: str) -> None:
+    def __init__(
+        self, session_id: str, peer: str, loop: asyncio.AbstractEventLoop | None = None
+    ) -> None:
         #: Id for logs and the Welcome.
         self.session_id = session_id
         #: The client's address as gRPC reports it.
         self.peer = peer
         #: Messages for the bot; ``None`` ends the stream. Filled by trio, drained by the
-        #: handler thread (a SimpleQueue: put never blocks, get blocks only that thread).
-        self.outbox: queue.SimpleQueue[pb.ServerMessage | None] = queue.SimpleQueue()
+        #: handler coroutine on ``loop`` (the gRPC asyncio loop).
+        self.outbox: Outbox[pb.ServerMessage] = Outbox(loop)
         #: The bot's Hello once accepted.
         self.hello: Hello | None = None
         #: The token it authenticated with.
@@ -75,13 +129,8 @@ class Connection:
         if len(self.closed_ids) > REMEMBERED_CLOSED:
             self.closed_ids.popitem(last=False)
 
-    def messages(self) -> Iterator[pb.ServerMessage]:
-        """The handler thread's side: messages until the stream ends."""
-        while (msg := self.outbox.get()) is not None:
-            yield msg
-
     def wake(self) -> None:
-        """Unblock the handler thread (thread-safe): the RPC is over."""
+        """Unblock the handler coroutine (thread-safe): the RPC is over."""
         self.outbox.put(None)
 
 

@@ -1,9 +1,10 @@
 """The arena server's trio side: connections, tokens, and the matches they play.
 
-gRPC handler threads hand every event of a bot stream (opened, a message, closed) to this object
-with ``TrioToken.run_sync_soon``; the methods below therefore run on the trio thread, one at a
-time, and must never raise (an exception escaping a ``run_sync_soon`` callback would end the trio
-run): :meth:`ArenaServer.dispatch` wraps them.
+The gRPC handlers (on the server's asyncio loop thread, arena/server/service.py) hand every event
+of a bot stream (opened, a message, closed) to this object with ``TrioToken.run_sync_soon``; the
+methods below therefore run on the trio thread, one at a time, and must never raise (an exception
+escaping a ``run_sync_soon`` callback would end the trio run): :meth:`ArenaServer.dispatch`
+wraps them.
 """
 
 from __future__ import annotations
@@ -168,7 +169,7 @@ class ArenaServer:
             for conn in idle:
                 self.idle_hook(conn)
 
-    # --- callbacks from the gRPC threads (run on trio via run_sync_soon) ---------------------
+    # --- callbacks from the gRPC loop thread (run on trio via run_sync_soon) ---------------------
 
     def dispatch(self, fn: Callable[..., None], *args: Any) -> None:
         """Run a callback, logging instead of raising: nothing a bot does may end the server."""
@@ -199,7 +200,7 @@ class ArenaServer:
         if conn not in self._conns:
             return
         self._conns.discard(conn)
-        conn.close()  # also unblocks the handler thread if the bot ended the stream
+        conn.close()  # also wakes the handler coroutine if the bot ended the stream
         if conn.token is not None and self._by_token.get(conn.token) is conn:
             del self._by_token[conn.token]
         for match in {slot.match for slot in conn.slots}:
@@ -389,8 +390,7 @@ async def open_arena_server(
     finally:
         with trio.CancelScope(shield=True):
             server.close_all()
-            stopped = grpc_server.stop(grace=0.5)
-            await trio.to_thread.run_sync(stopped.wait, 5.0)
+            await trio.to_thread.run_sync(grpc_server.stop, 0.5)
             if unix_path is not None:
                 unix_path.unlink(missing_ok=True)
             log.info("stopped", address=server.address)

@@ -1,28 +1,32 @@
-"""gRPC glue: the sync grpcio server whose handler threads pass messages to and from trio.
+"""gRPC glue: a ``grpc.aio`` server on its own asyncio loop thread, beside the trio referee.
 
-Each bot stream uses two threads and never blocks trio:
+``open_arena_server`` is entered inside an existing ``trio.run`` (commands, tournaments, tests),
+so the wire gets one dedicated thread running an asyncio loop with every gRPC handler on it, and
+exactly one hand-off per message crosses between the two loops:
 
-* the handler thread (from grpcio's pool) drains the connection's outbox, a
-  ``queue.SimpleQueue`` that the trio side fills without blocking;
-* a reader thread decodes the bot's messages and hands each to trio with
-  ``TrioToken.run_sync_soon`` (about 0.46 ms per decision round trip on the reference machine;
-  ``trio.from_thread.run`` per message costs about a third more, as it waits for the result).
+* bot → referee: the handler coroutine decodes each message and posts it to trio with
+  ``TrioToken.run_sync_soon`` (no waiting for the result);
+* referee → bot: trio puts messages in the connection's :class:`~arena.server.connections.Outbox`
+  (a deque), which wakes the handler with ``loop.call_soon_threadsafe`` only when it is idle.
 
-Only the rare unary spectator calls use ``trio.from_thread.run_sync``.
+The previous design (sync grpcio: a handler thread and a reader thread per stream, queues
+between them) spent half its interpreter time waking threads (docs/performance.md).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import itertools
-import queue
 import stat
 import threading
-from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import AsyncIterator, Callable, Coroutine
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, TypeVar
 
 import grpc
+import grpc.aio
 import structlog
 import trio
 
@@ -30,7 +34,7 @@ from arena import serde
 from arena._pb import arena_pb2 as pb
 from arena._pb import arena_pb2_grpc as pb_grpc
 from arena.errors import ArenaError
-from arena.server.connections import Connection
+from arena.server.connections import Connection, Outbox
 from arena.server.hub import ArenaServer
 
 log = structlog.get_logger("arena.server")
@@ -61,11 +65,14 @@ _sessions = itertools.count(1)
 
 
 class _Bridge:
-    """Posting from gRPC threads into trio."""
+    """Posting from the asyncio loop thread into trio."""
 
-    def __init__(self, server: ArenaServer, token: trio.lowlevel.TrioToken) -> None:
+    def __init__(
+        self, server: ArenaServer, token: trio.lowlevel.TrioToken, loop: asyncio.AbstractEventLoop
+    ) -> None:
         self.server = server
         self.token = token
+        self.loop = loop
 
     def post(self, fn: Callable[..., None], *args: Any) -> bool:
         """Run ``fn(*args)`` soon on trio, without waiting; ``False`` once trio has stopped."""
@@ -75,9 +82,30 @@ class _Bridge:
             return False
         return True
 
-    def call(self, fn: Callable[..., T], *args: Any) -> T:
-        """Run ``fn(*args)`` on trio and wait for its result (for unary calls only)."""
-        return trio.from_thread.run_sync(fn, *args, trio_token=self.token)
+    async def call(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run ``fn(*args)`` on trio and await its result (for unary calls only); raises
+        ``trio.RunFinishedError`` once trio has stopped."""
+        loop = self.loop
+        fut: asyncio.Future[T] = loop.create_future()
+
+        def settle(value: Any, exc: BaseException | None) -> None:
+            if fut.done():
+                return
+            if exc is not None:
+                fut.set_exception(exc)
+            else:
+                fut.set_result(value)
+
+        def run() -> None:
+            try:
+                value, exc = fn(*args), None
+            except Exception as err:
+                value, exc = None, err
+            with contextlib.suppress(RuntimeError):  # a closed loop: the server is gone
+                loop.call_soon_threadsafe(settle, value, exc)
+
+        self.token.run_sync_soon(run)
+        return await fut
 
 
 class ArenaService(pb_grpc.ArenaServicer):
@@ -86,34 +114,41 @@ class ArenaService(pb_grpc.ArenaServicer):
     def __init__(self, bridge: _Bridge) -> None:
         self._bridge = bridge
 
-    def Play(
-        self, request_iterator: Iterator[pb.BotMessage], context: grpc.ServicerContext
-    ) -> Iterator[pb.ServerMessage]:
-        """One bot stream: hand it to trio, then relay the trio side's messages."""
-        conn = Connection(f"c{next(_sessions)}", context.peer())
-        if not self._bridge.post(self._bridge.server.on_open, conn):
-            context.abort(grpc.StatusCode.UNAVAILABLE, "the server is shutting down")
-        context.add_callback(conn.wake)
-        reader = threading.Thread(
-            target=self._read,
-            args=(request_iterator, conn),
-            name=f"arena-read-{conn.session_id}",
-            daemon=True,
-        )
-        reader.start()
-        yield from conn.messages()
-
-    def _read(self, requests: Iterator[pb.BotMessage], conn: Connection) -> None:
-        server = self._bridge.server
+    async def Play(  # type: ignore[override]
+        self,
+        request_iterator: AsyncIterator[pb.BotMessage],
+        context: grpc.aio.ServicerContext[Any, Any],
+    ) -> None:
+        """One bot stream: hand it to trio, relay the trio side's messages until either ends."""
+        bridge = self._bridge
+        server = bridge.server
+        conn = Connection(f"c{next(_sessions)}", context.peer(), bridge.loop)
+        if not bridge.post(server.on_open, conn):
+            await context.abort(grpc.StatusCode.UNAVAILABLE, "the server is shutting down")
+        reader = asyncio.ensure_future(self._read(request_iterator, conn))
+        outbox = conn.outbox
         try:
-            for raw in requests:
-                if not self._bridge.post(server.on_message, conn, serde.read_bot_message(raw)):
-                    return
-        except Exception as err:  # grpc ends the iterator with an error when the RPC dies
+            while (msg := await outbox.get()) is not None:
+                await context.write(msg)
+        except Exception as err:  # the RPC died under a write
             log.debug("bot stream ended", session=conn.session_id, error=type(err).__name__)
         finally:
-            self._bridge.post(server.on_close, conn)
-            conn.wake()
+            reader.cancel()
+            bridge.post(server.on_close, conn)
+
+    async def _read(self, requests: AsyncIterator[pb.BotMessage], conn: Connection) -> None:
+        bridge = self._bridge
+        server = bridge.server
+        try:
+            async for raw in requests:
+                if not bridge.post(server.on_message, conn, serde.read_bot_message(raw)):
+                    break
+        except asyncio.CancelledError:
+            raise
+        except Exception as err:  # grpc ends the iterator with an error when the RPC dies
+            log.debug("bot stream ended", session=conn.session_id, error=type(err).__name__)
+        bridge.post(server.on_close, conn)
+        conn.wake()
 
 
 class SpectatorService(pb_grpc.SpectatorServicer):
@@ -122,49 +157,77 @@ class SpectatorService(pb_grpc.SpectatorServicer):
     def __init__(self, bridge: _Bridge) -> None:
         self._bridge = bridge
 
-    def ListMatches(
-        self, request: pb.ListMatchesRequest, context: grpc.ServicerContext
+    async def ListMatches(
+        self, request: pb.ListMatchesRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.ListMatchesResponse:
         """Matches the server knows."""
         running_only = serde.read_list_matches_request(request)
         try:
-            rows = self._bridge.call(self._bridge.server.board.summaries, running_only)
+            rows = await self._bridge.call(self._bridge.server.board.summaries, running_only)
         except trio.RunFinishedError:
-            context.abort(grpc.StatusCode.UNAVAILABLE, "the server is shutting down")
+            await context.abort(grpc.StatusCode.UNAVAILABLE, "the server is shutting down")
         return serde.list_matches_response(rows)
 
-    def WatchMatch(
-        self, request: pb.WatchMatchRequest, context: grpc.ServicerContext
-    ) -> Iterator[pb.ServerMessage]:
+    async def WatchMatch(
+        self, request: pb.WatchMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> AsyncIterator[pb.ServerMessage]:
         """Public events of one match, then its MatchEnd."""
         match_id = serde.read_watch_request(request)
         board = self._bridge.server.board
-        q: queue.SimpleQueue[pb.ServerMessage | None] = queue.SimpleQueue()
+        q: Outbox[pb.ServerMessage] = Outbox(self._bridge.loop)
         try:
-            found = self._bridge.call(board.watch, match_id, q)
+            found = await self._bridge.call(board.watch, match_id, q)
         except trio.RunFinishedError:
-            context.abort(grpc.StatusCode.UNAVAILABLE, "the server is shutting down")
+            await context.abort(grpc.StatusCode.UNAVAILABLE, "the server is shutting down")
         if not found:
-            context.abort(grpc.StatusCode.NOT_FOUND, f"no match {match_id!r}")
-
-        def done() -> None:
-            q.put(None)
+            await context.abort(grpc.StatusCode.NOT_FOUND, f"no match {match_id!r}")
+        try:
+            while (msg := await q.get()) is not None:
+                yield msg
+        finally:
             self._bridge.post(board.unwatch, match_id, q)
 
-        context.add_callback(done)
-        while (msg := q.get()) is not None:
-            yield msg
-
-    def Standings(
-        self, request: pb.StandingsRequest, context: grpc.ServicerContext
+    async def Standings(
+        self, request: pb.StandingsRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.StandingsResponse:
         """Per-bot totals."""
         game = serde.read_standings_request(request)
         try:
-            rows = self._bridge.call(self._bridge.server.board.standings, game)
+            rows = await self._bridge.call(self._bridge.server.board.standings, game)
         except trio.RunFinishedError:
-            context.abort(grpc.StatusCode.UNAVAILABLE, "the server is shutting down")
+            await context.abort(grpc.StatusCode.UNAVAILABLE, "the server is shutting down")
         return serde.standings_response(rows)
+
+
+class GrpcHost:
+    """The asyncio loop thread that runs the ``grpc.aio`` server."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.grpc_server: grpc.aio.Server | None = None
+        self._thread = threading.Thread(target=self._run, name="arena-grpc", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        try:
+            self.loop.run_forever()
+        finally:
+            self.loop.close()
+
+    def submit(self, coro: Coroutine[Any, Any, T]) -> Future[T]:
+        """Run ``coro`` on the loop (any thread)."""
+        return asyncio.run_coroutine_threadsafe(coro, self.loop)
+
+    def stop(self, grace: float) -> None:
+        """Stop the gRPC server (``grace`` seconds for open calls), then the loop (blocking)."""
+        if self.grpc_server is not None:
+            try:
+                self.submit(self.grpc_server.stop(grace)).result(grace + 5.0)
+            except Exception:
+                log.exception("stopping the gRPC server")
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(5.0)
 
 
 def start_grpc_server(
@@ -173,32 +236,45 @@ def start_grpc_server(
     listen: str,
     unix: Path | None,
     max_connections: int,
-) -> grpc.Server:
-    """Build, bind and start the grpcio server; fills ``server.address``/``unix_address``."""
-    bridge = _Bridge(server, token)
-    # One handler thread per open stream (each blocks on its outbox), plus a few for unary calls;
-    # past max_connections new calls fail fast with RESOURCE_EXHAUSTED instead of queueing.
-    grpc_server = grpc.server(
-        ThreadPoolExecutor(max_workers=max_connections + 8, thread_name_prefix="arena-grpc"),
-        options=GRPC_OPTIONS,
-        maximum_concurrent_rpcs=max_connections,
-    )
+) -> GrpcHost:
+    """Start the loop thread and the grpc.aio server on it, bound and serving (blocking);
+    fills ``server.address``/``unix_address``."""
+    host = GrpcHost()
+    try:
+        host.submit(_start(host, server, token, listen, unix, max_connections)).result(30.0)
+    except BaseException:
+        host.stop(0)
+        raise
+    return host
+
+
+async def _start(
+    host: GrpcHost,
+    server: ArenaServer,
+    token: trio.lowlevel.TrioToken,
+    listen: str,
+    unix: Path | None,
+    max_connections: int,
+) -> None:
+    bridge = _Bridge(server, token, host.loop)
+    # Past max_connections new calls fail fast with RESOURCE_EXHAUSTED instead of queueing.
+    grpc_server = grpc.aio.server(options=GRPC_OPTIONS, maximum_concurrent_rpcs=max_connections)
+    host.grpc_server = grpc_server
     pb_grpc.add_ArenaServicer_to_server(ArenaService(bridge), grpc_server)
     pb_grpc.add_SpectatorServicer_to_server(SpectatorService(bridge), grpc_server)
     port = _bind(grpc_server, listen)
-    host = listen.rsplit(":", 1)[0]
-    server.address = f"{host}:{port}"
+    host_part = listen.rsplit(":", 1)[0]
+    server.address = f"{host_part}:{port}"
     if unix is not None:
         if unix.exists() and stat.S_ISSOCK(unix.stat().st_mode):
             unix.unlink()  # a stale socket from a previous run
         unix.parent.mkdir(parents=True, exist_ok=True)
         _bind(grpc_server, f"unix:{unix}")
         server.unix_address = f"unix:{unix}"
-    grpc_server.start()
-    return grpc_server
+    await grpc_server.start()
 
 
-def _bind(grpc_server: grpc.Server, address: str) -> int:
+def _bind(grpc_server: grpc.aio.Server, address: str) -> int:
     try:
         port = grpc_server.add_insecure_port(address)
     except RuntimeError as err:
