@@ -27,9 +27,9 @@ import pytest
 
 from arena.cli import main
 from arena.records import read_record, write_record
-from arena.replay import replay
 from arena.selfplay import recorded_match
-from engine import Event, get_game
+from engine import get_game
+from tests.arena.replay_truth import card_tokens, engine_steps, engine_views, hidden_now
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
@@ -42,12 +42,7 @@ OPTIONS: dict[str, tuple[int | None, dict[str, str]]] = {
     "forty_five": (2, {"points_to_win": "15"}),
     "tennis": (2, {}),
 }
-#: Card-like tokens: playing cards and tennis card types.
-TOKEN = re.compile(r"^(?:[2-9TJQKA][CDHS]|(?:RF|LF|RB|LB)-(?:RF|LF|RB|LB)|SMASH|KILL|OUT)$")
-
-
-def tokens(text: str) -> list[str]:
-    return [t for t in re.split(r"[\s,;:()\[\]\"']+", text) if TOKEN.match(t)]
+tokens = card_tokens
 
 
 # --- a minimal websocket + DevTools client ------------------------------------------------------
@@ -246,37 +241,6 @@ def make_record(tmp_path: Path, game: str, seed: int = 5) -> Path:
     path = tmp_path / f"{game}.jsonl.gz"
     recorded_match(get_game(game), players, options, seed, path)
     return path
-
-
-def engine_views(record: Path) -> list[list[dict[str, Any]]]:
-    """Per step (each decision, then the end): every seat's observation, from the engine."""
-    return [views for views, _ in engine_steps(record)]
-
-
-def engine_steps(record: Path) -> list[tuple[list[dict[str, Any]], list[Event]]]:
-    """Per step: every seat's observation and the engine events since the previous step."""
-    out: list[tuple[list[dict[str, Any]], list[Event]]] = []
-    state = None
-    seen = 0
-    for step in replay(read_record(record)):
-        state = step.state
-        out.append(([state.observation(s).to_dict() for s in range(state.num_seats)], []))
-        out[-1][1].extend(state.events[seen:])
-        seen = len(state.events)
-    assert state is not None
-    out.append(([state.observation(s).to_dict() for s in range(state.num_seats)], []))
-    out[-1][1].extend(state.events[seen:])
-    return out
-
-
-def hidden_now(views: list[dict[str, Any]], events: list[Event], seat: int) -> set[str]:
-    """Cards only other seats know now: in their observations, not in ``seat``'s observation
-    nor in the events ``seat`` was just sent (a card played in the last deal may be dealt to
-    another seat in this one)."""
-    told = [e.to_dict() for e in events if e.visible_to(seat)]
-    allowed = set(tokens(json.dumps(views[seat]))) | set(tokens(json.dumps(told)))
-    others = {t for s, obs in enumerate(views) if s != seat for t in tokens(json.dumps(obs))}
-    return others - allowed
 
 
 def own_hands(obs: dict[str, Any]) -> dict[str, list[str]]:
