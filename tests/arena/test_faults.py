@@ -6,12 +6,13 @@ from __future__ import annotations
 import queue
 import threading
 import time
+from collections.abc import Callable
 
 import pytest
 import trio
 
 from arena._pb import arena_pb2 as pb
-from arena.server import MatchSpec, open_arena_server
+from arena.server import MatchOutcome, MatchSpec, open_arena_server
 from tests.arena.wire import (
     SHORT_WHIST,
     Answerer,
@@ -80,23 +81,30 @@ def test_action_without_a_choice_is_garbage() -> None:
     assert {e.code for e in _errors(rec)} == {pb.ERROR_CODE_PROTOCOL}
 
 
-def test_empty_bot_message_is_garbage() -> None:
-    def empty_then_play(decision: pb.DecisionRequest, n: int) -> pb.BotMessage | None:
-        bot = holder[0]
-        bot.send(pb.BotMessage())  # no hello, action or ping
-        return first_legal(decision, n)
-
-    holder: list[RawBot] = []
+def _play_sending_extra(
+    extra: Callable[[RawBot, int], None],
+) -> tuple[MatchOutcome, Recorder]:
+    """Seat BAD answers every decision legally, but first sends ``extra(bot, n)``."""
     rec = Recorder()
 
     def behaviour(address: str, token: str) -> None:
         bot = rec.new(address)
-        holder.append(bot)
         bot.hello(token)
-        play_loop(bot, empty_then_play)
+
+        def answer(decision: pb.DecisionRequest, n: int) -> pb.BotMessage | None:
+            extra(bot, n)
+            return first_legal(decision, n)
+
+        play_loop(bot, answer)
         bot.close()
 
     out = run_scenario(make_spec("whist", 4, options=SHORT_WHIST), _table(behaviour)).outcome
+    return out, rec
+
+
+def test_empty_bot_message_is_garbage() -> None:
+    # No hello, action or ping in the message.
+    out, _ = _play_sending_extra(lambda bot, n: bot.send(pb.BotMessage()))
     assert fault_kinds(out, BAD) == ["garbage"] * 3
     assert out.result.forfeited_by == BAD
 
@@ -155,21 +163,8 @@ def test_text_answers_are_accepted() -> None:
 
 
 def test_unknown_request_id_is_a_fault() -> None:
-    def unknown(decision: pb.DecisionRequest, n: int) -> pb.BotMessage:
-        holder[0].answer(10_000_000 + n, index=0)  # never sent to anybody
-        return first_legal(decision, n)
-
-    holder: list[RawBot] = []
-    rec = Recorder()
-
-    def behaviour(address: str, token: str) -> None:
-        bot = rec.new(address)
-        holder.append(bot)
-        bot.hello(token)
-        play_loop(bot, unknown)
-        bot.close()
-
-    out = run_scenario(make_spec("whist", 4, options=SHORT_WHIST), _table(behaviour)).outcome
+    # A request id never sent to anybody.
+    out, rec = _play_sending_extra(lambda bot, n: bot.answer(10_000_000 + n, index=0))
     assert fault_kinds(out, BAD) == ["unknown_request"] * 3
     assert out.result.forfeited_by == BAD
     codes = {e.code for e in _errors(rec)}
