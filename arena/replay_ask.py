@@ -146,7 +146,7 @@ class _OneDecision(pb_grpc.ArenaServicer):
             yield serde.server_message(serde.Rejected("the replayed decision is already answered"))
             return
         yield serde.server_message(serde.Welcome(_server_version(), f"ask-{secrets.token_hex(3)}"))
-        yield from self._position_messages()
+        yield from self._position_messages(hello)
         start = time.perf_counter()
         for msg in request_iterator:
             got = serde.read_bot_message(msg)
@@ -173,7 +173,7 @@ class _OneDecision(pb_grpc.ArenaServicer):
         end = Result((0.0,) * n, (1,) * n, "replay", summary="one decision asked from a record")
         yield serde.server_message(serde.MatchEnd(self._match_id, end))
 
-    def _position_messages(self) -> Iterator[pb.ServerMessage]:
+    def _position_messages(self, hello: serde.Hello) -> Iterator[pb.ServerMessage]:
         h, pos = self._header, self._pos
         state, seat = pos.state, pos.seat
         names = state.game.seat_names(state.config)
@@ -209,9 +209,14 @@ class _OneDecision(pb_grpc.ArenaServicer):
                 bot_seed=_seat_seed(int(h.get("seed", 0)), seat),
             )
         )
-        for seq, event in enumerate(state.events):
-            if event.visible_to(seat):
-                yield serde.server_message(serde.event_info(self._match_id, seq, event))
+        events = [
+            serde.server_message(serde.event_info(self._match_id, seq, event))
+            for seq, event in enumerate(state.events)
+            if event.visible_to(seat)
+        ]
+        if not hello.batch_events:
+            yield from events
+        # As the arena sends it: with batch_events the events ride in the request.
         yield serde.decision_message(
             self._request_id,
             self._match_id,
@@ -221,6 +226,9 @@ class _OneDecision(pb_grpc.ArenaServicer):
             state.legal_actions(),
             time_control.move_ms,
             time_control.bank_ms,
+            events=events if hello.batch_events else (),
+            text=not hello.omit_text,
+            json=not hello.omit_json,
         )
 
 

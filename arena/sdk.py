@@ -115,7 +115,20 @@ def run_bot(
         run.connections += 1
         # Tell the server how many matches are left, so a lobby never seats us past them.
         left = 0 if matches is None else max(1, matches - run.matches)
-        hello = serde.Hello(bot.name, bot.version, token, serde.PROTOCOL_VERSION, games, left)
+        # Lean messages (docs/protocol.md): events ride in the decisions (Decision.events; a Bot
+        # has no event hook, so like separate Events they go no further), and no text or JSON
+        # rendering of the observation (a Bot gets the typed message's dict, observation_dict).
+        hello = serde.Hello(
+            bot.name,
+            bot.version,
+            token,
+            serde.PROTOCOL_VERSION,
+            games,
+            left,
+            batch_events=True,
+            omit_text=True,
+            omit_json=True,
+        )
         welcomed, done = _play_stream(bot, address, hello, run, matches)
         if done:
             run.stopped = "matches"

@@ -46,6 +46,12 @@ class Hello:
     games: tuple[str, ...] = ()
     #: Matches the bot will play on this connection before leaving; 0 for no limit.
     max_matches: int = 0
+    #: Events ride in the next DecisionRequest (``Decision.events``) instead of coming one by one.
+    batch_events: bool = False
+    #: The observations' plain-text rendering is left empty.
+    omit_text: bool = False
+    #: The observations' JSON rendering is left empty (when the game has a typed message).
+    omit_json: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,7 +180,7 @@ class Decision:
     game: str
     #: The observation as the engine's ``to_dict()``.
     observation: dict[str, Any]
-    #: The observation's plain-text rendering.
+    #: The observation's plain-text rendering (``""`` when the Hello set ``omit_text``).
     text: str
     #: The legal actions in canonical order.
     legal: tuple[Action, ...]
@@ -182,6 +188,9 @@ class Decision:
     deadline_ms: int
     #: Remaining bank in milliseconds.
     bank_ms: int
+    #: Events that rode in the request, oldest first (only when the Hello set ``batch_events``):
+    #: they happened before the decision, as if each had come alone just before it.
+    events: tuple[EventInfo, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -405,13 +414,24 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
-def observation_message(game: str, obs: Observation) -> pb.Observation:
-    """The protocol Observation: typed per-game message, JSON, and rendered text."""
+def observation_message(
+    game: str, obs: Observation, *, text: bool = True, json: bool = True
+) -> pb.Observation:
+    """The protocol Observation: typed per-game message, JSON, and rendered text.
+
+    ``text=False`` / ``json=False`` (a bot's Hello ``omit_text`` / ``omit_json``) leave that
+    rendering empty without computing it. A game with no typed message always gets its JSON: it
+    is then the only machine-readable form.
+    """
     descriptor = observation_descriptor(game)
     if descriptor is None:
-        return pb.Observation(text=obs.render(), json=_dumps(obs.to_dict()))
+        return pb.Observation(text=obs.render() if text else "", json=_dumps(obs.to_dict()))
     plan = _plan(descriptor)
-    msg = pb.Observation(text=obs.render(), json=_dumps(_as_dict(obs, plan)))
+    msg = pb.Observation()
+    if text:
+        msg.text = obs.render()
+    if json:
+        msg.json = _dumps(_as_dict(obs, plan))
     _fill(getattr(msg, game), obs, plan)
     return msg
 
@@ -449,7 +469,15 @@ def read_bot_message(msg: pb.BotMessage) -> BotMessage:
     if kind == "hello":
         h = msg.hello
         return Hello(
-            h.bot_name, h.bot_version, h.token, h.protocol_version, tuple(h.games), h.max_matches
+            h.bot_name,
+            h.bot_version,
+            h.token,
+            h.protocol_version,
+            tuple(h.games),
+            h.max_matches,
+            h.batch_events,
+            h.omit_text,
+            h.omit_json,
         )
     return Garbage("empty message (no hello, action or ping)")
 
@@ -464,6 +492,9 @@ def hello_message(hello: Hello) -> pb.BotMessage:
             protocol_version=hello.protocol_version,
             games=list(hello.games),
             max_matches=hello.max_matches,
+            batch_events=hello.batch_events,
+            omit_text=hello.omit_text,
+            omit_json=hello.omit_json,
         )
     )
 
@@ -604,14 +635,23 @@ def decision_message(
     legal: Sequence[Action],
     deadline_ms: int,
     bank_ms: int,
+    *,
+    events: Sequence[pb.ServerMessage] = (),
+    text: bool = True,
+    json: bool = True,
 ) -> pb.ServerMessage:
-    """Encode a decision request: the seat's observation and every legal action."""
-    return pb.ServerMessage(
+    """Encode a decision request: the seat's observation and every legal action.
+
+    For a bot whose Hello set ``batch_events``, ``events`` are the Event messages held back for
+    it (as built by :func:`server_message`, oldest first); their bodies ride in the request.
+    ``text`` / ``json`` are ``False`` for a bot that set ``omit_text`` / ``omit_json``.
+    """
+    msg = pb.ServerMessage(
         decision=pb.DecisionRequest(
             request_id=request_id,
             match_id=match_id,
             seat=seat,
-            observation=observation_message(game, observation),
+            observation=observation_message(game, observation, text=text, json=json),
             legal_actions=[
                 pb.LegalAction(index=i, text=a.text, kind=a.kind, arg=a.arg)
                 for i, a in enumerate(legal)
@@ -620,6 +660,11 @@ def decision_message(
             bank_ms=bank_ms,
         )
     )
+    if events:
+        add = msg.decision.events.add
+        for m in events:  # add().CopyFrom: ~30% quicker than events.extend(generator)
+            add().CopyFrom(m.event)
+    return msg
 
 
 # --------------------------------------------------------------------------------------------
@@ -647,6 +692,10 @@ def _read_result(msg: pb.MatchResult) -> Result:
     )
 
 
+def _read_event(e: pb.Event) -> EventInfo:
+    return EventInfo(e.match_id, e.seq, e.kind, json.loads(e.json) if e.json else {}, e.private)
+
+
 def _read_player(p: pb.Player) -> PlayerInfo:
     return PlayerInfo(p.seat, p.seat_name, p.bot_name, p.bot_version)
 
@@ -668,11 +717,10 @@ def read_server_message(msg: pb.ServerMessage) -> ServerMessage | None:
             legal,
             d.deadline_ms,
             d.bank_ms,
+            tuple(_read_event(e) for e in d.events) if d.events else (),
         )
     if kind == "event":
-        e = msg.event
-        data = json.loads(e.json) if e.json else {}
-        return EventInfo(e.match_id, e.seq, e.kind, data, e.private)
+        return _read_event(msg.event)
     if kind == "match_start":
         s = msg.match_start
         return MatchStart(

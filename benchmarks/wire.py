@@ -5,10 +5,15 @@
   messages, so the sizes match) one at a time and waits for each Action: a pure request/answer
   ping-pong with nothing else to do, timed on the server like the arena's referee times its own.
 * ``python -m benchmarks.wire client …`` is one process of ``grpc.aio`` bot connections (one
-  channel, hence one TCP connection, each). It answers every DecisionRequest at once with a
+  channel, hence one TCP connection, each). Its Hello asks for the lean protocol (``batch_events``,
+  ``omit_text``, ``omit_json``: events ride in the DecisionRequests, observations carry the typed
+  message only), as the Python SDK's does. It answers every DecisionRequest at once with a
   uniformly random index, reads and drops everything else, and plays until it has seen its
   matches end (arena) or the server closes the stream (raw). The same client drives both
   servers, so the ratio of the two is the server side's overhead alone.
+* :func:`sample_decisions` builds the raw server's messages as the arena sends them to that
+  client holding all four seats of a whist match: each request lean and carrying the match's
+  events since the previous request.
 """
 
 from __future__ import annotations
@@ -42,19 +47,39 @@ CLIENT_OPTIONS: list[tuple[str, Any]] = [
 
 
 def sample_decisions(count: int = 400, seed: int = 1) -> list[pb.ServerMessage]:
-    """Real whist DecisionRequests (``serde.decision_message``) along a random playout, so the
-    raw ping-pong sends exactly the sizes the arena sends."""
+    """Real whist DecisionRequests (``serde.decision_message``) along random playouts, exactly as
+    the arena sends them to the bench client (lean Hello) holding all four seats on one
+    connection: no text or JSON rendering, and each request carrying every event of the match
+    since the previous request (such a connection may see them all), so the raw ping-pong sends
+    exactly the sizes the arena sends."""
     game = get_game("whist")
     rng = random.Random(seed)
     out: list[pb.ServerMessage] = []
     while len(out) < count:
         state = game.new_match(game.configure(), seed + len(out))
+        sent = 0  # events of this match already carried by a request
         while (seat := state.to_move) is not None and len(out) < count:
             legal = state.legal_actions()
             obs = state.observation(seat)
+            events = state.events
+            batch = [
+                serde.server_message(serde.event_info("raw-0", seq, events[seq]))
+                for seq in range(sent, len(events))
+            ]
+            sent = len(events)
             out.append(
                 serde.decision_message(
-                    len(out) + 1, "raw-0", seat, "whist", obs, legal, 1000, 10000
+                    len(out) + 1,
+                    "raw-0",
+                    seat,
+                    "whist",
+                    obs,
+                    legal,
+                    1000,
+                    10000,
+                    events=batch,
+                    text=False,
+                    json=False,
                 )
             )
             state.apply(rng.choice(legal))
@@ -154,7 +179,10 @@ async def _connection(
     async with grpc.aio.insecure_channel(address, options=CLIENT_OPTIONS) as channel:
         stub: Any = pb_grpc.ArenaStub(channel)
         call = stub.Play()  # no request iterator: the aio read()/write() API
-        await call.write(serde.hello_message(serde.Hello("bench", "1", token, 1)))
+        hello = serde.Hello(
+            "bench", "1", token, 1, batch_events=True, omit_text=True, omit_json=True
+        )
+        await call.write(serde.hello_message(hello))
         ended = 0
         sent_at = 0.0
         clock = time.perf_counter

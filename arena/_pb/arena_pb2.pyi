@@ -126,6 +126,9 @@ class Hello(_message.Message):
     PROTOCOL_VERSION_FIELD_NUMBER: _builtins.int
     GAMES_FIELD_NUMBER: _builtins.int
     MAX_MATCHES_FIELD_NUMBER: _builtins.int
+    BATCH_EVENTS_FIELD_NUMBER: _builtins.int
+    OMIT_TEXT_FIELD_NUMBER: _builtins.int
+    OMIT_JSON_FIELD_NUMBER: _builtins.int
     bot_name: _builtins.str
     """Display name of the bot ("greedy-whist")."""
     bot_version: _builtins.str
@@ -141,6 +144,23 @@ class Hello(_message.Message):
     (`arena serve`) seats the bot no more often than this, so it never starts a match with a
     bot that is about to hang up.
     """
+    batch_events: _builtins.bool
+    """Batch events into decisions (for speed: fewer messages per decision). When true, the server
+    does not send this connection Event messages one by one: the events it may see accumulate
+    and ride in the next DecisionRequest it is sent (DecisionRequest.events, oldest first).
+    Before any other message (MatchEnd, Error, the next match's MatchStart ...) the accumulated
+    events are first sent as ordinary Event messages, so the order of what the bot learns is the
+    same either way. False (the default): one Event message per event, as in every version.
+    """
+    omit_text: _builtins.bool
+    """Leave Observation.text empty in this connection's DecisionRequests (smaller messages, less
+    server work), for a bot that reads the typed message or the JSON. False: text is filled.
+    """
+    omit_json: _builtins.bool
+    """Leave Observation.json empty in this connection's DecisionRequests (smaller messages, less
+    server work), for a bot that reads the typed per-game message. False: json is filled. A game
+    with no typed message still gets its JSON.
+    """
     @_builtins.property
     def games(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Game ids the bot can play ("whist", "tennis"); empty means any."""
@@ -154,10 +174,13 @@ class Hello(_message.Message):
         protocol_version: _builtins.int = ...,
         games: _abc.Iterable[_builtins.str] | None = ...,
         max_matches: _builtins.int = ...,
+        batch_events: _builtins.bool = ...,
+        omit_text: _builtins.bool = ...,
+        omit_json: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_name", b"bot_name", "bot_version", b"bot_version", "games", b"games", "max_matches", b"max_matches", "protocol_version", b"protocol_version", "token", b"token"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["batch_events", b"batch_events", "bot_name", b"bot_name", "bot_version", b"bot_version", "games", b"games", "max_matches", b"max_matches", "omit_json", b"omit_json", "omit_text", b"omit_text", "protocol_version", b"protocol_version", "token", b"token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -253,7 +276,9 @@ class ServerMessage(_message.Message):
 
     @_builtins.property
     def event(self) -> Global___Event:
-        """Something happened in a match that this bot may see."""
+        """Something happened in a match that this bot may see (with Hello.batch_events, only the
+        events that must go out before another message; the rest ride in DecisionRequest.events).
+        """
 
     @_builtins.property
     def match_end(self) -> Global___MatchEnd:
@@ -552,6 +577,7 @@ class DecisionRequest(_message.Message):
     LEGAL_ACTIONS_FIELD_NUMBER: _builtins.int
     DEADLINE_MS_FIELD_NUMBER: _builtins.int
     BANK_MS_FIELD_NUMBER: _builtins.int
+    EVENTS_FIELD_NUMBER: _builtins.int
     request_id: _builtins.int
     """Echo this in Action.request_id."""
     match_id: _builtins.str
@@ -570,6 +596,14 @@ class DecisionRequest(_message.Message):
     def legal_actions(self) -> _containers.RepeatedCompositeFieldContainer[Global___LegalAction]:
         """Every legal action in canonical order; never empty."""
 
+    @_builtins.property
+    def events(self) -> _containers.RepeatedCompositeFieldContainer[Global___Event]:
+        """Only for a bot whose Hello set batch_events (always empty otherwise): the events held back
+        for this connection since the last message it was sent (of any of its matches, visible to
+        it), oldest first: the same Event messages that would otherwise have come one by one just
+        before this request.
+        """
+
     def __init__(
         self,
         *,
@@ -580,10 +614,11 @@ class DecisionRequest(_message.Message):
         legal_actions: _abc.Iterable[Global___LegalAction] | None = ...,
         deadline_ms: _builtins.int = ...,
         bank_ms: _builtins.int = ...,
+        events: _abc.Iterable[Global___Event] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["observation", b"observation"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bank_ms", b"bank_ms", "deadline_ms", b"deadline_ms", "legal_actions", b"legal_actions", "match_id", b"match_id", "observation", b"observation", "request_id", b"request_id", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bank_ms", b"bank_ms", "deadline_ms", b"deadline_ms", "events", b"events", "legal_actions", b"legal_actions", "match_id", b"match_id", "observation", b"observation", "request_id", b"request_id", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -603,9 +638,11 @@ class Observation(_message.Message):
     FORTY_FIVE_FIELD_NUMBER: _builtins.int
     TENNIS_FIELD_NUMBER: _builtins.int
     text: _builtins.str
-    """Plain text for humans and simple bots."""
+    """Plain text for humans and simple bots ("" when the bot's Hello set omit_text)."""
     json: _builtins.str
-    """The same observation as a JSON object (the keys of the typed message), for dynamic languages."""
+    """The same observation as a JSON object (the keys of the typed message), for dynamic languages
+    ("" when the bot's Hello set omit_json and the game has a typed message).
+    """
     @_builtins.property
     def whist(self) -> Global___WhistObservation:
         """Game "whist"."""

@@ -207,6 +207,9 @@ function play(opts, client, log) {
 
   const handlers = {
     decision(req) {
+      // With batch_events (our Hello) the events since the last message ride in the request,
+      // oldest first: the same Event messages, handled as if each had come alone just before it.
+      for (const ev of req.events || []) handlers.event(ev);
       if (finishing) return; // we have half-closed: nothing more can be sent
       // request_id goes back exactly as it came (a decimal string: uint64 exceeds a JS number).
       call.write({ action: { request_id: req.request_id || "0", index: choose(req) } });
@@ -303,6 +306,12 @@ function play(opts, client, log) {
       protocol_version: PROTOCOL_VERSION,
       games: opts.games,
       max_matches: opts.matches, // 0: no limit; a lobby will not seat us beyond it
+      // Lean messages, for speed: events ride inside the next DecisionRequest (req.events), and
+      // the observation comes without its text and JSON renderings, which this bot never reads
+      // (a bot that parses observation.json must drop omit_json).
+      batch_events: true,
+      omit_text: true,
+      omit_json: true,
     },
   });
 }

@@ -22,7 +22,8 @@ from engine import JSON, get_game
 #: the observation text and legal actions it is sent, so it answers the recorded action only if
 #: it is sent exactly what the seat was sent in the match. ``--text`` answers by text, ``--wrong``
 #: another action, ``--illegal`` an out-of-range index; ``--mute`` never answers; ``--crash``
-#: exits at once; ``--report FILE`` writes what it received before answering.
+#: exits at once; ``--report FILE`` writes what it received before answering; ``--batch`` asks
+#: for batched events and no JSON rendering (Hello.batch_events, omit_json).
 HASH_BOT = """
 import hashlib, json, os, queue, sys, time
 import grpc
@@ -31,7 +32,8 @@ from arena._pb import arena_pb2_grpc as pb_grpc
 
 args = sys.argv[1:]
 report = args.pop(args.index("--report") + 1) if "--report" in args else None
-mode = next((a for a in args if a != "--report"), "")
+batch = "--batch" in args
+mode = next((a for a in args if a not in ("--report", "--batch")), "")
 if mode == "--crash":
     print("crashing on purpose", flush=True)
     sys.exit(3)
@@ -41,7 +43,9 @@ def choose(text, legal):
     return int(digest, 16) % len(legal)
 
 out = queue.SimpleQueue()
-out.put(serde.hello_message(serde.Hello("hashbot", "1.0", os.environ["ARENA_TOKEN"])))
+token = os.environ["ARENA_TOKEN"]
+hello = serde.Hello("hashbot", "1.0", token, batch_events=batch, omit_json=batch)
+out.put(serde.hello_message(hello))
 
 def outgoing():
     while (msg := out.get()) is not None:
@@ -58,6 +62,8 @@ for msg in stub.Play(outgoing()):
     if isinstance(m, serde.MatchStart):
         received.append({"start": m.seats, "seed": m.bot_seed, "game": m.game})
     if isinstance(m, serde.Decision):
+        for e in m.events:  # (batch) they happened just before the request, in this order
+            received.append({"seq": e.seq, "kind": e.kind, "data": e.data, "private": e.private})
         if report:  # before answering: the arena stops the bot once it has its answer
             with open(report, "w") as f:
                 seed = os.environ["ARENA_SEED"]
@@ -162,18 +168,23 @@ def test_cli_prints_both_answers_and_exit_status(
     assert "index out of range" in capsys.readouterr().out
 
 
-def test_the_bot_is_sent_what_its_seat_saw_and_its_seat_seed(tmp_path: Path, bot: str) -> None:
+@pytest.mark.parametrize("batch", [False, True])
+def test_the_bot_is_sent_what_its_seat_saw_and_its_seat_seed(
+    tmp_path: Path, bot: str, batch: bool
+) -> None:
     record = hash_bot_record(tmp_path / "whist.jsonl.gz", "whist", None, seed=3)
     rec = read_record(record)
     at = 6
     report = tmp_path / "received.json"
-    outcome = ask(rec, at, f"{bot} --report {shlex.quote(str(report))}", timeout=20)
+    flags = " --batch" if batch else ""
+    outcome = ask(rec, at, f"{bot}{flags} --report {shlex.quote(str(report))}", timeout=20)
     assert outcome.same
     got = json.loads(report.read_text())
     seat = outcome.position.seat
     kinds = got["kinds"]
     assert kinds[:2] == ["Welcome", "MatchStart"] and kinds[-1] == "Decision"
-    assert set(kinds[2:-1]) == {"EventInfo"}
+    # Batched, the events ride in the request (Hello.batch_events); else each comes alone.
+    assert set(kinds[2:-1]) == (set() if batch else {"EventInfo"})
     start = got["received"][0]
     assert start["start"] == [seat] and start["game"] == "whist"
     # The seed of that seat in that match, as `arena match` gives it to the bot.

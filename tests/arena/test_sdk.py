@@ -3,22 +3,27 @@ when the server goes away, and strategies that see the engine's own observation 
 
 from __future__ import annotations
 
+import random
 import socket
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from concurrent import futures
 from pathlib import Path
 from typing import Any
 
+import grpc
 import pytest
 import trio
 
+from arena import serde
 from arena._pb import arena_pb2 as pb
+from arena._pb import arena_pb2_grpc as pb_grpc
 from arena.sdk import BotRejected, BotRun, run_bot
 from arena.server import open_arena_server
-from engine import Action, get_game
+from engine import Action, Result, get_game
 from reference_bots.base import Bot, RandomBot
 from reference_bots.run import RulesOrRandomBot
 from tests.arena.wire import SHORT_WHIST, join_all, make_spec, play_with, raw, sdk
@@ -206,3 +211,86 @@ def test_a_strategy_error_costs_one_move_not_the_match() -> None:
             assert scenario.outcome.result.reason == "normal"
 
     trio.run(main)
+
+
+class _Scripted(pb_grpc.ArenaServicer):
+    """A stand-in server (not the arena): records the Hello, then plays one whist decision in a
+    lean DecisionRequest that carries the match's events so far, then ends the match."""
+
+    def __init__(self) -> None:
+        game = get_game("whist")
+        state = game.new_match(game.configure(), 4)
+        rng = random.Random(4)
+        while state.to_move != 0:
+            state.apply(rng.choice(state.legal_actions()))
+        self.observation = state.observation(0).to_dict()
+        events = [
+            serde.server_message(serde.event_info("m1", seq, e))
+            for seq, e in enumerate(state.events)
+            if e.visible_to(0)
+        ]
+        self.script = [
+            serde.server_message(serde.Welcome("scripted", "s1")),
+            serde.server_message(
+                serde.MatchStart(
+                    "m1",
+                    "whist",
+                    game.version,
+                    {},
+                    (0,),
+                    (),
+                    serde.TimeControl(),
+                    "lenient",
+                    1,
+                )
+            ),
+        ]
+        self.decision = serde.decision_message(
+            77,
+            "m1",
+            0,
+            "whist",
+            state.observation(0),
+            state.legal_actions(),
+            1000,
+            1000,
+            events=events,
+            text=False,
+            json=False,
+        )
+        self.end = serde.server_message(serde.MatchEnd("m1", Result((1.0,), (1,))))
+        self.hello: pb.Hello | None = None
+        self.answer: pb.Action | None = None
+
+    def Play(
+        self, request_iterator: Iterator[pb.BotMessage], context: grpc.ServicerContext
+    ) -> Iterator[pb.ServerMessage]:
+        self.hello = next(request_iterator).hello
+        yield from self.script
+        yield self.decision
+        self.answer = next(request_iterator).action
+        yield self.end
+
+
+def test_sdk_asks_for_lean_messages_and_plays_a_decision_that_carries_events() -> None:
+    servicer = _Scripted()
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+    pb_grpc.add_ArenaServicer_to_server(servicer, server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    bot = Recording()
+    try:
+        run = run_bot(bot, f"127.0.0.1:{port}", "tok", matches=1, give_up_s=5)
+    finally:
+        server.stop(None)
+    assert servicer.hello is not None
+    assert (servicer.hello.batch_events, servicer.hello.omit_text, servicer.hello.omit_json) == (
+        True,
+        True,
+        True,
+    )
+    assert len(servicer.decision.decision.events) > 1
+    assert servicer.decision.decision.observation.json == ""  # the bot reads the typed message
+    assert bot.seen == [servicer.observation]
+    assert servicer.answer is not None and servicer.answer.request_id == 77
+    assert (run.decisions, run.matches, run.errors) == (1, 1, 0)

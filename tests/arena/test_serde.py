@@ -155,3 +155,128 @@ def test_action_text_round_trip_through_legal_action() -> None:
     msg = serde.decision_message(1, "m", 0, "none", Observation(seat=0), [action], 1, 1)
     assert msg.decision.legal_actions[0].text == "trump:H"
     assert msg.decision.observation.WhichOneof("game") is None
+
+
+# --- lean messages: Hello.batch_events / omit_text / omit_json ---------------------------------
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        {"batch_events": True},
+        {"omit_text": True},
+        {"omit_json": True},
+        {"batch_events": True, "omit_text": True, "omit_json": True},
+    ],
+)
+def test_hello_lean_flags_round_trip(flags: dict[str, bool]) -> None:
+    hello = serde.Hello("b", "2", "tok", 1, ("whist",), 3, **flags)
+    wire = pb.BotMessage.FromString(serde.hello_message(hello).SerializeToString())
+    assert {k: getattr(wire.hello, k) for k in flags} == flags
+    assert serde.read_bot_message(wire) == hello
+
+
+def test_a_hello_without_the_flags_asks_for_none_of_them() -> None:
+    # An old bot's Hello (fields 7-9 unknown to it) decodes to today's behaviour.
+    old = pb.BotMessage(hello=pb.Hello(bot_name="old", token="t", protocol_version=1))
+    hello = serde.read_bot_message(pb.BotMessage.FromString(old.SerializeToString()))
+    assert isinstance(hello, serde.Hello)
+    assert (hello.batch_events, hello.omit_text, hello.omit_json) == (False, False, False)
+    assert serde.hello_message(serde.Hello("b")).hello.SerializeToString() == (
+        pb.Hello(bot_name="b", protocol_version=1).SerializeToString()
+    )
+
+
+def _whist_decision_point(seed: int) -> tuple[Observation, int, list[Action], list[Event]]:
+    """A whist state some tricks in, with its events (private deals included)."""
+    game = get_game("whist")
+    state = game.new_match(game.configure(), seed)
+    rng = random.Random(seed)
+    for _ in range(9):
+        state.apply(rng.choice(state.legal_actions()))
+    seat = state.to_move
+    assert seat is not None
+    return state.observation(seat), seat, list(state.legal_actions()), list(state.events)
+
+
+def test_decision_with_events_round_trip() -> None:
+    obs, seat, legal, events = _whist_decision_point(11)
+    infos = [serde.event_info("m", seq, e) for seq, e in enumerate(events)]
+    assert any(i.private for i in infos) and any(not i.private for i in infos)
+    held = [serde.server_message(i) for i in infos]
+    raw = serde.decision_message(
+        7, "m", seat, "whist", obs, legal, 900, 50, events=held, text=False, json=False
+    )
+    wire = pb.ServerMessage.FromString(raw.SerializeToString())
+    assert list(wire.decision.events) == [m.event for m in held]
+    decoded = serde.read_server_message(wire)
+    assert isinstance(decoded, serde.Decision)
+    assert decoded.events == tuple(infos)
+    # Each decodes as the same Event sent alone would have.
+    assert list(decoded.events) == [serde.read_server_message(m) for m in held]
+    # Carrying events changes nothing else in the request.
+    bare = serde.decision_message(
+        7, "m", seat, "whist", obs, legal, 900, 50, text=False, json=False
+    )
+    wire.decision.ClearField("events")
+    assert wire == bare
+    assert decoded.observation == obs.to_dict() and decoded.legal == tuple(legal)
+    assert decoded.text == ""
+
+
+def test_a_decision_without_events_carries_none() -> None:
+    obs, seat, legal, _ = _whist_decision_point(3)
+    raw = serde.decision_message(1, "m", seat, "whist", obs, legal, 900, 50)
+    assert len(raw.decision.events) == 0
+    decoded = serde.read_server_message(pb.ServerMessage.FromString(raw.SerializeToString()))
+    assert isinstance(decoded, serde.Decision) and decoded.events == ()
+    assert decoded.text == obs.render()
+
+
+@pytest.mark.parametrize("game_id", GAMES)
+@pytest.mark.parametrize(("text", "as_json"), [(False, False), (False, True), (True, False)])
+def test_observation_without_renderings_keeps_the_typed_message(
+    game_id: str, text: bool, as_json: bool
+) -> None:
+    game = get_game(game_id)
+    state = game.new_match(game.configure(), 2)
+    rng = random.Random(2)
+    checked = 0
+    while (seat := state.to_move) is not None and checked < 40:
+        obs = state.observation(seat)
+        full = serde.observation_message(game_id, obs)
+        lean = serde.observation_message(game_id, obs, text=text, json=as_json)
+        assert lean.text == (full.text if text else "")
+        assert lean.json == (full.json if as_json else "")
+        assert full.text and full.json  # the defaults still fill both
+        assert lean.WhichOneof("game") == game_id
+        assert getattr(lean, game_id) == getattr(full, game_id)
+        wire = pb.Observation.FromString(lean.SerializeToString())
+        assert serde.observation_dict(wire) == (game_id, obs.to_dict())
+        state.apply(rng.choice(state.legal_actions()))
+        checked += 1
+    assert checked > 0
+
+
+def test_an_unwanted_rendering_is_not_computed(monkeypatch: pytest.MonkeyPatch) -> None:
+    obs, seat, legal, _ = _whist_decision_point(5)
+
+    def boom(*args: object) -> str:
+        raise AssertionError("computed a rendering that was not asked for")
+
+    monkeypatch.setattr(type(obs), "render", boom)
+    monkeypatch.setattr(serde, "_dumps", boom)
+    msg = serde.decision_message(1, "m", seat, "whist", obs, legal, 1, 1, text=False, json=False)
+    assert msg.decision.observation.whist.seat == seat
+    with pytest.raises(AssertionError, match="not asked for"):
+        serde.observation_message("whist", obs, text=True, json=False)
+    with pytest.raises(AssertionError, match="not asked for"):
+        serde.observation_message("whist", obs, text=False, json=True)
+
+
+def test_a_game_without_typed_message_keeps_its_json_when_json_is_omitted() -> None:
+    # The JSON is then the only machine-readable form of the observation.
+    obs = Observation(seat=1)
+    msg = serde.observation_message("none", obs, text=False, json=False)
+    assert msg.WhichOneof("game") is None and msg.text == ""
+    assert serde.observation_dict(msg) == ("", obs.to_dict())
