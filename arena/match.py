@@ -38,7 +38,7 @@ from arena.server import (
     open_arena_server,
     seat_seed,
 )
-from arena.server.hub import run_trio
+from arena.server.api import run_trio
 from engine import OptionValue, get_game
 
 #: Default directory for match records.

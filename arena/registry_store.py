@@ -140,7 +140,11 @@ class Registry:
         ensure_home(path.parent)
         fresh = not path.exists()
         try:
-            self._db = sqlite3.connect(path, isolation_level=None, timeout=30.0)
+            # Not tied to its thread: ``arena serve --registered-only`` checks tokens from the
+            # server's loop thread (sqlite3 here is built fully thread-safe).
+            self._db = sqlite3.connect(
+                path, isolation_level=None, timeout=30.0, check_same_thread=False
+            )
             if fresh:
                 path.chmod(0o600)
             self._db.row_factory = sqlite3.Row

@@ -130,7 +130,8 @@ async def arena_run(
                         for j in range(matches_per_connection)
                     ]
                 )
-            lives = [server.register(s[0]) for s in series]
+            for s in series:
+                server.register(s[0])
             idle_rss, idle_threads = rss_bytes(), thread_count()
             procs = []
             if sdk_bot:
@@ -159,8 +160,8 @@ async def arena_run(
                 )
             connect_start = time.perf_counter()
             with trio.fail_after(120):
-                for live in lives:
-                    await live.ready.wait()
+                for specs in series:
+                    await server.wait_ready(specs[0].match_id)
             connect_s = time.perf_counter() - connect_start
             connected_rss, connected_threads = rss_bytes(), thread_count()
             outcomes: list[MatchOutcome] = []

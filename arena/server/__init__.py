@@ -1,4 +1,4 @@
-"""The arena server: bots connect over gRPC and play matches refereed on trio.
+"""The arena server: bots connect over gRPC and play matches; trio code drives it.
 
 The Python API (used by ``arena match``, tournaments and tests)::
 
@@ -7,15 +7,17 @@ The Python API (used by ``arena match``, tournaments and tests)::
         ...                            # start the bots with server.address and their tokens
         outcome = await server.run_match(spec)
 
-Modules: ``spec`` (MatchSpec, MatchOutcome), ``hub`` (ArenaServer: connections, tokens,
-routing), ``referee`` (one match on trio), ``connections``, ``faults``, ``board`` (spectators),
-``service`` (the gRPC glue), ``lobby`` (``arena serve``: pairs up whoever connects).
+Modules: ``spec`` (MatchSpec, MatchOutcome), ``api`` (ArenaServer: what trio code calls),
+``hub`` (connections, tokens, routing), ``referee`` (one match), ``connections``, ``faults``,
+``board`` (spectators), ``service`` (the gRPC glue and the loop thread everything above ``api``
+runs on), ``lobby`` (``arena serve``: pairs up whoever connects).
 """
 
 from __future__ import annotations
 
 from arena.serde import FaultInfo, PlayerInfo, TimeControl
-from arena.server.hub import ArenaServer, new_token, open_arena_server
+from arena.server.api import ArenaServer, open_arena_server
+from arena.server.hub import new_token
 from arena.server.spec import (
     FAULT_POLICIES,
     DecisionTiming,

@@ -1,19 +1,16 @@
-"""A bot's stream as the trio side sees it, and the decision requests open on it.
+"""A bot's stream as the server sees it, and the decision requests open on it.
 
-The gRPC handler (a coroutine on the server's asyncio loop thread, arena/server/service.py)
-creates a :class:`Connection` and then only ever reads its ``outbox``; everything else about it is
-touched on the trio thread alone, so it needs no lock.
+Everything here lives on the server's asyncio loop thread (arena/server/service.py): the gRPC
+handler coroutine drains a connection's ``outbox``, and the hub and referees fill it, all on one
+thread, so nothing needs a lock and no message crosses a thread.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import math
 from collections import OrderedDict, deque
 from typing import TYPE_CHECKING, Generic, TypeVar
-
-import trio
 
 from arena._pb import arena_pb2 as pb
 from arena.serde import Answer, Hello
@@ -29,67 +26,50 @@ M = TypeVar("M")
 
 
 class Outbox(Generic[M]):
-    """Messages from the trio thread to one coroutine on the gRPC asyncio loop.
+    """Messages for one coroutine on the loop (a bot's or a spectator's stream handler).
 
-    :meth:`put` never blocks and wakes the loop (``call_soon_threadsafe``, the only cross-thread
-    step) only when the reader is actually waiting, so a burst of messages (a decision's events
-    and its request) costs one wake-up. ``None`` ends the reader's stream. Relies on
-    ``deque.append``/``popleft`` and attribute stores being atomic under the GIL.
+    :meth:`put` never blocks, so a slow reader never slows a match down; ``None`` ends the
+    reader's stream. Loop thread only.
     """
 
-    __slots__ = ("_items", "_loop", "_waiting", "_wake")
+    __slots__ = ("_items", "_waiter")
 
-    def __init__(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
+    def __init__(self) -> None:
         self._items: deque[M | None] = deque()
-        self._loop = loop
-        self._wake: asyncio.Event | None = None
-        self._waiting = False
+        self._waiter: asyncio.Future[None] | None = None
 
     def put(self, msg: M | None) -> None:
-        """Queue ``msg`` (any thread)."""
+        """Queue ``msg``, waking the reader if it waits."""
         self._items.append(msg)
-        if self._waiting and self._loop is not None and self._wake is not None:
-            self._waiting = False
-            with contextlib.suppress(RuntimeError):  # a closed loop: the server is gone
-                self._loop.call_soon_threadsafe(self._wake.set)
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            if not waiter.done():
+                waiter.set_result(None)
 
     async def get(self) -> M | None:
-        """The next message (on the loop only)."""
+        """The next message."""
         items = self._items
-        if not items:
-            if self._wake is None:
-                self._wake = asyncio.Event()
-            while not items:
-                self._wake.clear()
-                self._waiting = True
-                if items:  # appended before the flag was seen
-                    break
-                await self._wake.wait()
-            self._waiting = False
+        while not items:
+            waiter = asyncio.get_running_loop().create_future()
+            self._waiter = waiter
+            try:
+                await waiter
+            finally:
+                self._waiter = None
         return items.popleft()
-
-    def drain(self) -> list[M | None]:
-        """Everything queued now, without waiting (on the loop only)."""
-        items = self._items
-        out = []
-        while items:
-            out.append(items.popleft())
-        return out
 
 
 class Connection:
     """One bot stream (Arena.Play)."""
 
-    def __init__(
-        self, session_id: str, peer: str, loop: asyncio.AbstractEventLoop | None = None
-    ) -> None:
+    def __init__(self, session_id: str, peer: str) -> None:
         #: Id for logs and the Welcome.
         self.session_id = session_id
         #: The client's address as gRPC reports it.
         self.peer = peer
-        #: Messages for the bot; ``None`` ends the stream. Filled by trio, drained by the
-        #: handler coroutine on ``loop`` (the gRPC asyncio loop).
-        self.outbox: Outbox[pb.ServerMessage] = Outbox(loop)
+        #: Messages for the bot; ``None`` ends the stream.
+        self.outbox: Outbox[pb.ServerMessage] = Outbox()
         #: The bot's Hello once accepted.
         self.hello: Hello | None = None
         #: The token it authenticated with.
@@ -104,22 +84,52 @@ class Connection:
         self.bucket = TokenBucket()
         #: Messages dropped for flooding.
         self.flood_dropped = 0
-        #: When the last flood strike was charged (trio clock).
+        #: When the last flood strike was charged (loop clock).
         self.last_flood_strike = -math.inf
         #: Whether the stream is over (either side ended it).
         self.closed = False
         #: Matches a lobby has seated this connection in (checked against Hello.max_matches).
         self.seated = 0
+        #: Event messages held back for the next message (the bot set Hello.batch_events).
+        self.held: list[pb.ServerMessage] = []
+
+    @property
+    def batch_events(self) -> bool:
+        """Whether events ride inside the next DecisionRequest (Hello.batch_events)."""
+        return self.hello is not None and self.hello.batch_events
 
     def send(self, msg: pb.ServerMessage) -> None:
-        """Queue a message for the bot (dropped once the stream is closed)."""
+        """Queue a message for the bot (dropped once the stream is closed). Held events go
+        first, so the bot learns everything in the order it happened."""
         if not self.closed:
+            if self.held:
+                self.flush()
+            self.outbox.put(msg)
+
+    def send_event(self, msg: pb.ServerMessage) -> None:
+        """Queue an Event message, or hold it for the next DecisionRequest."""
+        if self.closed:
+            return
+        if self.batch_events:
+            self.held.append(msg)
+        else:
+            self.outbox.put(msg)
+
+    def take_held(self) -> list[pb.ServerMessage]:
+        """The held events, for a DecisionRequest to carry; none are held afterwards."""
+        held, self.held = self.held, []
+        return held
+
+    def flush(self) -> None:
+        """Send the held events as separate Event messages."""
+        for msg in self.take_held():
             self.outbox.put(msg)
 
     def close(self) -> None:
         """End the stream from the server side."""
         if not self.closed:
             self.closed = True
+            self.held = []
             self.outbox.put(None)
 
     def forget(self, request_id: int) -> None:
@@ -130,23 +140,14 @@ class Connection:
             self.closed_ids.popitem(last=False)
 
     def wake(self) -> None:
-        """Unblock the handler coroutine (thread-safe): the RPC is over."""
+        """Unblock the handler coroutine: the RPC is over."""
         self.outbox.put(None)
 
 
 class PendingDecision:
     """A decision request sent and not yet settled."""
 
-    __slots__ = (
-        "conn",
-        "event",
-        "interrupted",
-        "match",
-        "message",
-        "outcome",
-        "request_id",
-        "seat",
-    )
+    __slots__ = ("conn", "interrupted", "match", "outcome", "request_id", "seat", "settled")
 
     def __init__(
         self,
@@ -154,7 +155,7 @@ class PendingDecision:
         match: LiveMatch,
         seat: int,
         conn: Connection,
-        message: pb.ServerMessage,
+        loop: asyncio.AbstractEventLoop,
     ) -> None:
         #: The id the bot must echo.
         self.request_id = request_id
@@ -164,26 +165,34 @@ class PendingDecision:
         self.seat = seat
         #: The connection asked (changes if the bot reconnects meanwhile).
         self.conn = conn
-        #: The request as sent (re-sent on reconnection).
-        self.message = message
-        #: Set once settled.
-        self.event = trio.Event()
+        #: Done once settled (answered, interrupted or timed out).
+        self.settled: asyncio.Future[None] = loop.create_future()
         #: The bot's answer, if it answered.
         self.outcome: Answer | None = None
         #: ``(fault kind, detail)`` or ``("forfeit", why)`` when something else settled it.
         self.interrupted: tuple[str, str] | None = None
 
+    @property
+    def done(self) -> bool:
+        """Whether it is settled."""
+        return self.settled.done()
+
     def resolve(self, answer: Answer) -> None:
         """The bot answered."""
-        if not self.event.is_set():
+        if not self.settled.done():
             self.outcome = answer
-            self.event.set()
+            self.settled.set_result(None)
 
     def interrupt(self, kind: str, detail: str) -> None:
         """Settle without an answer: the bot went away, or the match must end."""
-        if not self.event.is_set():
+        if not self.settled.done():
             self.interrupted = (kind, detail)
-            self.event.set()
+            self.settled.set_result(None)
+
+    def expire(self) -> None:
+        """The deadline passed with no answer (a timer callback)."""
+        if not self.settled.done():
+            self.settled.set_result(None)
 
 
 class RequestBook:

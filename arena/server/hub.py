@@ -1,25 +1,22 @@
-"""The arena server's trio side: connections, tokens, and the matches they play.
+"""The arena server's core: connections, tokens, and the matches they play.
 
-The gRPC handlers (on the server's asyncio loop thread, arena/server/service.py) hand every event
-of a bot stream (opened, a message, closed) to this object with ``TrioToken.run_sync_soon``; the
-methods below therefore run on the trio thread, one at a time, and must never raise (an exception
-escaping a ``run_sync_soon`` callback would end the trio run): :meth:`ArenaServer.dispatch`
-wraps them.
+The :class:`Hub` lives on the server's asyncio loop thread with the gRPC handlers
+(arena/server/service.py), which call it directly for every event of a bot stream (opened, a
+message, closed); its matches are referee tasks on the same loop. Trio code reaches it only
+through :class:`arena.server.api.ArenaServer`. The stream callbacks must never raise (nothing a
+bot does may end the server): :meth:`Hub.dispatch` wraps them.
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
-import os
 import secrets
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from importlib import metadata
-from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import structlog
-import trio
 
 from arena import serde
 from arena.errors import ArenaError
@@ -59,15 +56,16 @@ def new_token() -> str:
 IdleHook = Callable[[Connection], None]
 
 
-class ArenaServer:
-    """Referees matches for bots connected over gRPC.
+class Hub:
+    """Routes bot streams to the matches they play, and runs those matches (loop thread only).
 
-    Use :func:`open_arena_server` to get one that listens; then :meth:`register` a match (so its
-    bots' tokens are known), start the bots, and ``await`` :meth:`run_match`. Many matches may run
-    at once (start each ``run_match`` in a nursery); they share nothing but this router.
+    Many matches may run at once, each a task on the loop; they share nothing but this router.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        #: Set once the server is shutting down: new streams are refused.
+        self.closing = False
         #: ``host:port`` of the TCP listener once listening.
         self.address = ""
         #: ``unix:PATH`` of the Unix-socket listener, if any.
@@ -80,7 +78,6 @@ class ArenaServer:
         self._tokens: set[str] = set()
         self._by_token: dict[str, Connection] = {}
         self._conns: set[Connection] = set()
-        self._session = 0
         #: When set, Hellos with unknown (or no) tokens are welcomed and handed to this hook.
         self.idle_hook: IdleHook | None = None
         #: When set, the server authenticates every Hello: a token this accepts (a registered
@@ -89,7 +86,7 @@ class ArenaServer:
         self.token_check: Callable[[str], bool] | None = None
         self._version = server_version()
 
-    # --- the Python API ------------------------------------------------------------------------
+    # --- what trio code calls (through arena.server.api.ArenaServer) ----------------------------
 
     def add_token(self, token: str) -> None:
         """Accept ``token`` even while it has no match (a bot that waits for its matches)."""
@@ -125,6 +122,13 @@ class ArenaServer:
         finally:
             self._unregister(match)
 
+    async def wait_ready(self, match_id: str) -> None:
+        """Until every seat of a registered match has its bot connected (or known crashed)."""
+        match = self._matches.get(match_id)
+        if match is None:
+            raise ArenaError(f"no match {match_id!r} is registered")
+        await match.ready.wait()
+
     def seat_crashed(self, match_id: str, seat: int, detail: str) -> None:
         """Tell the referee that the bot process of ``seat`` is gone (it will not wait for it)."""
         match = self._matches.get(match_id)
@@ -147,6 +151,7 @@ class ArenaServer:
 
     def close_all(self) -> None:
         """End every bot stream (the server is shutting down)."""
+        self.closing = True
         for conn in list(self._conns):
             self._drop(conn)
 
@@ -169,7 +174,7 @@ class ArenaServer:
             for conn in idle:
                 self.idle_hook(conn)
 
-    # --- callbacks from the gRPC loop thread (run on trio via run_sync_soon) ---------------------
+    # --- callbacks from the gRPC handlers --------------------------------------------------------
 
     def dispatch(self, fn: Callable[..., None], *args: Any) -> None:
         """Run a callback, logging instead of raising: nothing a bot does may end the server."""
@@ -178,22 +183,16 @@ class ArenaServer:
         except Exception:
             log.exception("internal error handling a bot message")
 
-    def next_session_id(self) -> str:
-        """A fresh connection id (trio thread only)."""
-        self._session += 1
-        return f"s{self._session}-{secrets.token_hex(3)}"
-
     def on_open(self, conn: Connection) -> None:
         """A bot stream began."""
         self._conns.add(conn)
         log.debug("bot connected", session=conn.session_id, peer=conn.peer)
-        trio.lowlevel.spawn_system_task(self._expect_hello, conn)
+        self._loop.call_later(HELLO_TIMEOUT_S, self.dispatch, self._expect_hello, conn)
 
-    async def _expect_hello(self, conn: Connection) -> None:
-        """A stream that never says Hello would hold its threads forever: end it."""
-        await trio.sleep(HELLO_TIMEOUT_S)
+    def _expect_hello(self, conn: Connection) -> None:
+        """A stream that never says Hello would hold its handler forever: end it."""
         if conn.hello is None and conn in self._conns:
-            self.dispatch(self._reject, conn, f"no Hello within {HELLO_TIMEOUT_S:g} s")
+            self._reject(conn, f"no Hello within {HELLO_TIMEOUT_S:g} s")
 
     def on_close(self, conn: Connection) -> None:
         """A bot stream ended (either side, or the network)."""
@@ -217,7 +216,7 @@ class ArenaServer:
             if pending is not None:
                 pending.resolve(msg)
                 return
-        now = trio.current_time()
+        now = self._loop.time()
         if not conn.bucket.take(now):
             self._flood(conn, now)
             return
@@ -343,54 +342,5 @@ class ArenaServer:
             self._charge(conn, "flood", detail)
 
 
-T = TypeVar("T")
-
-
-def run_trio(main: Callable[[], Awaitable[T]]) -> T:
-    """``trio.run(main)`` for commands: a Ctrl-C that trio delivers inside an exception group
-    (from a nursery) comes out as a plain ``KeyboardInterrupt``, which the CLI reports in one
-    line."""
-    try:
-        return trio.run(main)
-    except BaseExceptionGroup as group:
-        _, rest = group.split(KeyboardInterrupt)
-        if rest is not None:
-            raise
-    raise KeyboardInterrupt
-
-
 def _printable(text: str, limit: int) -> str:
     return "".join(c for c in text if c.isprintable())[:limit].strip()
-
-
-@asynccontextmanager
-async def open_arena_server(
-    listen: str = "127.0.0.1:0",
-    unix: str | os.PathLike[str] | None = None,
-    *,
-    max_connections: int = 256,
-) -> AsyncIterator[ArenaServer]:
-    """Listen on ``listen`` (``host:port``; port 0 picks a free one) and optionally on the Unix
-    socket ``unix``, and yield the :class:`ArenaServer`. Must be entered on a trio thread.
-
-    Raises :class:`ArenaError` when an address cannot be bound.
-    """
-    from arena.logging import configure_once
-    from arena.server.service import start_grpc_server
-
-    configure_once()
-    server = ArenaServer()
-    unix_path = Path(unix) if unix is not None else None
-    grpc_server = start_grpc_server(
-        server, trio.lowlevel.current_trio_token(), listen, unix_path, max_connections
-    )
-    log.info("listening", address=server.address, unix=server.unix_address)
-    try:
-        yield server
-    finally:
-        with trio.CancelScope(shield=True):
-            server.close_all()
-            await trio.to_thread.run_sync(grpc_server.stop, 0.5)
-            if unix_path is not None:
-                unix_path.unlink(missing_ok=True)
-            log.info("stopped", address=server.address)

@@ -18,8 +18,8 @@ import structlog
 import trio
 
 from arena.serde import TimeControl
+from arena.server.api import ArenaServer, open_arena_server, run_trio
 from arena.server.connections import Connection
-from arena.server.hub import ArenaServer, open_arena_server, run_trio
 from arena.server.spec import FaultPolicy, MatchSpec, SeatSpec
 from engine import OptionValue, get_game
 

@@ -1,10 +1,11 @@
-"""Running one match on trio: the seats, their connections, decisions, deadlines and faults.
+"""Running one match: the seats, their connections, decisions, deadlines and faults.
 
 A :class:`LiveMatch` owns everything about its match (engine state, seats, strikes, record
 entries); nothing is shared with other matches but the server's request-id book and its public
-board. All of it runs on the trio thread.
+board. All of it runs on the server's asyncio loop thread, beside the gRPC handlers, so a decision
+request and its answer never cross a thread (arena/server/service.py).
 
-The referee's loop asks the seat to move for a decision and waits, on the trio clock, for at most
+The referee's loop asks the seat to move for a decision and waits, on the loop's clock, for at most
 the move time plus the seat's remaining bank. Whatever goes wrong (no answer, an illegal or
 garbled answer, a bot that is gone) is a fault: under the lenient policy the referee plays the
 seat's fallback action and charges a strike, and the third strike forfeits; under the strict
@@ -14,11 +15,12 @@ someone else's request) interrupt the wait when they forfeit the match.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import asyncio
+import contextlib
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import structlog
-import trio
 
 from arena import serde
 from arena._pb import arena_pb2 as pb
@@ -113,7 +115,7 @@ class LiveMatch:
         #: Decision timings so far.
         self.timings: list[DecisionTiming] = []
         #: Set once every seat is connected (or known crashed).
-        self.ready = trio.Event()
+        self.ready = asyncio.Event()
         self._sent = 0  # events already distributed
         self._log = log.bind(match_id=spec.match_id, game=spec.game)
 
@@ -140,13 +142,13 @@ class LiveMatch:
             for seq, event in enumerate(self.state.events):
                 if event.to is None or any(s in event.to for s in seats):
                     info = serde.event_info(self.match_id, seq, event)
-                    conn.send(serde.server_message(info))
+                    conn.send_event(serde.server_message(info))
             pending = self.pending
-            if pending is not None and pending.seat in seats and not pending.event.is_set():
+            if pending is not None and pending.seat in seats and not pending.done:
                 pending.conn.open.pop(pending.request_id, None)
                 pending.conn = conn
                 conn.open[pending.request_id] = pending
-                conn.send(pending.message)
+                conn.send(self._request(pending.request_id, self.state, pending.seat, conn))
             self._log.info("seat resumed", seats=seats, session=conn.session_id)
         self._check_ready()
 
@@ -230,8 +232,9 @@ class LiveMatch:
 
     async def play(self) -> MatchOutcome:
         """Wait for the bots, referee the match to its end, and return the outcome."""
-        with trio.move_on_after(self.spec.connect_timeout_s):
-            await self.ready.wait()
+        if not self.ready.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.ready.wait(), self.spec.connect_timeout_s)
         for slot in self.slots:
             if slot.conn is None and slot.crashed is None:
                 self._log.warning("bot not connected; the match starts without it", seat=slot.seat)
@@ -295,29 +298,24 @@ class LiveMatch:
                 else ("disconnect", "the seat's bot is not connected")
             )
             self.charge(seat, kind, detail)
-            await trio.lowlevel.checkpoint()  # a run of faults must not starve other matches
+            await asyncio.sleep(0)  # a run of faults must not starve other matches
             return self._fallback(state, seat, 0.0)
         rid = self._requests.new_id()
         tc = self.spec.time_control
-        message = serde.decision_message(
-            rid,
-            self.match_id,
-            seat,
-            self.spec.game,
-            state.observation(seat),
-            legal,
-            tc.move_ms,
-            int(slot.bank_ms),
-        )
-        pending = PendingDecision(rid, self, seat, conn, message)
+        loop = asyncio.get_running_loop()
+        pending = PendingDecision(rid, self, seat, conn, loop)
         conn.open[rid] = pending
         self._requests.open[rid] = pending
         self.pending = pending
-        start = trio.current_time()
+        message = self._request(rid, state, seat, conn, legal)
+        start = loop.time()
         conn.send(message)
-        with trio.move_on_after((tc.move_ms + slot.bank_ms) / 1000.0):
-            await pending.event.wait()
-        ms = (trio.current_time() - start) * 1000.0
+        timer = loop.call_later((tc.move_ms + slot.bank_ms) / 1000.0, pending.expire)
+        try:
+            await pending.settled
+        finally:
+            timer.cancel()
+        ms = (loop.time() - start) * 1000.0
         self.pending = None
         self._requests.open.pop(rid, None)
         pending.conn.forget(rid)
@@ -350,6 +348,31 @@ class LiveMatch:
         else:
             self.charge(seat, "garbage", "an Action with neither index nor text", rid)
         return self._fallback(state, seat, ms)
+
+    def _request(
+        self,
+        rid: int,
+        state: MatchState,
+        seat: int,
+        conn: Connection,
+        legal: Sequence[Action] | None = None,
+    ) -> pb.ServerMessage:
+        """The DecisionRequest for ``seat``, shaped for ``conn`` (held events inside, renderings
+        it asked to omit left out)."""
+        hello = conn.hello
+        return serde.decision_message(
+            rid,
+            self.match_id,
+            seat,
+            self.spec.game,
+            state.observation(seat),
+            state.legal_actions() if legal is None else legal,
+            self.spec.time_control.move_ms,
+            int(self.slots[seat].bank_ms),
+            events=conn.take_held() if conn.held else (),
+            text=hello is None or not hello.omit_text,
+            json=hello is None or not hello.omit_json,
+        )
 
     def _fallback(self, state: MatchState, seat: int, ms: float) -> Action | None:
         if self.forfeit_due is not None:
@@ -387,7 +410,7 @@ class LiveMatch:
                     if msg is None:
                         info = serde.event_info(self.match_id, seq, event)
                         msg = serde.server_message(info)
-                    conn.send(msg)
+                    conn.send_event(msg)
             if event.to is None and self._entry is not None:
                 if msg is None:
                     msg = serde.server_message(serde.event_info(self.match_id, seq, event))

@@ -1,26 +1,22 @@
-"""gRPC glue: a ``grpc.aio`` server on its own asyncio loop thread, beside the trio referee.
+"""gRPC glue: a ``grpc.aio`` server on its own asyncio loop thread, with the whole server on it.
 
-``open_arena_server`` is entered inside an existing ``trio.run`` (commands, tournaments, tests),
-so the wire gets one dedicated thread running an asyncio loop with every gRPC handler on it, and
-exactly one hand-off per message crosses between the two loops:
+The handlers call the :class:`~arena.server.hub.Hub` directly, and the referees (tasks on the same
+loop) fill each connection's :class:`~arena.server.connections.Outbox`, which its handler drains:
+a decision's request and answer never leave the thread. Trio code (commands, tournaments, tests)
+reaches the server through :mod:`arena.server.api`, one thread hop per call or per match.
 
-* bot → referee: the handler coroutine decodes each message and posts it to trio with
-  ``TrioToken.run_sync_soon`` (no waiting for the result);
-* referee → bot: trio puts messages in the connection's :class:`~arena.server.connections.Outbox`
-  (a deque), which wakes the handler with ``loop.call_soon_threadsafe`` only when it is idle.
-
-The previous design (sync grpcio: a handler thread and a reader thread per stream, queues
-between them) spent half its interpreter time waking threads (docs/performance.md).
+Earlier designs paid for threads per message: sync grpcio spent half its interpreter time waking
+threads, and a trio referee beside the loop still cost two cross-thread wake-ups per decision
+(docs/performance.md).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import itertools
 import stat
 import threading
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator, Coroutine
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, TypeVar
@@ -28,14 +24,13 @@ from typing import Any, TypeVar
 import grpc
 import grpc.aio
 import structlog
-import trio
 
 from arena import serde
 from arena._pb import arena_pb2 as pb
 from arena._pb import arena_pb2_grpc as pb_grpc
 from arena.errors import ArenaError
 from arena.server.connections import Connection, Outbox
-from arena.server.hub import ArenaServer
+from arena.server.hub import Hub
 
 log = structlog.get_logger("arena.server")
 T = TypeVar("T")
@@ -64,67 +59,23 @@ GRPC_OPTIONS: list[tuple[str, Any]] = [
 _sessions = itertools.count(1)
 
 
-class _Bridge:
-    """Posting from the asyncio loop thread into trio."""
-
-    def __init__(
-        self, server: ArenaServer, token: trio.lowlevel.TrioToken, loop: asyncio.AbstractEventLoop
-    ) -> None:
-        self.server = server
-        self.token = token
-        self.loop = loop
-
-    def post(self, fn: Callable[..., None], *args: Any) -> bool:
-        """Run ``fn(*args)`` soon on trio, without waiting; ``False`` once trio has stopped."""
-        try:
-            self.token.run_sync_soon(self.server.dispatch, fn, *args)
-        except trio.RunFinishedError:
-            return False
-        return True
-
-    async def call(self, fn: Callable[..., T], *args: Any) -> T:
-        """Run ``fn(*args)`` on trio and await its result (for unary calls only); raises
-        ``trio.RunFinishedError`` once trio has stopped."""
-        loop = self.loop
-        fut: asyncio.Future[T] = loop.create_future()
-
-        def settle(value: Any, exc: BaseException | None) -> None:
-            if fut.done():
-                return
-            if exc is not None:
-                fut.set_exception(exc)
-            else:
-                fut.set_result(value)
-
-        def run() -> None:
-            try:
-                value, exc = fn(*args), None
-            except Exception as err:
-                value, exc = None, err
-            with contextlib.suppress(RuntimeError):  # a closed loop: the server is gone
-                loop.call_soon_threadsafe(settle, value, exc)
-
-        self.token.run_sync_soon(run)
-        return await fut
-
-
 class ArenaService(pb_grpc.ArenaServicer):
     """The bot service."""
 
-    def __init__(self, bridge: _Bridge) -> None:
-        self._bridge = bridge
+    def __init__(self, hub: Hub) -> None:
+        self._hub = hub
 
     async def Play(  # type: ignore[override]
         self,
         request_iterator: AsyncIterator[pb.BotMessage],
         context: grpc.aio.ServicerContext[Any, Any],
     ) -> None:
-        """One bot stream: hand it to trio, relay the trio side's messages until either ends."""
-        bridge = self._bridge
-        server = bridge.server
-        conn = Connection(f"c{next(_sessions)}", context.peer(), bridge.loop)
-        if not bridge.post(server.on_open, conn):
+        """One bot stream: hand its messages to the hub, write the outbox until either ends."""
+        hub = self._hub
+        if hub.closing:
             await context.abort(grpc.StatusCode.UNAVAILABLE, "the server is shutting down")
+        conn = Connection(f"c{next(_sessions)}", context.peer())
+        hub.dispatch(hub.on_open, conn)
         reader = asyncio.ensure_future(self._read(request_iterator, conn))
         outbox = conn.outbox
         try:
@@ -134,69 +85,55 @@ class ArenaService(pb_grpc.ArenaServicer):
             log.debug("bot stream ended", session=conn.session_id, error=type(err).__name__)
         finally:
             reader.cancel()
-            bridge.post(server.on_close, conn)
+            hub.dispatch(hub.on_close, conn)
 
     async def _read(self, requests: AsyncIterator[pb.BotMessage], conn: Connection) -> None:
-        bridge = self._bridge
-        server = bridge.server
+        hub = self._hub
         try:
             async for raw in requests:
-                if not bridge.post(server.on_message, conn, serde.read_bot_message(raw)):
-                    break
+                hub.dispatch(hub.on_message, conn, serde.read_bot_message(raw))
         except asyncio.CancelledError:
             raise
         except Exception as err:  # grpc ends the iterator with an error when the RPC dies
             log.debug("bot stream ended", session=conn.session_id, error=type(err).__name__)
-        bridge.post(server.on_close, conn)
+        hub.dispatch(hub.on_close, conn)
         conn.wake()
 
 
 class SpectatorService(pb_grpc.SpectatorServicer):
     """The read-only spectator service: public information only."""
 
-    def __init__(self, bridge: _Bridge) -> None:
-        self._bridge = bridge
+    def __init__(self, hub: Hub) -> None:
+        self._board = hub.board
 
     async def ListMatches(
         self, request: pb.ListMatchesRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.ListMatchesResponse:
         """Matches the server knows."""
         running_only = serde.read_list_matches_request(request)
-        try:
-            rows = await self._bridge.call(self._bridge.server.board.summaries, running_only)
-        except trio.RunFinishedError:
-            await context.abort(grpc.StatusCode.UNAVAILABLE, "the server is shutting down")
-        return serde.list_matches_response(rows)
+        return serde.list_matches_response(self._board.summaries(running_only))
 
     async def WatchMatch(
         self, request: pb.WatchMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> AsyncIterator[pb.ServerMessage]:
         """Public events of one match, then its MatchEnd."""
         match_id = serde.read_watch_request(request)
-        board = self._bridge.server.board
-        q: Outbox[pb.ServerMessage] = Outbox(self._bridge.loop)
-        try:
-            found = await self._bridge.call(board.watch, match_id, q)
-        except trio.RunFinishedError:
-            await context.abort(grpc.StatusCode.UNAVAILABLE, "the server is shutting down")
-        if not found:
+        board = self._board
+        q: Outbox[pb.ServerMessage] = Outbox()
+        if not board.watch(match_id, q):
             await context.abort(grpc.StatusCode.NOT_FOUND, f"no match {match_id!r}")
         try:
             while (msg := await q.get()) is not None:
                 yield msg
         finally:
-            self._bridge.post(board.unwatch, match_id, q)
+            board.unwatch(match_id, q)
 
     async def Standings(
         self, request: pb.StandingsRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.StandingsResponse:
         """Per-bot totals."""
         game = serde.read_standings_request(request)
-        try:
-            rows = await self._bridge.call(self._bridge.server.board.standings, game)
-        except trio.RunFinishedError:
-            await context.abort(grpc.StatusCode.UNAVAILABLE, "the server is shutting down")
-        return serde.standings_response(rows)
+        return serde.standings_response(self._board.standings(game))
 
 
 class GrpcHost:
@@ -230,38 +167,27 @@ class GrpcHost:
         self._thread.join(5.0)
 
 
-def start_grpc_server(
-    server: ArenaServer,
-    token: trio.lowlevel.TrioToken,
-    listen: str,
-    unix: Path | None,
-    max_connections: int,
-) -> GrpcHost:
-    """Start the loop thread and the grpc.aio server on it, bound and serving (blocking);
-    fills ``server.address``/``unix_address``."""
+def start_grpc_server(listen: str, unix: Path | None, max_connections: int) -> tuple[GrpcHost, Hub]:
+    """Start the loop thread, the hub and the grpc.aio server on it, bound and serving
+    (blocking); the hub's ``address``/``unix_address`` say where."""
     host = GrpcHost()
+    server = Hub(host.loop)
     try:
-        host.submit(_start(host, server, token, listen, unix, max_connections)).result(30.0)
+        host.submit(_start(host, server, listen, unix, max_connections)).result(30.0)
     except BaseException:
         host.stop(0)
         raise
-    return host
+    return host, server
 
 
 async def _start(
-    host: GrpcHost,
-    server: ArenaServer,
-    token: trio.lowlevel.TrioToken,
-    listen: str,
-    unix: Path | None,
-    max_connections: int,
+    host: GrpcHost, server: Hub, listen: str, unix: Path | None, max_connections: int
 ) -> None:
-    bridge = _Bridge(server, token, host.loop)
     # Past max_connections new calls fail fast with RESOURCE_EXHAUSTED instead of queueing.
     grpc_server = grpc.aio.server(options=GRPC_OPTIONS, maximum_concurrent_rpcs=max_connections)
     host.grpc_server = grpc_server
-    pb_grpc.add_ArenaServicer_to_server(ArenaService(bridge), grpc_server)
-    pb_grpc.add_SpectatorServicer_to_server(SpectatorService(bridge), grpc_server)
+    pb_grpc.add_ArenaServicer_to_server(ArenaService(server), grpc_server)
+    pb_grpc.add_SpectatorServicer_to_server(SpectatorService(server), grpc_server)
     port = _bind(grpc_server, listen)
     host_part = listen.rsplit(":", 1)[0]
     server.address = f"{host_part}:{port}"

@@ -48,7 +48,7 @@ def test_lobby_seats_waiting_bots_into_consecutive_matches() -> None:
                 nursery.cancel_scope.cancel()
             # The bots said in Hello they would leave after two matches (max_matches): the
             # lobby seats them exactly twice, so no third match starts as they hang up.
-            matches = server.board.summaries(running_only=False)
+            matches = server.summaries(running_only=False)
             assert [m.match_id for m in matches] == ["whist-7-1", "whist-8-2"]
             assert [m.status for m in matches] == ["finished", "finished"]
             assert all(m.result is not None and m.result.reason == "normal" for m in matches)

@@ -109,7 +109,7 @@ async def _play(
     logs.mkdir(parents=True, exist_ok=True)
     procs: list[tuple[subprocess.Popen[bytes], Path]] = []
     async with open_arena_server("127.0.0.1:0", unix=unix) as server:
-        live = server.register(spec)
+        server.register(spec)
         address = server.unix_address if unix is not None else server.address
         assert address
         for seat, (command, token) in enumerate(zip(commands, tokens, strict=True)):
@@ -139,7 +139,7 @@ async def _play(
         async with trio.open_nursery() as nursery:
             nursery.start_soon(watch_crashes)
             with trio.move_on_after(spec.connect_timeout_s):
-                await live.ready.wait()
+                await server.wait_ready(spec.match_id)
             started = time.perf_counter()
             outcome = await server.run_match(spec)
             nursery.cancel_scope.cancel()

@@ -71,15 +71,12 @@ class RawBot:
         """Send one message."""
         self._outbox.put(msg)
 
-    def hello(self, token: str, name: str = "raw", version: int = 1) -> None:
-        """Send Hello."""
-        self.send(
-            pb.BotMessage(
-                hello=pb.Hello(
-                    bot_name=name, bot_version="t", token=token, protocol_version=version
-                )
-            )
-        )
+    def hello(self, token: str, name: str = "raw", version: int = 1, *, lean: bool = False) -> None:
+        """Send Hello; ``lean`` sets batch_events, omit_text and omit_json."""
+        hello = pb.Hello(bot_name=name, bot_version="t", token=token, protocol_version=version)
+        if lean:
+            hello.batch_events = hello.omit_text = hello.omit_json = True
+        self.send(pb.BotMessage(hello=hello))
 
     def answer(self, request_id: int, index: int | None = None, text: str | None = None) -> None:
         """Send an Action."""
@@ -151,12 +148,14 @@ class Recorder:
         return bot
 
 
-def raw(answer: Answerer = first_legal, rec: Recorder | None = None) -> Behaviour:
-    """A raw bot that says Hello and answers with ``answer``."""
+def raw(
+    answer: Answerer = first_legal, rec: Recorder | None = None, lean: bool = False
+) -> Behaviour:
+    """A raw bot that says Hello (``lean``: with every opt-in flag) and answers with ``answer``."""
 
     def behaviour(address: str, token: str) -> None:
         bot = rec.new(address) if rec is not None else RawBot(address)
-        bot.hello(token)
+        bot.hello(token, lean=lean)
         try:
             play_loop(bot, answer)
         finally:

@@ -1,0 +1,235 @@
+"""The arena server as trio code uses it: :func:`open_arena_server` and :class:`ArenaServer`.
+
+The server itself (the gRPC handlers, the :class:`~arena.server.hub.Hub` and every match's
+referee) runs on one asyncio loop thread, so that a decision's request and answer never cross a
+thread: that cross-thread hand-off, twice per decision, used to cost more than the rest of the
+referee's work (docs/performance.md). Commands, tournaments and tests are trio programs; this
+facade carries their calls to the loop: quick calls run there while the trio thread waits for
+them (microseconds), and a match runs there as a task whose end wakes trio once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import structlog
+import trio
+
+from arena.errors import ArenaError
+from arena.serde import MatchSummary, Standing
+from arena.server.connections import Connection
+from arena.server.hub import Hub
+from arena.server.referee import LiveMatch
+from arena.server.spec import MatchOutcome, MatchSpec
+
+log = structlog.get_logger("arena.server")
+T = TypeVar("T")
+
+#: Longest a quick call may wait for the loop thread (it answers in microseconds when healthy).
+CALL_TIMEOUT_S = 30.0
+#: Longest a cancelled match may take to wind down on the loop.
+CANCEL_GRACE_S = 5.0
+
+
+class ArenaServer:
+    """Referees matches for bots connected over gRPC.
+
+    Use :func:`open_arena_server` to get one that listens; then :meth:`register` a match (so its
+    bots' tokens are known), start the bots, and ``await`` :meth:`run_match`. Many matches may run
+    at once (start each ``run_match`` in a nursery). Methods are called from the trio thread.
+    """
+
+    def __init__(
+        self, hub: Hub, loop: asyncio.AbstractEventLoop, token: trio.lowlevel.TrioToken
+    ) -> None:
+        self._hub = hub
+        self._loop = loop
+        self._token = token
+        self._idle_hook: Callable[[Connection], None] | None = None
+        self._token_check: Callable[[str], bool] | None = None
+        #: ``host:port`` of the TCP listener once listening.
+        self.address = ""
+        #: ``unix:PATH`` of the Unix-socket listener, if any.
+        self.unix_address: str | None = None
+
+    # --- carrying calls to the loop ----------------------------------------------------------
+
+    def _call(self, fn: Callable[..., T], *args: Any) -> T:
+        """``fn(*args)`` run on the loop thread; its result or exception."""
+        fut: concurrent.futures.Future[T] = concurrent.futures.Future()
+
+        def run() -> None:
+            try:
+                fut.set_result(fn(*args))
+            except BaseException as err:
+                fut.set_exception(err)
+
+        try:
+            self._loop.call_soon_threadsafe(run)
+        except RuntimeError:  # the loop is closed
+            raise ArenaError("the arena server has stopped") from None
+        return fut.result(CALL_TIMEOUT_S)
+
+    async def _run(self, make: Callable[[], Coroutine[Any, Any, T]]) -> T:
+        """Run ``make()`` as a task on the loop and wait for it on trio; cancelling the trio
+        caller cancels the task and waits for it to wind down."""
+        done = trio.Event()
+        box: list[asyncio.Task[T]] = []
+        token = self._token
+
+        def finished(_task: asyncio.Task[T]) -> None:
+            with contextlib.suppress(trio.RunFinishedError):
+                token.run_sync_soon(done.set)
+
+        def start() -> None:
+            task = self._loop.create_task(make())
+            box.append(task)
+            task.add_done_callback(finished)
+
+        try:
+            self._loop.call_soon_threadsafe(start)
+        except RuntimeError:
+            raise ArenaError("the arena server has stopped") from None
+        try:
+            await done.wait()
+        finally:
+            if not done.is_set():
+                # Runs after start() (the loop keeps call order), so the task exists.
+                self._loop.call_soon_threadsafe(lambda: box[0].cancel())
+                with trio.CancelScope(shield=True), trio.move_on_after(CANCEL_GRACE_S):
+                    await done.wait()
+        return box[0].result()
+
+    def _post(self, fn: Callable[..., None], *args: Any) -> None:
+        """Run ``fn(*args)`` soon on trio, from the loop thread, logging instead of raising."""
+
+        def run() -> None:
+            try:
+                fn(*args)
+            except Exception:
+                log.exception("internal error in a server callback")
+
+        with contextlib.suppress(trio.RunFinishedError):
+            self._token.run_sync_soon(run)
+
+    # --- the API -------------------------------------------------------------------------------
+
+    def add_token(self, token: str) -> None:
+        """Accept ``token`` even while it has no match (a bot that waits for its matches)."""
+        self._call(self._hub.add_token, token)
+
+    def register(self, spec: MatchSpec) -> LiveMatch:
+        """Make a match's tokens known (before its bots connect); raises ``ConfigError`` for a bad
+        game configuration and :class:`ArenaError` for a duplicate match id. The match returned
+        belongs to the loop thread: read it, never change it."""
+        return self._call(self._hub.register, spec)
+
+    async def wait_ready(self, match_id: str) -> None:
+        """Until every seat of the registered match ``match_id`` has its bot connected (or known
+        crashed)."""
+        await self._run(lambda: self._hub.wait_ready(match_id))
+
+    async def run_match(self, spec: MatchSpec) -> MatchOutcome:
+        """Play the match of ``spec`` (registering it if needed) and return its outcome."""
+        return await self._run(lambda: self._hub.run_match(spec))
+
+    def seat_crashed(self, match_id: str, seat: int, detail: str) -> None:
+        """Tell the referee that the bot process of ``seat`` is gone (it will not wait for it)."""
+        self._call(self._hub.seat_crashed, match_id, seat, detail)
+
+    def matches(self) -> list[str]:
+        """Ids of the registered (running or waiting) matches."""
+        return self._call(self._hub.matches)
+
+    def disconnect(self, token: str, reason: str = "disconnected by the server") -> bool:
+        """End the stream of ``token``'s bot (its seats wait for it to reconnect); ``False`` when
+        it is not connected."""
+        return self._call(self._hub.disconnect, token, reason)
+
+    def close_all(self) -> None:
+        """End every bot stream (the server is shutting down)."""
+        self._call(self._hub.close_all)
+
+    def summaries(self, running_only: bool = False) -> list[MatchSummary]:
+        """The matches on the spectators' board, oldest first."""
+        return self._call(self._hub.board.summaries, running_only)
+
+    def standings(self, game: str = "") -> list[Standing]:
+        """Per-bot totals on the spectators' board."""
+        return self._call(self._hub.board.standings, game)
+
+    @property
+    def idle_hook(self) -> Callable[[Connection], None] | None:
+        """Called on trio with each welcomed connection that has no match to play (the lobby);
+        while set, Hellos with unknown (or no) tokens are welcomed too."""
+        return self._idle_hook
+
+    @idle_hook.setter
+    def idle_hook(self, hook: Callable[[Connection], None] | None) -> None:
+        self._idle_hook = hook
+        relay = None if hook is None else (lambda conn: self._post(hook, conn))
+        self._call(setattr, self._hub, "idle_hook", relay)
+
+    @property
+    def token_check(self) -> Callable[[str], bool] | None:
+        """When set, every Hello is authenticated by it (``arena serve --registered-only``); it is
+        called on the loop thread and must be quick."""
+        return self._token_check
+
+    @token_check.setter
+    def token_check(self, check: Callable[[str], bool] | None) -> None:
+        self._token_check = check
+        self._call(setattr, self._hub, "token_check", check)
+
+
+def run_trio(main: Callable[[], Awaitable[T]]) -> T:
+    """``trio.run(main)`` for commands: a Ctrl-C that trio delivers inside an exception group
+    (from a nursery) comes out as a plain ``KeyboardInterrupt``, which the CLI reports in one
+    line."""
+    try:
+        return trio.run(main)
+    except BaseExceptionGroup as group:
+        _, rest = group.split(KeyboardInterrupt)
+        if rest is not None:
+            raise
+    raise KeyboardInterrupt
+
+
+@asynccontextmanager
+async def open_arena_server(
+    listen: str = "127.0.0.1:0",
+    unix: str | os.PathLike[str] | None = None,
+    *,
+    max_connections: int = 256,
+) -> AsyncIterator[ArenaServer]:
+    """Listen on ``listen`` (``host:port``; port 0 picks a free one) and optionally on the Unix
+    socket ``unix``, and yield the :class:`ArenaServer`. Must be entered on a trio thread.
+
+    Raises :class:`ArenaError` when an address cannot be bound.
+    """
+    from arena.logging import configure_once
+    from arena.server.service import start_grpc_server
+
+    configure_once()
+    unix_path = Path(unix) if unix is not None else None
+    host, hub = start_grpc_server(listen, unix_path, max_connections)
+    server = ArenaServer(hub, host.loop, trio.lowlevel.current_trio_token())
+    server.address, server.unix_address = hub.address, hub.unix_address
+    log.info("listening", address=server.address, unix=server.unix_address)
+    try:
+        yield server
+    finally:
+        with trio.CancelScope(shield=True):
+            with contextlib.suppress(ArenaError, concurrent.futures.TimeoutError):
+                server.close_all()
+            await trio.to_thread.run_sync(host.stop, 0.5)
+            if unix_path is not None:
+                unix_path.unlink(missing_ok=True)
+            log.info("stopped", address=server.address)
