@@ -1,10 +1,10 @@
 """Sampling profiles of this process with py-spy (every thread, not just the main one).
 
-The arena server is grpcio's handler and reader threads plus the trio thread, so a profiler that
-follows one thread would miss most of it. py-spy samples the stacks of every thread from outside;
-with ``--gil`` only the thread holding the GIL is sampled, which is what bounds a CPython server:
-the share of samples that found a GIL holder is how busy the interpreter was, and the stacks say
-with what.
+The arena server is a grpc.aio loop thread (handlers, hub, referees), grpc's own threads and
+the caller's trio thread, so a profiler that follows one thread would miss part of it. py-spy
+samples the stacks of every thread from outside; with ``--gil`` only the thread holding the GIL
+is sampled, which is what bounds a CPython server: the share of samples that found a GIL holder
+is how busy the interpreter was, and the stacks say with what.
 """
 
 from __future__ import annotations
@@ -70,6 +70,8 @@ def _category(frame: str) -> str:
     """Which part of the system a frame belongs to, from its file."""
     where = frame.rsplit("(", 1)[-1]
     for prefix, name in (
+        # A handler frame with nothing inside it is time in grpc.aio's native write / read.
+        ("arena/server/service.py", "grpc.aio write/read (under the handlers)"),
         ("engine/", "engine"),
         ("arena/server/", "arena server (referee, hub, service)"),
         ("arena/serde", "arena serde (protobuf building)"),
@@ -77,6 +79,7 @@ def _category(frame: str) -> str:
         ("grpc/", "grpcio (Python side)"),
         ("google/protobuf", "protobuf"),
         ("trio/", "trio"),
+        ("asyncio/", "asyncio loop"),
         ("structlog/", "structlog"),
         ("threading", "threading/queue"),
         ("queue", "threading/queue"),
@@ -100,9 +103,12 @@ def summarize(path: Path, expected_samples: float, top: int = 15) -> dict[str, A
         frames = stack.split(";")
         total += count
         leaves[frames[-1]] += count
-        # Attribute each sample to the innermost frame of ours or of a library we name.
-        for frame in reversed(frames):
+        # Attribute each sample to the innermost frame of ours or of a library we name; only a
+        # leaf counts as grpc.aio I/O (an inner frame under a handler is our own work).
+        for depth, frame in enumerate(reversed(frames)):
             cat = _category(frame)
+            if depth and cat.startswith("grpc.aio"):
+                cat = "arena server (referee, hub, service)"
             if cat != "other":
                 categories[cat] += count
                 break

@@ -1,7 +1,7 @@
 """What spectators see: the matches (running and finished), their public events, standings.
 
-Everything here runs on the trio thread; a watcher is an :class:`Outbox` that the spectator
-handler (on the gRPC asyncio loop) drains, so a slow spectator never slows a match down.
+Everything here runs on the server's asyncio loop thread; a watcher is an :class:`Outbox` that
+its spectator handler drains, so a slow spectator never slows a match down.
 """
 
 from __future__ import annotations

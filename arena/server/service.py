@@ -58,6 +58,9 @@ GRPC_OPTIONS: list[tuple[str, Any]] = [
 
 _sessions = itertools.count(1)
 
+#: What ``read()`` returns at the end of a grpc.aio stream (missing from grpc-stubs).
+EOF: Any = getattr(grpc.aio, "EOF")  # noqa: B009
+
 
 class ArenaService(pb_grpc.ArenaServicer):
     """The bot service."""
@@ -76,7 +79,7 @@ class ArenaService(pb_grpc.ArenaServicer):
             await context.abort(grpc.StatusCode.UNAVAILABLE, "the server is shutting down")
         conn = Connection(f"c{next(_sessions)}", context.peer())
         hub.dispatch(hub.on_open, conn)
-        reader = asyncio.ensure_future(self._read(request_iterator, conn))
+        reader = asyncio.ensure_future(self._read(context, conn))
         outbox = conn.outbox
         try:
             while (msg := await outbox.get()) is not None:
@@ -87,11 +90,14 @@ class ArenaService(pb_grpc.ArenaServicer):
             reader.cancel()
             hub.dispatch(hub.on_close, conn)
 
-    async def _read(self, requests: AsyncIterator[pb.BotMessage], conn: Connection) -> None:
+    async def _read(self, context: grpc.aio.ServicerContext[Any, Any], conn: Connection) -> None:
         hub = self._hub
+        dispatch, on_message, read = hub.dispatch, hub.on_message, serde.read_bot_message
         try:
-            async for raw in requests:
-                hub.dispatch(hub.on_message, conn, serde.read_bot_message(raw))
+            # context.read() rather than the request iterator: one async generator less per
+            # message on the hottest path.
+            while (raw := await context.read()) is not EOF:
+                dispatch(on_message, conn, read(raw))
         except asyncio.CancelledError:
             raise
         except Exception as err:  # grpc ends the iterator with an error when the RPC dies

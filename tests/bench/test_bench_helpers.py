@@ -30,17 +30,23 @@ def test_summarize_py_spy_raw_output(tmp_path: Path) -> None:
         "main (x.py);send (arena/server/connections.py) 6\n"
         "main (x.py);_apply (engine/games/whist.py) 3\n"
         "main (x.py);wait (threading.py) 1\n"
+        # Inside a handler's frame: grpc.aio's native write; below it, our own work.
+        "_run (asyncio/events.py);Play (arena/server/service.py) 4\n"
+        "_run (asyncio/events.py);Play (arena/server/service.py);on_open (arena/server/hub.py) 2\n"
+        "_run (asyncio/events.py) 4\n"
     )
-    summary = summarize(raw, expected_samples=20)
-    assert summary["samples"] == 10 and summary["interpreter_busy"] == 0.5
+    summary = summarize(raw, expected_samples=40)
+    assert summary["samples"] == 20 and summary["interpreter_busy"] == 0.5
     assert summary["by_part"] == {
-        "arena server (referee, hub, service)": 0.6,
-        "engine": 0.3,
-        "threading/queue": 0.1,
+        "arena server (referee, hub, service)": 0.4,
+        "engine": 0.15,
+        "grpc.aio write/read (under the handlers)": 0.2,
+        "asyncio loop": 0.2,
+        "threading/queue": 0.05,
     }
     assert summary["top_self"][0] == {
         "function": "send (arena/server/connections.py)",
-        "share": 0.6,
+        "share": 0.3,
     }
 
 
