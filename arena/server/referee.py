@@ -117,6 +117,7 @@ class LiveMatch:
         #: Set once every seat is connected (or known crashed).
         self.ready = asyncio.Event()
         self._sent = 0  # events already distributed
+        self._group_cache: list[tuple[Connection, tuple[int, ...]]] | None = None
         # The deadline timer, kept across decisions (see _arm).
         self._timer: asyncio.TimerHandle | None = None
         self._deadline = 0.0
@@ -132,6 +133,7 @@ class LiveMatch:
     def attach(self, conn: Connection, slots: list[SeatSlot]) -> None:
         """``conn`` (authenticated with the slots' token) now plays ``slots``."""
         assert conn.hello is not None
+        self._group_cache = None
         for slot in slots:
             slot.conn = conn
             slot.hello_name = conn.hello.bot_name
@@ -144,8 +146,7 @@ class LiveMatch:
             conn.send(self._start_message(seats))
             for seq, event in enumerate(self.state.events):
                 if event.to is None or any(s in event.to for s in seats):
-                    info = serde.event_info(self.match_id, seq, event)
-                    conn.send_event(serde.server_message(info))
+                    conn.send_event(serde.event_message(self.match_id, seq, event))
             pending = self.pending
             if pending is not None and pending.seat in seats and not pending.done:
                 pending.conn.open.pop(pending.request_id, None)
@@ -157,6 +158,7 @@ class LiveMatch:
 
     def detach(self, conn: Connection) -> None:
         """``conn`` is gone: its seats have no bot until it comes back."""
+        self._group_cache = None
         for slot in self.slots:
             if slot.conn is conn:
                 slot.conn = None
@@ -180,12 +182,15 @@ class LiveMatch:
             self.ready.set()
 
     def _groups(self) -> list[tuple[Connection, tuple[int, ...]]]:
-        """Each connected bot with the seats it plays here."""
-        groups: dict[int, tuple[Connection, list[int]]] = {}
-        for slot in self.slots:
-            if slot.conn is not None and not slot.conn.closed:
-                groups.setdefault(id(slot.conn), (slot.conn, []))[1].append(slot.seat)
-        return [(conn, tuple(seats)) for conn, seats in groups.values()]
+        """Each connected bot with the seats it plays here (kept until a seat's connection
+        changes; a connection closed meanwhile drops what it is sent)."""
+        if self._group_cache is None:
+            groups: dict[int, tuple[Connection, list[int]]] = {}
+            for slot in self.slots:
+                if slot.conn is not None and not slot.conn.closed:
+                    groups.setdefault(id(slot.conn), (slot.conn, []))[1].append(slot.seat)
+            self._group_cache = [(conn, tuple(seats)) for conn, seats in groups.values()]
+        return self._group_cache
 
     # --- faults ------------------------------------------------------------------------------
 
@@ -435,12 +440,11 @@ class LiveMatch:
             for conn, seats in groups:
                 if event.to is None or any(s in event.to for s in seats):
                     if msg is None:
-                        info = serde.event_info(self.match_id, seq, event)
-                        msg = serde.server_message(info)
+                        msg = serde.event_message(self.match_id, seq, event)
                     conn.send_event(msg)
             if event.to is None and self._entry is not None:
                 if msg is None:
-                    msg = serde.server_message(serde.event_info(self.match_id, seq, event))
+                    msg = serde.event_message(self.match_id, seq, event)
                 self._board.event(self._entry, msg)
         self._sent = len(events)
 

@@ -280,3 +280,16 @@ def test_a_game_without_typed_message_keeps_its_json_when_json_is_omitted() -> N
     msg = serde.observation_message("none", obs, text=False, json=False)
     assert msg.WhichOneof("game") is None and msg.text == ""
     assert serde.observation_dict(msg) == ("", obs.to_dict())
+
+
+@pytest.mark.parametrize("game_id", game_ids())
+def test_event_message_equals_the_event_info_encoding(game_id: str) -> None:
+    game = get_game(game_id)
+    state = game.new_match(game.configure(), 4)
+    rng = random.Random(4)
+    while state.to_move is not None and len(state.events) < 300:
+        state.apply(rng.choice(state.legal_actions()))
+    assert state.events
+    for seq, event in enumerate(state.events):
+        fast = serde.event_message("m", seq, event)
+        assert fast == serde.server_message(serde.event_info("m", seq, event))
