@@ -259,9 +259,10 @@ class Registry:
         ).fetchone()
         return _row(row) if row is not None else None
 
-    def knows_token(self, token: str) -> bool:
-        """Whether ``token`` belongs to a registered bot."""
-        return self.by_token(token) is not None
+    def owner(self, token: str) -> tuple[str, str] | None:
+        """``(name, version)`` of the bot whose token this is, if any."""
+        bot = self.by_token(token)
+        return None if bot is None else (bot.name, bot.version)
 
 
 def open_registry(home: str | Path | None = None) -> Registry:

@@ -53,7 +53,7 @@ class ArenaServer:
         self._loop = loop
         self._token = token
         self._idle_hook: Callable[[Connection], None] | None = None
-        self._token_check: Callable[[str], bool] | None = None
+        self._token_owner: Callable[[str], tuple[str, str] | None] | None = None
         #: ``host:port`` of the TCP listener once listening.
         self.address = ""
         #: ``unix:PATH`` of the Unix-socket listener, if any.
@@ -178,15 +178,16 @@ class ArenaServer:
         self._call(setattr, self._hub, "idle_hook", relay)
 
     @property
-    def token_check(self) -> Callable[[str], bool] | None:
-        """When set, every Hello is authenticated by it (``arena serve --registered-only``); it is
-        called on the loop thread and must be quick."""
-        return self._token_check
+    def token_owner(self) -> Callable[[str], tuple[str, str] | None] | None:
+        """When set, every Hello is authenticated by it (``arena serve --registered-only``): it
+        maps a token to its registered bot's ``(name, version)``, under which the bot then
+        plays, or to ``None`` (rejected). Called on the loop thread; must be quick."""
+        return self._token_owner
 
-    @token_check.setter
-    def token_check(self, check: Callable[[str], bool] | None) -> None:
-        self._token_check = check
-        self._call(setattr, self._hub, "token_check", check)
+    @token_owner.setter
+    def token_owner(self, owner: Callable[[str], tuple[str, str] | None] | None) -> None:
+        self._token_owner = owner
+        self._call(setattr, self._hub, "token_owner", owner)
 
 
 def run_trio(main: Callable[[], Awaitable[T]]) -> T:

@@ -80,10 +80,11 @@ class Hub:
         self._conns: set[Connection] = set()
         #: When set, Hellos with unknown (or no) tokens are welcomed and handed to this hook.
         self.idle_hook: IdleHook | None = None
-        #: When set, the server authenticates every Hello: a token this accepts (a registered
-        #: bot's, arena/registry_store.py) is known even with no match, and any other token not
-        #: given to a match is rejected, lobby or not (``arena serve --registered-only``).
-        self.token_check: Callable[[str], bool] | None = None
+        #: When set, the server authenticates every Hello: a token this maps to a registered
+        #: bot's ``(name, version)`` (arena/registry_store.py) is known even with no match, and
+        #: the bot plays under that identity whatever its Hello says; any other token not given
+        #: to a match is rejected, lobby or not (``arena serve --registered-only``).
+        self.token_owner: Callable[[str], tuple[str, str] | None] | None = None
         self._version = server_version()
 
     # --- what trio code calls (through arena.server.api.ArenaServer) ----------------------------
@@ -250,10 +251,15 @@ class Hub:
             return
         token = hello.token
         known = bool(token) and (token in self._tokens or token in self._token_slots)
-        if not known and token and self.token_check is not None and self.token_check(token):
+        owner = self.token_owner(token) if token and self.token_owner is not None else None
+        if owner is not None:
+            # The token, not the Hello, says who this is: standings and records must not
+            # credit a name a bot merely claims.
             known = True
+            name, version = owner
+            hello = dataclasses.replace(hello, bot_name=f"{name}@{version}", bot_version=version)
         if not known:
-            if self.idle_hook is None or self.token_check is not None:
+            if self.idle_hook is None or self.token_owner is not None:
                 self._reject(conn, "unknown token" if token else "a token is required")
                 return
             token = token or new_token()

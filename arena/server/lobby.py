@@ -134,7 +134,7 @@ def serve_command(args: argparse.Namespace) -> int:
                 from arena.registry_store import open_registry
 
                 registry = open_registry(getattr(args, "home", None))
-                server.token_check = registry.knows_token
+                server.token_owner = registry.owner
             lobby = Lobby(server, config)
             where = server.address + (f" and {server.unix_address}" if server.unix_address else "")
             print(f"arena: serving {config.game} on {where}; Ctrl-C stops", flush=True)

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from arena.home import ENV_VAR, arena_home, default_home, registry_path
+from arena.records import read_record
 from arena.registry_store import Registry, RegistryError, hash_token, resolve_bot, split_ref
 from arena.tournament.config import TournamentConfigError, check_config
 
@@ -199,13 +200,16 @@ def test_tournament_plays_registered_bots_by_name_and_version(tmp_path: Path) ->
 
 def test_registered_bot_connects_on_its_own_with_its_token(tmp_path: Path) -> None:
     """``arena serve --registered-only``: bots submitted to its home connect from anywhere with
-    their tokens and are seated; any other token is rejected."""
+    their tokens and are seated under their registered names (not the names their Hellos
+    claim); any other token is rejected."""
     home = tmp_path / "home"
+    records = tmp_path / "records"
     tokens = [_submit(home, f"remote{i}", "1", "--command", "unused") for i in range(2)]
     env = {k: v for k, v in os.environ.items() if k != ENV_VAR}
     server = subprocess.Popen(
         [ARENA, "serve", "--game", "tennis", "--option", "sets_to_win=1", "--listen",
-         "127.0.0.1:0", "--registered-only", "--home", str(home), "--log-level", "warning"],
+         "127.0.0.1:0", "--registered-only", "--home", str(home), "--log-level", "warning",
+         "--out", str(records)],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
@@ -234,6 +238,15 @@ def test_registered_bot_connects_on_its_own_with_its_token(tmp_path: Path) -> No
         # The two registered bots were seated and played (the lobby may seat them once more
         # before they leave).
         assert int(health.stdout.split("(")[1].split()[0]) >= 1
+        # `arena bot random` says "random" in its Hello; the records name the registered bots.
+        deadline = time.monotonic() + 10
+        while not list(records.glob("*.jsonl.gz")) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        written = sorted(records.glob("*.jsonl.gz"))
+        assert written
+        seats = read_record(written[0]).header["seats"]
+        assert {s["bot_name"] for s in seats} == {"remote0@1", "remote1@1"}, seats
+        assert {s["bot_version"] for s in seats} == {"1"}
     finally:
         server.terminate()
         server.wait(timeout=10)
