@@ -11,6 +11,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import arena.grpc_env  # noqa: F401  (first: before anything imports grpc)
 from arena.errors import ArenaError, UsageError
 from arena.replay_cli import add_replay_parser
 from arena.tournament.commands import add_tournament_parsers

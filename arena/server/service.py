@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import socket
 import stat
 import threading
 from collections.abc import AsyncIterator, Coroutine
@@ -207,10 +208,38 @@ async def _start(
 
 
 def _bind(grpc_server: grpc.aio.Server, address: str) -> int:
+    if not address.startswith("unix:"):
+        _check_tcp(address)
     try:
         port = grpc_server.add_insecure_port(address)
     except RuntimeError as err:
-        raise ArenaError(f"cannot listen on {address}: {err}") from None
+        # gRPC appends advice about GRPC_VERBOSITY; the first sentence is the message.
+        raise ArenaError(f"cannot listen on {address}: {str(err).split(';')[0]}") from None
     if port == 0 and not address.startswith("unix:"):
         raise ArenaError(f"cannot listen on {address}")
     return port
+
+
+def _check_tcp(address: str) -> None:
+    """Refuse a malformed ``HOST:PORT`` or a port already taken, in words (gRPC would take
+    port 99999 as 34463, and says only "Failed to bind" for a port in use)."""
+    host, sep, port_text = address.rpartition(":")
+    if not sep or not host or not port_text.isdigit() or int(port_text) > 65535:
+        raise ArenaError(
+            f"cannot listen on {address!r}: expected HOST:PORT with a port from 0 to 65535"
+        )
+    port = int(port_text)
+    if port == 0:
+        return
+    try:
+        infos = socket.getaddrinfo(host.strip("[]"), port, type=socket.SOCK_STREAM)
+    except OSError as err:
+        raise ArenaError(f"cannot listen on {address}: {err.strerror or err}") from None
+    family, kind, proto, _, where = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        # As gRPC binds: SO_REUSEADDR, so a port in TIME_WAIT is not reported as taken.
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(where)
+        except OSError as err:
+            raise ArenaError(f"cannot listen on {address}: {err.strerror or err}") from None

@@ -127,3 +127,32 @@ def test_bot_names_are_cleaned_up() -> None:
             assert match.slots[0].bot_name == "bot0"  # the spec's name wins
 
     trio.run(main)
+
+
+def _serve_error(listen: str) -> str:
+    """``arena serve --listen LISTEN`` must fail at once: its whole stderr."""
+    done = subprocess.run(
+        [ARENA, "serve", "--listen", listen], capture_output=True, text=True, timeout=30
+    )
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    return done.stderr
+
+
+def test_arena_serve_refuses_a_bad_address_in_one_line() -> None:
+    # gRPC alone would listen on 99999 mod 65536.
+    err = _serve_error("127.0.0.1:99999")
+    assert err == (
+        "arena: error: cannot listen on '127.0.0.1:99999': "
+        "expected HOST:PORT with a port from 0 to 65535\n"
+    )
+    assert _serve_error("50051").count("\n") == 1
+
+
+def test_arena_serve_on_a_taken_port_says_so_in_one_line() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        err = _serve_error(f"127.0.0.1:{port}")
+    # One line of ours: nothing from gRPC's C core (it logged its own "E… add_port.cc" line).
+    assert err == f"arena: error: cannot listen on 127.0.0.1:{port}: Address already in use\n"
