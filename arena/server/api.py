@@ -102,9 +102,10 @@ class ArenaServer:
         finally:
             if not done.is_set():
                 # Runs after start() (the loop keeps call order), so the task exists.
-                self._loop.call_soon_threadsafe(lambda: box[0].cancel())
-                with trio.CancelScope(shield=True), trio.move_on_after(CANCEL_GRACE_S):
-                    await done.wait()
+                with contextlib.suppress(RuntimeError):  # a closed loop: nothing left to stop
+                    self._loop.call_soon_threadsafe(lambda: box[0].cancel())
+                    with trio.CancelScope(shield=True), trio.move_on_after(CANCEL_GRACE_S):
+                        await done.wait()
         return box[0].result()
 
     def _post(self, fn: Callable[..., None], *args: Any) -> None:
