@@ -210,7 +210,7 @@ class _OneDecision(pb_grpc.ArenaServicer):
             )
         )
         events = [
-            serde.server_message(serde.event_info(self._match_id, seq, event))
+            serde.event_message(self._match_id, seq, event)
             for seq, event in enumerate(state.events)
             if event.visible_to(seat)
         ]

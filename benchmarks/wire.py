@@ -63,8 +63,7 @@ def sample_decisions(count: int = 400, seed: int = 1) -> list[pb.ServerMessage]:
             obs = state.observation(seat)
             events = state.events
             batch = [
-                serde.server_message(serde.event_info("raw-0", seq, events[seq]))
-                for seq in range(sent, len(events))
+                serde.event_message("raw-0", seq, events[seq]) for seq in range(sent, len(events))
             ]
             sent = len(events)
             out.append(

@@ -9,7 +9,28 @@ from typing import Any
 
 from arena.records import read_record
 from arena.replay import replay
-from engine import Event
+from arena.selfplay import recorded_match
+from engine import Event, get_game
+
+#: Every game, for the viewers' tests.
+GAMES = ["whist", "tennis_whist", "spoil_five", "forty_five", "tennis"]
+#: Small configurations so every match is short.
+OPTIONS: dict[str, tuple[int | None, dict[str, str]]] = {
+    "whist": (None, {"points_to_win": "1", "games_per_rubber": "1"}),
+    "tennis_whist": (3, {"sets_to_win": "1"}),
+    "spoil_five": (4, {}),
+    "forty_five": (2, {"points_to_win": "15"}),
+    "tennis": (2, {}),
+}
+
+
+def make_record(tmp_path: Path, game: str, seed: int, players: int | None = None) -> Path:
+    """A short recorded self-play match of ``game`` (``OPTIONS``), written under ``tmp_path``."""
+    default_players, options = OPTIONS[game]
+    path = tmp_path / f"{game}.jsonl.gz"
+    recorded_match(get_game(game), players or default_players, options, seed, path)
+    return path
+
 
 #: Card-like tokens: playing cards and tennis card types.
 TOKEN = re.compile(r"^(?:[2-9TJQKA][CDHS]|(?:RF|LF|RB|LB)-(?:RF|LF|RB|LB)|SMASH|KILL|OUT)$")

@@ -27,21 +27,19 @@ import pytest
 
 from arena.cli import main
 from arena.records import read_record, write_record
-from arena.selfplay import recorded_match
 from engine import get_game
-from tests.arena.replay_truth import card_tokens, engine_steps, engine_views, hidden_now
+from tests.arena.replay_truth import (
+    GAMES,
+    OPTIONS,
+    card_tokens,
+    engine_steps,
+    engine_views,
+    hidden_now,
+)
+from tests.arena.replay_truth import make_record as short_record
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
-GAMES = ["whist", "tennis_whist", "spoil_five", "forty_five", "tennis"]
-#: Small configurations so every match is short.
-OPTIONS: dict[str, tuple[int | None, dict[str, str]]] = {
-    "whist": (None, {"points_to_win": "1", "games_per_rubber": "1"}),
-    "tennis_whist": (3, {"sets_to_win": "1"}),
-    "spoil_five": (4, {}),
-    "forty_five": (2, {"points_to_win": "15"}),
-    "tennis": (2, {}),
-}
 tokens = card_tokens
 
 
@@ -237,10 +235,7 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Page]:
 
 
 def make_record(tmp_path: Path, game: str, seed: int = 5) -> Path:
-    players, options = OPTIONS[game]
-    path = tmp_path / f"{game}.jsonl.gz"
-    recorded_match(get_game(game), players, options, seed, path)
-    return path
+    return short_record(tmp_path, game, seed)
 
 
 def own_hands(obs: dict[str, Any]) -> dict[str, list[str]]:

@@ -14,19 +14,9 @@ import pytest
 from arena.cli import main
 from arena.records import Recorder, read_record, write_record
 from arena.replay_view import load_replay, render_frame
-from arena.selfplay import recorded_match
 from engine import JSON, get_game
-from tests.arena.replay_truth import card_tokens, engine_steps, engine_views, hidden_now
-
-GAMES = ["whist", "tennis_whist", "spoil_five", "forty_five", "tennis"]
-#: Small configurations so every match is short.
-OPTIONS: dict[str, tuple[int | None, dict[str, str]]] = {
-    "whist": (None, {"points_to_win": "1", "games_per_rubber": "1"}),
-    "tennis_whist": (3, {"sets_to_win": "1"}),
-    "spoil_five": (4, {}),
-    "forty_five": (2, {"points_to_win": "15"}),
-    "tennis": (2, {}),
-}
+from tests.arena.replay_truth import GAMES, card_tokens, engine_steps, engine_views, hidden_now
+from tests.arena.replay_truth import make_record as short_record
 
 
 def tokens(text: str) -> set[str]:
@@ -34,10 +24,7 @@ def tokens(text: str) -> set[str]:
 
 
 def make_record(tmp_path: Path, game: str, seed: int = 7, players: int | None = None) -> Path:
-    default_players, options = OPTIONS[game]
-    path = tmp_path / f"{game}.jsonl.gz"
-    recorded_match(get_game(game), players or default_players, options, seed, path)
-    return path
+    return short_record(tmp_path, game, seed, players)
 
 
 def show(capsys: pytest.CaptureFixture[str], *args: str) -> str:
