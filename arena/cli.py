@@ -91,7 +91,8 @@ def _add_arena_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     sv.add_argument(
         "--registered-only",
         action="store_true",
-        help="accept only the tokens of bots registered with `arena submit` (in --home)",
+        help="accept only the tokens of bots registered with `arena submit` (in --home); each "
+        "plays under its registered NAME@VERSION",
     )
     sv.add_argument("--home", default=None, metavar="DIR", help="the arena's state directory")
     sv.set_defaults(handler=_cmd_serve)

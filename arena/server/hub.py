@@ -251,7 +251,14 @@ class Hub:
             return
         token = hello.token
         known = bool(token) and (token in self._tokens or token in self._token_slots)
-        owner = self.token_owner(token) if token and self.token_owner is not None else None
+        owner = None
+        if token and self.token_owner is not None:
+            try:
+                owner = self.token_owner(token)
+            except Exception:  # the registry's database is locked, gone or corrupt
+                log.exception("cannot check a token", session=conn.session_id)
+                self._reject(conn, "the arena cannot check tokens right now; try again later")
+                return
         if owner is not None:
             # The token, not the Hello, says who this is: standings and records must not
             # credit a name a bot merely claims.

@@ -3,6 +3,7 @@ single deadline timer per match."""
 
 from __future__ import annotations
 
+import sqlite3
 import time
 
 import pytest
@@ -11,7 +12,7 @@ import trio
 from arena._pb import arena_pb2 as pb
 from arena.errors import ArenaError
 from arena.server import open_arena_server
-from tests.arena.wire import SHORT_WHIST, first_legal, make_spec, raw, run_scenario
+from tests.arena.wire import SHORT_WHIST, RawBot, first_legal, make_spec, raw, run_scenario
 
 
 def test_cancelling_run_match_winds_the_match_down_on_the_loop() -> None:
@@ -67,3 +68,39 @@ def test_a_deadline_sooner_than_the_armed_timer_still_fires_on_time() -> None:
     # Its bank spent, every later decision times out after the move time alone.
     later = [float(e["ms"]) for e in mine[3:] if e["fallback"]]  # type: ignore[arg-type]
     assert later and all(95.0 <= ms < 240.0 for ms in later), later
+
+
+def test_a_failing_token_registry_rejects_the_bot_at_once_in_words() -> None:
+    def broken(token: str) -> tuple[str, str] | None:
+        raise sqlite3.OperationalError("database is locked")
+
+    async def main() -> None:
+        async with open_arena_server() as server:
+            server.token_owner = broken
+
+            def client() -> RawBot:
+                bot = RawBot(server.address)
+                bot.hello("some-token")
+                assert bot.ended.wait(5)  # rejected at once, not after the Hello timeout
+                bot.close()
+                return bot
+
+            bot = await trio.to_thread.run_sync(client)
+            assert bot.of_kind("rejected")[0].reason == (
+                "the arena cannot check tokens right now; try again later"
+            )
+            # The server goes on: a token it knows is still welcomed.
+            server.add_token("known")
+            server.token_owner = None
+
+            def known() -> RawBot:
+                bot = RawBot(server.address)
+                bot.hello("known")
+                msg = bot.recv()
+                bot.close()
+                assert msg is not None and msg.HasField("welcome")
+                return bot
+
+            await trio.to_thread.run_sync(known)
+
+    trio.run(main)
