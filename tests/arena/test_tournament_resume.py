@@ -160,11 +160,12 @@ def test_ctrl_c_stops_cleanly_and_a_second_runner_is_refused(tmp_path: Path) -> 
     )
     db = tmp_path / "out" / DB_NAME
     deadline = time.monotonic() + 120
-    while done_count(db) < 1:
+    # Wait for a stored match and for bots at play: between two matches there may be none.
+    bots: list[int] = []
+    while done_count(db) < 1 or not bots:
         assert proc.poll() is None and time.monotonic() < deadline
         time.sleep(0.02)
-    bots = children(proc.pid)
-    assert bots
+        bots = children(proc.pid)
     # A second runner on the same directory is refused while this one holds it.
     second = subprocess.run(
         [ARENA, "tournament", "t.toml", "--out", "out"],
