@@ -247,7 +247,8 @@ def _user_tasks(uid: int) -> int:
 
 
 def _runtime_paths() -> list[Path]:
-    """Directories the bot needs to read: the system, this Python, and this project's packages.
+    """Directories the bot needs to read: the system, this Python, this project's packages and
+    its protocol definition.
 
     The project's packages are bound one by one rather than the source tree, so a checkout's
     other contents (match records, logs, the arena's state) stay out of sight.
@@ -259,6 +260,10 @@ def _runtime_paths() -> list[Path]:
     paths = [Path(p) for p in ("/usr", "/etc", "/opt") if Path(p).exists()]
     paths += [Path(sys.base_prefix).resolve(), Path(sys.prefix).resolve()]
     paths += [Path(m.__file__ or ".").resolve().parent for m in (arena, engine, reference_bots)]
+    # The protocol's .proto: bots in other languages (the Node reference bot) load it at run time.
+    proto = Path(arena.__file__ or ".").resolve().parent.parent / "proto"
+    if proto.is_dir():
+        paths.append(proto)
     # Keep only the outermost of nested paths: a bind of /usr covers /usr/local.
     out: list[Path] = []
     for p in sorted(set(paths), key=lambda x: len(x.parts)):

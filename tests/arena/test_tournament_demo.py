@@ -26,6 +26,10 @@ def test_demo_ends_in_a_leaderboard_with_intervals_for_every_game(tmp_path: Path
         check=False,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
+    # Every bot ran (the Node bot needs the .proto inside the sandbox), and nothing the server
+    # swallowed: no traceback, no asyncio report of a lost exception.
+    for sign in ("bot crashed", "Traceback", "never retrieved"):
+        assert sign not in proc.stderr, proc.stderr[-3000:]
     assert not (out / "stale").exists()
     bots = ["random", "rules"] + (["node"] if node_bot_status()[0] else [])
     boards = proc.stdout.split("Leaderboard (Elo, 95 % interval):")[1:]
