@@ -31,7 +31,7 @@ from engine.cards import (
     card,
     mask_texts,
 )
-from engine.core import Action, Game, MatchConfig, MatchState, Observation
+from engine.core import Action, Game, MatchConfig, MatchState, Observation, quick_init
 from engine.games.tricks import TrickView, play_actions, trick_view, tricks_so_far
 from engine.options import OptionSpec
 
@@ -213,6 +213,7 @@ COMMON_OPTIONS: Final = (
 # --- observation -------------------------------------------------------------------------------
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class SpoilTableObservation(Observation):
     """What a seat knows of the current deal; each game adds its scores."""

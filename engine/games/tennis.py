@@ -25,6 +25,7 @@ from engine.core import (
     MatchState,
     Observation,
     Result,
+    quick_init,
     ranks_from_scores,
 )
 from engine.games.tennis_cards import (
@@ -197,6 +198,7 @@ class TennisPlayerView:
     visible: bool
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class TennisObservation(Observation):
     """What one tennis seat knows."""

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from engine.cards import CARD_TEXT, FULL_DECK_MASK, SUIT_LETTERS, mask_texts, parse_card
-from engine.core import Action, Game, MatchConfig, MatchState, Observation, Result
+from engine.core import Action, Game, MatchConfig, MatchState, Observation, Result, quick_init
 from engine.games.tricks import (
     TrickView,
     follow_suit_mask,
@@ -39,6 +39,7 @@ def draw_key(c: int) -> int:
     return (c % 13) * 4 + c // 13
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class TieBreakView:
     """A public tie-break draw for the win of a round."""
@@ -53,6 +54,7 @@ class TieBreakView:
     winner: int
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class TennisWhistObservation(Observation):
     """What one tennis whist seat knows."""

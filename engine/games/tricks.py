@@ -7,9 +7,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from engine.cards import CARD_TEXT, SUIT_MASKS
-from engine.core import Action, Event
+from engine.core import Action, Event, quick_init
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class TrickView:
     """One trick as a seat sees it: public once played."""

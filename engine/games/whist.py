@@ -19,7 +19,7 @@ from engine.cards import (
     mask_texts,
     parse_card,
 )
-from engine.core import Action, Game, MatchConfig, MatchState, Observation, Result
+from engine.core import Action, Game, MatchConfig, MatchState, Observation, Result, quick_init
 from engine.errors import ConfigError
 from engine.games.tricks import (
     PLAY_EVENTS,
@@ -42,6 +42,7 @@ HONOUR_RANKS = (ACE, KING, QUEEN, JACK)
 HONOUR_MASKS = tuple(sum(1 << card(rank, suit) for rank in HONOUR_RANKS) for suit in range(4))
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class WhistObservation(Observation):
     """What one whist seat knows."""

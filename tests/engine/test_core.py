@@ -63,3 +63,41 @@ def test_illegal_and_after_end() -> None:
 
 def test_competition_ranks() -> None:
     assert ranks_from_scores([3, 5, 5, 1]) == (3, 1, 1, 4)
+
+
+# --- quick_init: the faster __init__ of frozen observation dataclasses ---------------------------
+
+
+def test_quick_init_keeps_the_generated_init_s_behaviour() -> None:
+    import dataclasses
+
+    from engine.core import quick_init
+
+    @quick_init
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Point:
+        x: int
+        y: int = 7
+        label: str = ""
+
+        def __post_init__(self) -> None:
+            if self.x < 0:
+                raise ValueError("negative")
+
+    assert Point(1) == Point(x=1, y=7, label="")
+    assert (Point(1, 2, "a").x, Point(1, 2, "a").y, Point(1, 2, "a").label) == (1, 2, "a")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        Point(1).x = 2  # type: ignore[misc]
+    with pytest.raises(ValueError, match="negative"):
+        Point(-1)
+    with pytest.raises(TypeError):
+        Point()  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        Point(1, z=3)  # type: ignore[call-arg]
+
+    with pytest.raises(TypeError, match=r"does not handle field Bag\.items"):
+
+        @quick_init
+        @dataclasses.dataclass(frozen=True, slots=True)
+        class Bag:
+            items: list[int] = dataclasses.field(default_factory=list)
