@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.errors import ArenaError
-from engine import MatchState
+from engine import Event, MatchState
 
 #: Version of the record format; readers refuse other versions.
 SCHEMA_VERSION = 1
@@ -151,6 +151,28 @@ def read_record(path: Path) -> Record:
     )
 
 
+def event_entry(event: Event) -> dict[str, Any]:
+    """A record entry for an engine event."""
+    return {"type": "event", **event.to_dict()}
+
+
+def decision_entry(seat: int, legal: int, action: str, ms: float, fallback: bool) -> dict[str, Any]:
+    """A record entry for a decision: ``legal`` actions were open, ``ms`` it took."""
+    return {
+        "type": "decision",
+        "seat": seat,
+        "legal": legal,
+        "action": action,
+        "ms": round(ms, 3),
+        "fallback": fallback,
+    }
+
+
+def fault_entry(seat: int, kind: str, detail: str) -> dict[str, Any]:
+    """A record entry for a fault charged to ``seat``."""
+    return {"type": "fault", "seat": seat, "kind": kind, "detail": detail}
+
+
 class Recorder:
     """Collects a match's entries in the order things happen, for :func:`write_record`."""
 
@@ -165,7 +187,7 @@ class Recorder:
         """Append the engine events produced since the last call."""
         events = self._state.events
         while self._seen < len(events):
-            self.entries.append({"type": "event", **events[self._seen].to_dict()})
+            self.entries.append(event_entry(events[self._seen]))
             self._seen += 1
 
     def decision(
@@ -173,18 +195,9 @@ class Recorder:
     ) -> None:
         """Record a decision; call it before applying the action, then :meth:`sync`."""
         self.sync()
-        self.entries.append(
-            {
-                "type": "decision",
-                "seat": seat,
-                "legal": legal,
-                "action": action,
-                "ms": round(ms, 3),
-                "fallback": fallback,
-            }
-        )
+        self.entries.append(decision_entry(seat, legal, action, ms, fallback))
 
     def fault(self, seat: int, kind: str, detail: str) -> None:
         """Record a fault charged to ``seat``."""
         self.sync()
-        self.entries.append({"type": "fault", "seat": seat, "kind": kind, "detail": detail})
+        self.entries.append(fault_entry(seat, kind, detail))

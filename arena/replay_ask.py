@@ -210,14 +210,14 @@ class _OneDecision(pb_grpc.ArenaServicer):
             )
         )
         events = [
-            serde.event_message(self._match_id, seq, event)
+            serde.event_body(self._match_id, seq, event)
             for seq, event in enumerate(state.events)
             if event.visible_to(seat)
         ]
         if not hello.batch_events:
-            yield from events
+            yield from (serde.server_message_of(serde.event_bytes(e)) for e in events)
         # As the arena sends it: with batch_events the events ride in the request.
-        yield serde.decision_message(
+        request = serde.decision_bytes(
             self._request_id,
             self._match_id,
             seat,
@@ -230,6 +230,7 @@ class _OneDecision(pb_grpc.ArenaServicer):
             text=not hello.omit_text,
             json=not hello.omit_json,
         )
+        yield serde.server_message_of(request)
 
 
 def _server_version() -> str:

@@ -46,15 +46,15 @@ CLIENT_OPTIONS: list[tuple[str, Any]] = [
 ]
 
 
-def sample_decisions(count: int = 400, seed: int = 1) -> list[pb.ServerMessage]:
-    """Real whist DecisionRequests (``serde.decision_message``) along random playouts, exactly as
-    the arena sends them to the bench client (lean Hello) holding all four seats on one
-    connection: no text or JSON rendering, and each request carrying every event of the match
-    since the previous request (such a connection may see them all), so the raw ping-pong sends
-    exactly the sizes the arena sends."""
+def sample_decisions(count: int = 400, seed: int = 1) -> list[bytes]:
+    """Real whist DecisionRequests (``serde.decision_bytes``, the referee's own encoding) along
+    random playouts, exactly as the arena sends them to the bench client (lean Hello) holding all
+    four seats on one connection: no text or JSON rendering, and each request carrying every
+    event of the match since the previous request (such a connection may see them all). Like the
+    arena, the raw server sends them already encoded, so both write the same bytes."""
     game = get_game("whist")
     rng = random.Random(seed)
-    out: list[pb.ServerMessage] = []
+    out: list[bytes] = []
     while len(out) < count:
         state = game.new_match(game.configure(), seed + len(out))
         sent = 0  # events of this match already carried by a request
@@ -63,11 +63,11 @@ def sample_decisions(count: int = 400, seed: int = 1) -> list[pb.ServerMessage]:
             obs = state.observation(seat)
             events = state.events
             batch = [
-                serde.event_message("raw-0", seq, events[seq]) for seq in range(sent, len(events))
+                serde.event_body("raw-0", seq, events[seq]) for seq in range(sent, len(events))
             ]
             sent = len(events)
             out.append(
-                serde.decision_message(
+                serde.decision_bytes(
                     len(out) + 1,
                     "raw-0",
                     seat,
@@ -102,12 +102,12 @@ class RawPingPong(pb_grpc.ArenaServicer):
     starts its clock once every bot is connected; :attr:`started` is that moment.
     """
 
-    def __init__(self, decisions: Sequence[pb.ServerMessage], rounds: int, expected: int) -> None:
+    def __init__(self, decisions: Sequence[bytes], rounds: int, expected: int) -> None:
         self.decisions = list(decisions)
         self.rounds = rounds
         self.expected = expected
         self.stats = RawStats()
-        self.welcome = serde.server_message(serde.Welcome("raw", "raw"))
+        self.welcome = serde.wire(serde.server_message(serde.Welcome("raw", "raw")))
         self.started = 0.0
         self._all_here: asyncio.Event | None = None
 
@@ -146,7 +146,13 @@ async def start_raw_server(servicer: RawPingPong, streams: int) -> tuple[grpc.ai
         options=[("grpc.so_reuseport", 0), ("grpc.max_receive_message_length", 64 * 1024)],
         maximum_concurrent_rpcs=streams + 8,
     )
-    pb_grpc.add_ArenaServicer_to_server(servicer, server)
+    # The messages are bytes already: no response serializer.
+    play = grpc.stream_stream_rpc_method_handler(
+        servicer.Play, request_deserializer=pb.BotMessage.FromString
+    )
+    server.add_generic_rpc_handlers(
+        (grpc.method_handlers_generic_handler("cardarena.v1.Arena", {"Play": play}),)
+    )
     port = server.add_insecure_port("127.0.0.1:0")
     await server.start()
     return server, f"127.0.0.1:{port}"

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from arena._pb import arena_pb2 as pb
 from arena.serde import FaultInfo, MatchSummary, PlayerInfo, Standing
-from arena.server.connections import Outbox
+from arena.server.connections import Outbox, Outgoing
 from engine import Result
 
 #: Finished matches kept for ListMatches.
@@ -36,11 +36,11 @@ class BoardEntry:
     #: The result once finished.
     result: Result | None = None
     #: Public events so far (as sent to spectators).
-    events: list[pb.ServerMessage] = field(default_factory=list)
+    events: list[Outgoing] = field(default_factory=list)
     #: The MatchEnd message once finished.
     end: pb.ServerMessage | None = None
     #: Spectator queues; ``None`` ends a spectator's stream.
-    watchers: list[Outbox[pb.ServerMessage]] = field(default_factory=list)
+    watchers: list[Outbox[Outgoing]] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -64,7 +64,7 @@ class Board:
         self._entries[match_id] = entry
         return entry
 
-    def event(self, entry: BoardEntry, msg: pb.ServerMessage) -> None:
+    def event(self, entry: BoardEntry, msg: Outgoing) -> None:
         """A public event happened."""
         entry.events.append(msg)
         for q in entry.watchers:
@@ -98,7 +98,7 @@ class Board:
         for old in finished[: max(0, len(finished) - KEEP_FINISHED)]:
             del self._entries[old.match_id]
 
-    def watch(self, match_id: str, q: Outbox[pb.ServerMessage]) -> bool:
+    def watch(self, match_id: str, q: Outbox[Outgoing]) -> bool:
         """Start a spectator: replay the public events so far; ``False`` for an unknown match."""
         entry = self._entries.get(match_id)
         if entry is None:
@@ -112,7 +112,7 @@ class Board:
             entry.watchers.append(q)
         return True
 
-    def unwatch(self, match_id: str, q: Outbox[pb.ServerMessage]) -> None:
+    def unwatch(self, match_id: str, q: Outbox[Outgoing]) -> None:
         """A spectator left."""
         entry = self._entries.get(match_id)
         if entry is not None and q in entry.watchers:

@@ -10,8 +10,10 @@ from __future__ import annotations
 import asyncio
 import math
 from collections import OrderedDict, deque
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Generic, TypeVar
 
+from arena import serde
 from arena._pb import arena_pb2 as pb
 from arena.serde import Answer, Hello
 from arena.server.faults import TokenBucket
@@ -24,6 +26,9 @@ REMEMBERED_CLOSED = 256
 
 M = TypeVar("M")
 
+#: What the server sends on a stream: a message, or one already in wire bytes (serde.wire).
+Outgoing = pb.ServerMessage | bytes
+
 
 class Outbox(Generic[M]):
     """Messages for one coroutine on the loop (a bot's or a spectator's stream handler).
@@ -32,31 +37,46 @@ class Outbox(Generic[M]):
     reader's stream. Loop thread only.
     """
 
-    __slots__ = ("_items", "_waiter")
+    __slots__ = ("_waiter", "items", "listener")
 
     def __init__(self) -> None:
-        self._items: deque[M | None] = deque()
+        #: The queued messages, oldest first.
+        self.items: deque[M | None] = deque()
         self._waiter: asyncio.Future[None] | None = None
+        #: Called on every :meth:`put` instead of waking a waiting reader: for a reader that
+        #: is not a coroutine (a bot stream's writer, service.py).
+        self.listener: Callable[[], None] | None = None
 
     def put(self, msg: M | None) -> None:
         """Queue ``msg``, waking the reader if it waits."""
-        self._items.append(msg)
+        self.items.append(msg)
+        if self.listener is not None:
+            self.listener()
+        else:
+            self.notify()
+
+    def notify(self) -> None:
+        """Wake the reader if it waits."""
         waiter = self._waiter
         if waiter is not None:
             self._waiter = None
             if not waiter.done():
                 waiter.set_result(None)
 
+    async def wait(self) -> None:
+        """Until the next :meth:`put` or :meth:`notify`."""
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiter = waiter
+        try:
+            await waiter
+        finally:
+            self._waiter = None
+
     async def get(self) -> M | None:
         """The next message."""
-        items = self._items
+        items = self.items
         while not items:
-            waiter = asyncio.get_running_loop().create_future()
-            self._waiter = waiter
-            try:
-                await waiter
-            finally:
-                self._waiter = None
+            await self.wait()
         return items.popleft()
 
 
@@ -69,7 +89,7 @@ class Connection:
         #: The client's address as gRPC reports it.
         self.peer = peer
         #: Messages for the bot; ``None`` ends the stream.
-        self.outbox: Outbox[pb.ServerMessage] = Outbox()
+        self.outbox: Outbox[Outgoing] = Outbox()
         #: The bot's Hello once accepted.
         self.hello: Hello | None = None
         #: The token it authenticated with.
@@ -90,15 +110,16 @@ class Connection:
         self.closed = False
         #: Matches a lobby has seated this connection in (checked against Hello.max_matches).
         self.seated = 0
-        #: Event messages held back for the next message (the bot set Hello.batch_events).
-        self.held: list[pb.ServerMessage] = []
+        #: Events (``serde.event_body``) held back for the next DecisionRequest (the bot set
+        #: Hello.batch_events).
+        self.held: list[bytes] = []
 
     @property
     def batch_events(self) -> bool:
         """Whether events ride inside the next DecisionRequest (Hello.batch_events)."""
         return self.hello is not None and self.hello.batch_events
 
-    def send(self, msg: pb.ServerMessage) -> None:
+    def send(self, msg: Outgoing) -> None:
         """Queue a message for the bot (dropped once the stream is closed). Held events go
         first, so the bot learns everything in the order it happened."""
         if not self.closed:
@@ -106,24 +127,25 @@ class Connection:
                 self.flush()
             self.outbox.put(msg)
 
-    def send_event(self, msg: pb.ServerMessage) -> None:
-        """Queue an Event message, or hold it for the next DecisionRequest."""
+    def send_event(self, body: bytes) -> None:
+        """Send an Event (its body, ``serde.event_body``), or hold it for the next
+        DecisionRequest."""
         if self.closed:
             return
         if self.batch_events:
-            self.held.append(msg)
+            self.held.append(body)
         else:
-            self.outbox.put(msg)
+            self.outbox.put(serde.event_bytes(body))
 
-    def take_held(self) -> list[pb.ServerMessage]:
+    def take_held(self) -> list[bytes]:
         """The held events, for a DecisionRequest to carry; none are held afterwards."""
         held, self.held = self.held, []
         return held
 
     def flush(self) -> None:
         """Send the held events as separate Event messages."""
-        for msg in self.take_held():
-            self.outbox.put(msg)
+        for body in self.take_held():
+            self.outbox.put(serde.event_bytes(body))
 
     def close(self) -> None:
         """End the stream from the server side."""
@@ -145,18 +167,18 @@ class Connection:
 
 
 class PendingDecision:
-    """A decision request sent and not yet settled."""
+    """A decision request sent and not yet settled.
 
-    __slots__ = ("conn", "interrupted", "match", "outcome", "request_id", "seat", "settled")
+    Settling it (an answer, an interruption, the deadline) hands it back to its match at once,
+    which referees on from there: an answer is refereed inside the stream handler that read it,
+    so the next request is ready before control returns to the loop (no task switch per
+    decision). Interruptions come from outside the referee (the hub, the API) and are handed over
+    on the loop's next turn instead, so the referee never runs inside one of its own callers.
+    """
 
-    def __init__(
-        self,
-        request_id: int,
-        match: LiveMatch,
-        seat: int,
-        conn: Connection,
-        loop: asyncio.AbstractEventLoop,
-    ) -> None:
+    __slots__ = ("conn", "done", "interrupted", "match", "outcome", "request_id", "seat")
+
+    def __init__(self, request_id: int, match: LiveMatch, seat: int, conn: Connection) -> None:
         #: The id the bot must echo.
         self.request_id = request_id
         #: The match.
@@ -165,34 +187,32 @@ class PendingDecision:
         self.seat = seat
         #: The connection asked (changes if the bot reconnects meanwhile).
         self.conn = conn
-        #: Done once settled (answered, interrupted or timed out).
-        self.settled: asyncio.Future[None] = loop.create_future()
+        #: Whether it is settled (answered, interrupted or timed out).
+        self.done = False
         #: The bot's answer, if it answered.
         self.outcome: Answer | None = None
         #: ``(fault kind, detail)`` or ``("forfeit", why)`` when something else settled it.
         self.interrupted: tuple[str, str] | None = None
 
-    @property
-    def done(self) -> bool:
-        """Whether it is settled."""
-        return self.settled.done()
-
     def resolve(self, answer: Answer) -> None:
-        """The bot answered."""
-        if not self.settled.done():
+        """The bot answered: the match referees on now."""
+        if not self.done:
+            self.done = True
             self.outcome = answer
-            self.settled.set_result(None)
+            self.match.settled(self)
 
     def interrupt(self, kind: str, detail: str) -> None:
         """Settle without an answer: the bot went away, or the match must end."""
-        if not self.settled.done():
+        if not self.done:
+            self.done = True
             self.interrupted = (kind, detail)
-            self.settled.set_result(None)
+            asyncio.get_running_loop().call_soon(self.match.settled, self)
 
     def expire(self) -> None:
-        """The deadline passed with no answer (a timer callback)."""
-        if not self.settled.done():
-            self.settled.set_result(None)
+        """The deadline passed with no answer (called by the match's timer)."""
+        if not self.done:
+            self.done = True
+            self.match.settled(self)
 
 
 class RequestBook:

@@ -5,12 +5,17 @@ entries); nothing is shared with other matches but the server's request-id book 
 board. All of it runs on the server's asyncio loop thread, beside the gRPC handlers, so a decision
 request and its answer never cross a thread (arena/server/service.py).
 
-The referee's loop asks the seat to move for a decision and waits, on the loop's clock, for at most
-the move time plus the seat's remaining bank. Whatever goes wrong (no answer, an illegal or
-garbled answer, a bot that is gone) is a fault: under the lenient policy the referee plays the
-seat's fallback action and charges a strike, and the third strike forfeits; under the strict
-policy the first fault forfeits. Faults charged from outside the loop (a flood, an answer for
-someone else's request) interrupt the wait when they forfeit the match.
+The referee asks the seat to move for a decision and waits, on the loop's clock, for at most the
+move time plus the seat's remaining bank. It is a state machine, not a coroutine: it runs until it
+must wait for a bot, and the answer's arrival runs it on (:meth:`LiveMatch.settled`) inside the
+stream handler that read the answer, so the next request is on its way before control returns to
+the loop.
+
+Whatever goes wrong (no answer, an illegal or garbled answer, a bot that is gone) is a fault:
+under the lenient policy the referee plays the seat's fallback action and charges a strike, and
+the third strike forfeits; under the strict policy the first fault forfeits. Faults charged from
+outside the referee (a flood, an answer for someone else's request) interrupt the wait when they
+forfeit the match.
 """
 
 from __future__ import annotations
@@ -24,12 +29,13 @@ import structlog
 
 from arena import serde
 from arena._pb import arena_pb2 as pb
+from arena.records import decision_entry, event_entry, fault_entry
 from arena.serde import ErrorInfo, FaultInfo, PlayerInfo
 from arena.server.board import Board, BoardEntry
 from arena.server.connections import Connection, PendingDecision, RequestBook
 from arena.server.faults import ERROR_CODE, STRIKES_TO_FORFEIT
 from arena.server.spec import DecisionTiming, MatchOutcome, MatchSpec, seat_seed
-from engine import JSON, Action, ConfigError, EngineError, MatchState, Result, get_game
+from engine import JSON, Action, ConfigError, EngineError, Event, MatchState, Result, get_game
 
 log = structlog.get_logger("arena.referee")
 
@@ -110,10 +116,10 @@ class LiveMatch:
         self.forfeit_due: tuple[int, str] | None = None
         #: Faults charged so far.
         self.faults: list[FaultInfo] = []
-        #: The record's entries so far.
-        self.entries: list[dict[str, JSON]] = []
-        #: Decision timings so far.
-        self.timings: list[DecisionTiming] = []
+        # The record's entries so far, in the order they happened: an engine Event, a decision
+        # as (seat, legal count, action text, ms, fallback), or a fault's entry. Events and
+        # decisions become dicts when the match ends (entries()), not while a bot waits.
+        self._log_entries: list[Event | tuple[int, int, str, float, bool] | dict[str, JSON]] = []
         #: Set once every seat is connected (or known crashed).
         self.ready = asyncio.Event()
         self._sent = 0  # events already distributed
@@ -121,6 +127,12 @@ class LiveMatch:
         # The deadline timer, kept across decisions (see _arm).
         self._timer: asyncio.TimerHandle | None = None
         self._deadline = 0.0
+        # Set by play(): the loop, and the match's result once over.
+        self._loop: asyncio.AbstractEventLoop
+        self._done: asyncio.Future[Result]
+        # The open decision's legal actions and when it was asked (loop clock).
+        self._legal: Sequence[Action] = ()
+        self._asked_at = 0.0
         self._log = log.bind(match_id=spec.match_id, game=spec.game)
 
     @property
@@ -146,7 +158,7 @@ class LiveMatch:
             conn.send(self._start_message(seats))
             for seq, event in enumerate(self.state.events):
                 if event.to is None or any(s in event.to for s in seats):
-                    conn.send_event(serde.event_message(self.match_id, seq, event))
+                    conn.send_event(serde.event_body(self.match_id, seq, event))
             pending = self.pending
             if pending is not None and pending.seat in seats and not pending.done:
                 pending.conn.open.pop(pending.request_id, None)
@@ -212,7 +224,7 @@ class LiveMatch:
         slot.strikes += 1
         fault = FaultInfo(seat, kind, detail)
         self.faults.append(fault)
-        self.entries.append({"type": "fault", "seat": seat, "kind": kind, "detail": detail})
+        self._log_entries.append(fault_entry(seat, kind, detail))
         self._log.warning(
             "fault", seat=seat, kind=kind, detail=private or detail, strikes=slot.strikes
         )
@@ -246,8 +258,12 @@ class LiveMatch:
         for slot in self.slots:
             if slot.conn is None and slot.crashed is None:
                 self._log.warning("bot not connected; the match starts without it", seat=slot.seat)
+        self._loop = loop = asyncio.get_running_loop()
+        self._done = done = loop.create_future()
         try:
-            result = await self._referee()
+            self._begin()
+            self._step()
+            result = await done
         except Exception as err:  # a referee or engine bug must not take the server down
             self._log.exception("referee error")
             n = len(self.slots)
@@ -258,6 +274,8 @@ class LiveMatch:
                 summary=f"referee error: {type(err).__name__}: {err}",
             )
         finally:
+            if not done.done():  # cancelled: settling the pending decision must do nothing
+                done.cancel()
             self._close_pending()
             if self._timer is not None:
                 self._timer.cancel()
@@ -268,65 +286,120 @@ class LiveMatch:
             faults=tuple(self.faults),
             players=tuple(s.player() for s in self.slots),
             header=self.header(),
-            entries=self.entries,
-            timings=self.timings,
+            entries=self.entries(),
+            timings=self.timings(),
         )
 
-    async def _referee(self) -> Result:
-        self.state = state = self.game.new_match(self.config, self.spec.seed)
+    def _begin(self) -> None:
+        self.state = self.game.new_match(self.config, self.spec.seed)
         players = tuple(s.player() for s in self.slots)
         self._entry = self._board.start(self.match_id, self.spec.game, players)
         for conn, seats in self._groups():
             conn.send(self._start_message(seats))
         self._distribute()
         self._log.info("match started", seats=[s.bot_name for s in self.slots])
-        while state.to_move is not None:
+
+    # A coroutine referee cost two task switches per decision (answer to referee, referee to
+    # stream writer): about a fifth of the server's time per decision (docs/performance.md).
+
+    def _step(self) -> None:
+        """Referee until the match waits for a bot or ends; an error ends the match."""
+        try:
+            self._advance()
+        except Exception as err:
+            if not self._done.done():
+                self._done.set_exception(err)
+
+    def _advance(self) -> None:
+        state = self.state
+        assert state is not None
+        done = self._done
+        while not done.done():
+            if state.to_move is None:
+                result = state.result()
+                assert result is not None
+                done.set_result(result)
+                return
             if self.forfeit_due is not None:
                 state.forfeit(*self.forfeit_due)
                 self._distribute()
-                break
-            seat = state.to_move
-            action = await self._decide(state, seat)
-            if action is None:
                 continue
-            state.apply(action)
-            self._distribute()
-        result = state.result()
-        assert result is not None
-        return result
+            seat = state.to_move
+            legal = state.legal_actions()
+            slot = self.slots[seat]
+            conn = slot.conn
+            if slot.crashed is not None or conn is None or conn.closed:
+                kind, detail = (
+                    ("crash", slot.crashed)
+                    if slot.crashed is not None
+                    else ("disconnect", "the seat's bot is not connected")
+                )
+                self.charge(seat, kind, detail)
+                action = self._fallback(state, seat, 0.0)
+                if action is not None:
+                    state.apply(action)
+                    self._distribute()
+                # A run of faults must not starve other matches: go on at the loop's next turn.
+                self._loop.call_soon(self._step)
+                return
+            self._ask(state, seat, slot, conn, legal)
+            return
 
-    async def _decide(self, state: MatchState, seat: int) -> Action | None:
-        """The action to apply for ``seat``: its bot's, or the fallback after a fault; ``None``
-        when the match must be forfeited first."""
-        legal = state.legal_actions()
-        slot = self.slots[seat]
-        conn = slot.conn
-        if slot.crashed is not None or conn is None or conn.closed:
-            kind, detail = (
-                ("crash", slot.crashed)
-                if slot.crashed is not None
-                else ("disconnect", "the seat's bot is not connected")
-            )
-            self.charge(seat, kind, detail)
-            await asyncio.sleep(0)  # a run of faults must not starve other matches
-            return self._fallback(state, seat, 0.0)
+    def _ask(
+        self,
+        state: MatchState,
+        seat: int,
+        slot: SeatSlot,
+        conn: Connection,
+        legal: Sequence[Action],
+    ) -> None:
+        """Send ``seat`` its decision request; :meth:`settled` goes on from its answer."""
         rid = self._requests.new_id()
-        tc = self.spec.time_control
-        loop = asyncio.get_running_loop()
-        pending = PendingDecision(rid, self, seat, conn, loop)
+        pending = PendingDecision(rid, self, seat, conn)
         conn.open[rid] = pending
         self._requests.open[rid] = pending
         self.pending = pending
+        self._legal = legal
         message = self._request(rid, state, seat, conn, legal)
-        start = loop.time()
+        loop = self._loop
+        self._asked_at = start = loop.time()
         conn.send(message)
+        tc = self.spec.time_control
         self._arm(loop, start + (tc.move_ms + slot.bank_ms) / 1000.0)
-        await pending.settled
-        ms = (loop.time() - start) * 1000.0
+
+    def settled(self, pending: PendingDecision) -> None:
+        """``pending`` is settled (answered, interrupted or expired): apply the seat's action or
+        its fallback, and referee on."""
+        if pending is not self.pending or self._done.done():
+            return
+        try:
+            action = self._settle(pending)
+            state = self.state
+            assert state is not None
+            if action is not None:
+                state.apply(action)
+                self._distribute()
+        except Exception as err:
+            if not self._done.done():
+                self._done.set_exception(err)
+            return
+        self._step()
+
+    def _settle(self, pending: PendingDecision) -> Action | None:
+        """The action for the settled decision: the bot's, or the fallback after a fault;
+        ``None`` when the match must be forfeited first."""
+        state = self.state
+        assert state is not None
+        ms = (self._loop.time() - self._asked_at) * 1000.0
+        rid, seat, legal = pending.request_id, pending.seat, self._legal
+        slot = self.slots[seat]
+        tc = self.spec.time_control
         self.pending = None
         self._requests.open.pop(rid, None)
         pending.conn.forget(rid)
-        slot.bank_ms = max(0.0, slot.bank_ms - max(0.0, ms - tc.move_ms))
+        over = ms - tc.move_ms
+        if over > 0.0:
+            slot.bank_ms = max(0.0, slot.bank_ms - over)
         answer, interrupted = pending.outcome, pending.interrupted
         if interrupted is not None:
             kind, detail = interrupted
@@ -388,11 +461,11 @@ class LiveMatch:
         seat: int,
         conn: Connection,
         legal: Sequence[Action] | None = None,
-    ) -> pb.ServerMessage:
+    ) -> bytes:
         """The DecisionRequest for ``seat``, shaped for ``conn`` (held events inside, renderings
         it asked to omit left out)."""
         hello = conn.hello
-        return serde.decision_message(
+        return serde.decision_bytes(
             rid,
             self.match_id,
             seat,
@@ -412,18 +485,23 @@ class LiveMatch:
         return self._decided(seat, state.fallback_action(), len(state.legal_actions()), ms, True)
 
     def _decided(self, seat: int, action: Action, legal: int, ms: float, fallback: bool) -> Action:
-        self.entries.append(
-            {
-                "type": "decision",
-                "seat": seat,
-                "legal": legal,
-                "action": action.text,
-                "ms": round(ms, 3),
-                "fallback": fallback,
-            }
-        )
-        self.timings.append(DecisionTiming(seat, ms, fallback))
+        self._log_entries.append((seat, legal, action.text, ms, fallback))
         return action
+
+    def entries(self) -> list[dict[str, JSON]]:
+        """The record's entries so far."""
+        return [
+            event_entry(e)
+            if isinstance(e, Event)
+            else decision_entry(*e)
+            if isinstance(e, tuple)
+            else e
+            for e in self._log_entries
+        ]
+
+    def timings(self) -> list[DecisionTiming]:
+        """Every decision's timing so far."""
+        return [DecisionTiming(e[0], e[3], e[4]) for e in self._log_entries if isinstance(e, tuple)]
 
     def _distribute(self) -> None:
         """Send the events since the last call to every bot that may see them, and record them."""
@@ -433,19 +511,20 @@ class LiveMatch:
         if self._sent == len(events):
             return
         groups = self._groups()
+        log_entries = self._log_entries
         for seq in range(self._sent, len(events)):
             event = events[seq]
-            self.entries.append({"type": "event", **event.to_dict()})
-            msg: pb.ServerMessage | None = None
+            log_entries.append(event)
+            body: bytes | None = None
             for conn, seats in groups:
                 if event.to is None or any(s in event.to for s in seats):
-                    if msg is None:
-                        msg = serde.event_message(self.match_id, seq, event)
-                    conn.send_event(msg)
+                    if body is None:
+                        body = serde.event_body(self.match_id, seq, event)
+                    conn.send_event(body)
             if event.to is None and self._entry is not None:
-                if msg is None:
-                    msg = serde.event_message(self.match_id, seq, event)
-                self._board.event(self._entry, msg)
+                if body is None:
+                    body = serde.event_body(self.match_id, seq, event)
+                self._board.event(self._entry, serde.event_bytes(body))
         self._sent = len(events)
 
     def _close_pending(self) -> None:
@@ -474,7 +553,7 @@ class LiveMatch:
             summary=result.summary,
             reason=result.reason,
             faults=len(self.faults),
-            decisions=len(self.timings),
+            decisions=sum(1 for e in self._log_entries if isinstance(e, tuple)),
         )
 
     # --- messages ----------------------------------------------------------------------------

@@ -30,7 +30,7 @@ from arena import serde
 from arena._pb import arena_pb2 as pb
 from arena._pb import arena_pb2_grpc as pb_grpc
 from arena.errors import ArenaError
-from arena.server.connections import Connection, Outbox
+from arena.server.connections import Connection, Outbox, Outgoing
 from arena.server.hub import Hub
 
 log = structlog.get_logger("arena.server")
@@ -80,14 +80,12 @@ class ArenaService(pb_grpc.ArenaServicer):
             await context.abort(grpc.StatusCode.UNAVAILABLE, "the server is shutting down")
         conn = Connection(f"c{next(_sessions)}", context.peer())
         hub.dispatch(hub.on_open, conn)
+        writer = _StreamWriter(context, conn)
         reader = asyncio.ensure_future(self._read(context, conn))
-        outbox = conn.outbox
         try:
-            while (msg := await outbox.get()) is not None:
-                await context.write(msg)
-        except Exception as err:  # the RPC died under a write
-            log.debug("bot stream ended", session=conn.session_id, error=type(err).__name__)
+            await writer.finished
         finally:
+            writer.stop()
             reader.cancel()
             hub.dispatch(hub.on_close, conn)
 
@@ -107,6 +105,73 @@ class ArenaService(pb_grpc.ArenaServicer):
         conn.wake()
 
 
+class _StreamWriter:
+    """Writes one bot stream's outbox, one message at a time (gRPC allows one write in flight).
+
+    A write starts the moment its message is queued, inside the code that queued it: an answer
+    makes the referee queue the next request (referee.py), and the request is on its way before
+    the reader returns to the loop. A task per stream draining the outbox would cost a task
+    switch per decision, and a reader that awaited its own writes would not be reading while the
+    write completes. So each ``context.write`` coroutine is stepped here by hand, as a task would
+    step it: to its first suspension at once, then on from each future it waits for.
+    """
+
+    __slots__ = ("_conn", "_coro", "context", "finished", "items")
+
+    def __init__(self, context: grpc.aio.ServicerContext[Any, Any], conn: Connection) -> None:
+        self.context = context
+        self._conn = conn
+        self.items = conn.outbox.items
+        #: Done once the outbox has ended (``None``) or a write failed.
+        self.finished: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        # The write in flight.
+        self._coro: Coroutine[Any, Any, None] | None = None
+        conn.outbox.listener = self.kick
+        self.kick()
+
+    def kick(self) -> None:
+        """Start writing the next queued message, unless a write is in flight."""
+        if self._coro is not None or self.finished.done() or not self.items:
+            return
+        msg = self.items.popleft()
+        if msg is None:
+            self.finished.set_result(None)
+            return
+        self._coro = self.context.write(msg)
+        self._step()
+
+    def _step(self, waited: object = None) -> None:
+        coro = self._coro
+        if coro is None:  # stopped meanwhile: the write's outcome no longer matters
+            if isinstance(waited, asyncio.Future) and not waited.cancelled():
+                waited.exception()  # retrieved, so asyncio does not log it as lost
+            return
+        try:
+            waiting = coro.send(None)
+        except StopIteration:
+            self._coro = None
+            self.kick()
+            return
+        except (Exception, asyncio.CancelledError) as err:  # the RPC died under a write
+            self._coro = None
+            log.debug("bot stream ended", session=self._conn.session_id, error=type(err).__name__)
+            if not self.finished.done():
+                self.finished.set_result(None)
+            return
+        if isinstance(waiting, asyncio.Future):
+            waiting._asyncio_future_blocking = False
+            waiting.add_done_callback(self._step)
+        else:  # a bare yield: go on at the loop's next turn
+            asyncio.get_running_loop().call_soon(self._step)
+
+    def stop(self) -> None:
+        """Abandon the write in flight (the stream is over)."""
+        coro, self._coro = self._coro, None
+        if coro is not None:
+            coro.close()
+        self._conn.outbox.listener = None
+
+
 class SpectatorService(pb_grpc.SpectatorServicer):
     """The read-only spectator service: public information only."""
 
@@ -120,13 +185,13 @@ class SpectatorService(pb_grpc.SpectatorServicer):
         running_only = serde.read_list_matches_request(request)
         return serde.list_matches_response(self._board.summaries(running_only))
 
-    async def WatchMatch(
+    async def WatchMatch(  # type: ignore[override]
         self, request: pb.WatchMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
-    ) -> AsyncIterator[pb.ServerMessage]:
+    ) -> AsyncIterator[Outgoing]:
         """Public events of one match, then its MatchEnd."""
         match_id = serde.read_watch_request(request)
         board = self._board
-        q: Outbox[pb.ServerMessage] = Outbox()
+        q: Outbox[Outgoing] = Outbox()
         if not board.watch(match_id, q):
             await context.abort(grpc.StatusCode.NOT_FOUND, f"no match {match_id!r}")
         try:
@@ -193,8 +258,7 @@ async def _start(
     # Past max_connections new calls fail fast with RESOURCE_EXHAUSTED instead of queueing.
     grpc_server = grpc.aio.server(options=GRPC_OPTIONS, maximum_concurrent_rpcs=max_connections)
     host.grpc_server = grpc_server
-    pb_grpc.add_ArenaServicer_to_server(ArenaService(server), grpc_server)
-    pb_grpc.add_SpectatorServicer_to_server(SpectatorService(server), grpc_server)
+    _add_services(grpc_server, ArenaService(server), SpectatorService(server))
     port = _bind(grpc_server, listen)
     host_part = listen.rsplit(":", 1)[0]
     server.address = f"{host_part}:{port}"
@@ -205,6 +269,47 @@ async def _start(
         _bind(grpc_server, f"unix:{unix}")
         server.unix_address = f"unix:{unix}"
     await grpc_server.start()
+
+
+def _add_services(
+    grpc_server: grpc.aio.Server, arena: ArenaService, spectator: SpectatorService
+) -> None:
+    """What the generated ``add_*Servicer_to_server`` do, except that streams of ServerMessage
+    take ``serde.wire`` as their serializer: the referee sends its decision requests and events
+    already encoded (serde.decision_bytes)."""
+    services = {
+        "Arena": {
+            "Play": grpc.stream_stream_rpc_method_handler(
+                arena.Play,
+                request_deserializer=pb.BotMessage.FromString,
+                response_serializer=serde.wire,
+            )
+        },
+        "Spectator": {
+            "ListMatches": grpc.unary_unary_rpc_method_handler(
+                spectator.ListMatches,
+                request_deserializer=pb.ListMatchesRequest.FromString,
+                response_serializer=pb.ListMatchesResponse.SerializeToString,
+            ),
+            "WatchMatch": grpc.unary_stream_rpc_method_handler(
+                spectator.WatchMatch,
+                request_deserializer=pb.WatchMatchRequest.FromString,
+                response_serializer=serde.wire,
+            ),
+            "Standings": grpc.unary_unary_rpc_method_handler(
+                spectator.Standings,
+                request_deserializer=pb.StandingsRequest.FromString,
+                response_serializer=pb.StandingsResponse.SerializeToString,
+            ),
+        },
+    }
+    for name, handlers in services.items():
+        full_name = pb.DESCRIPTOR.services_by_name[name].full_name
+        grpc_server.add_generic_rpc_handlers(
+            (grpc.method_handlers_generic_handler(full_name, handlers),)
+        )
+        # As generated code does (missing from grpc-stubs): the call path skips a lookup.
+        grpc_server.add_registered_method_handlers(full_name, handlers)  # type: ignore[attr-defined]
 
 
 def _bind(grpc_server: grpc.aio.Server, address: str) -> int:

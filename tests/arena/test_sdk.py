@@ -178,7 +178,7 @@ def test_resumes_a_match_after_losing_the_connection() -> None:
             match = server.register(spec)
 
             async def kick() -> None:
-                while not any(t.seat == 0 for t in match.timings):
+                while not any(t.seat == 0 for t in match.timings()):
                     await trio.sleep(0.002)
                 assert server.disconnect(spec.seats[0].token)
 
@@ -245,18 +245,20 @@ class _Scripted(pb_grpc.ArenaServicer):
                 )
             ),
         ]
-        self.decision = serde.decision_message(
-            77,
-            "m1",
-            0,
-            "whist",
-            state.observation(0),
-            state.legal_actions(),
-            1000,
-            1000,
-            events=events,
-            text=False,
-            json=False,
+        self.decision = serde.server_message_of(
+            serde.decision_bytes(
+                77,
+                "m1",
+                0,
+                "whist",
+                state.observation(0),
+                state.legal_actions(),
+                1000,
+                1000,
+                events=[m.event.SerializeToString() for m in events],
+                text=False,
+                json=False,
+            )
         )
         self.end = serde.server_message(serde.MatchEnd("m1", Result((1.0,), (1,))))
         self.hello: pb.Hello | None = None

@@ -51,7 +51,9 @@ def test_decision_round_trip() -> None:
     seat = state.to_move
     assert seat is not None
     legal = state.legal_actions()
-    raw = serde.decision_message(7, "m", seat, "whist", state.observation(seat), legal, 900, 50)
+    raw = serde.server_message_of(
+        serde.decision_bytes(7, "m", seat, "whist", state.observation(seat), legal, 900, 50)
+    )
     decoded = serde.read_server_message(pb.ServerMessage.FromString(raw.SerializeToString()))
     assert isinstance(decoded, serde.Decision)
     assert (decoded.request_id, decoded.match_id, decoded.seat, decoded.game) == (
@@ -152,7 +154,9 @@ def test_spectator_messages_round_trip() -> None:
 
 def test_action_text_round_trip_through_legal_action() -> None:
     action = Action("trump", "H")
-    msg = serde.decision_message(1, "m", 0, "none", Observation(seat=0), [action], 1, 1)
+    msg = serde.server_message_of(
+        serde.decision_bytes(1, "m", 0, "none", Observation(seat=0), [action], 1, 1)
+    )
     assert msg.decision.legal_actions[0].text == "trump:H"
     assert msg.decision.observation.WhichOneof("game") is None
 
@@ -204,8 +208,11 @@ def test_decision_with_events_round_trip() -> None:
     infos = [serde.event_info("m", seq, e) for seq, e in enumerate(events)]
     assert any(i.private for i in infos) and any(not i.private for i in infos)
     held = [serde.server_message(i) for i in infos]
-    raw = serde.decision_message(
-        7, "m", seat, "whist", obs, legal, 900, 50, events=held, text=False, json=False
+    bodies = [m.event.SerializeToString() for m in held]
+    raw = serde.server_message_of(
+        serde.decision_bytes(
+            7, "m", seat, "whist", obs, legal, 900, 50, events=bodies, text=False, json=False
+        )
     )
     wire = pb.ServerMessage.FromString(raw.SerializeToString())
     assert list(wire.decision.events) == [m.event for m in held]
@@ -215,8 +222,8 @@ def test_decision_with_events_round_trip() -> None:
     # Each decodes as the same Event sent alone would have.
     assert list(decoded.events) == [serde.read_server_message(m) for m in held]
     # Carrying events changes nothing else in the request.
-    bare = serde.decision_message(
-        7, "m", seat, "whist", obs, legal, 900, 50, text=False, json=False
+    bare = serde.server_message_of(
+        serde.decision_bytes(7, "m", seat, "whist", obs, legal, 900, 50, text=False, json=False)
     )
     wire.decision.ClearField("events")
     assert wire == bare
@@ -226,7 +233,7 @@ def test_decision_with_events_round_trip() -> None:
 
 def test_a_decision_without_events_carries_none() -> None:
     obs, seat, legal, _ = _whist_decision_point(3)
-    raw = serde.decision_message(1, "m", seat, "whist", obs, legal, 900, 50)
+    raw = serde.server_message_of(serde.decision_bytes(1, "m", seat, "whist", obs, legal, 900, 50))
     assert len(raw.decision.events) == 0
     decoded = serde.read_server_message(pb.ServerMessage.FromString(raw.SerializeToString()))
     assert isinstance(decoded, serde.Decision) and decoded.events == ()
@@ -266,7 +273,9 @@ def test_an_unwanted_rendering_is_not_computed(monkeypatch: pytest.MonkeyPatch) 
 
     monkeypatch.setattr(type(obs), "render", boom)
     monkeypatch.setattr(serde, "_dumps", boom)
-    msg = serde.decision_message(1, "m", seat, "whist", obs, legal, 1, 1, text=False, json=False)
+    msg = serde.server_message_of(
+        serde.decision_bytes(1, "m", seat, "whist", obs, legal, 1, 1, text=False, json=False)
+    )
     assert msg.decision.observation.whist.seat == seat
     with pytest.raises(AssertionError, match="not asked for"):
         serde.observation_message("whist", obs, text=True, json=False)
@@ -293,3 +302,109 @@ def test_event_message_equals_the_event_info_encoding(game_id: str) -> None:
     for seq, event in enumerate(state.events):
         fast = serde.event_message("m", seq, event)
         assert fast == serde.server_message(serde.event_info("m", seq, event))
+
+
+# --- the wire encoder, against protobuf's own construction --------------------------------------
+
+
+def _built_by_protobuf(
+    request_id: int,
+    match_id: str,
+    seat: int,
+    game_id: str,
+    obs: Observation,
+    legal: list[Action],
+    events: list[tuple[int, Event]],
+    text: bool,
+    as_json: bool,
+) -> pb.ServerMessage:
+    """The DecisionRequest built field by field with the protobuf API, the typed observation
+    filled by protobuf's json_format from the engine's to_dict(): nothing of serde's encoder."""
+    from google.protobuf import json_format
+
+    msg = pb.ServerMessage()
+    d = msg.decision
+    d.request_id, d.match_id, d.seat = request_id, match_id, seat
+    data = obs.to_dict()
+    if text:
+        d.observation.text = obs.render()
+    typed = serde.observation_descriptor(game_id) is not None
+    if as_json or not typed:
+        d.observation.json = json.dumps(data)
+    if typed:
+        json_format.ParseDict(data, getattr(d.observation, game_id))
+    for i, a in enumerate(legal):
+        d.legal_actions.add(index=i, text=a.text, kind=a.kind, arg=a.arg)
+    d.deadline_ms, d.bank_ms = 900, 12345
+    for seq, e in events:
+        d.events.add(
+            match_id=match_id,
+            seq=seq,
+            kind=e.kind,
+            json=json.dumps(dict(e.data)),
+            private=e.to is not None,
+        )
+    return msg
+
+
+def _json_apart(msg: pb.ServerMessage) -> tuple[pb.ServerMessage, list[object]]:
+    """``msg`` with its JSON strings taken out and parsed (key order and spacing may differ)."""
+    copy = pb.ServerMessage()
+    copy.CopyFrom(msg)
+    d = copy.decision
+    parsed: list[object] = [json.loads(d.observation.json) if d.observation.json else None]
+    d.observation.json = ""
+    for e in d.events:
+        parsed.append(json.loads(e.json))
+        e.json = ""
+    return copy, parsed
+
+
+@pytest.mark.parametrize("game_id", GAMES)
+@pytest.mark.parametrize(("text", "as_json"), [(True, True), (False, False), (True, False)])
+def test_decision_bytes_parse_to_what_protobuf_builds(
+    game_id: str, text: bool, as_json: bool
+) -> None:
+    game = get_game(game_id)
+    state = game.new_match(game.configure(), 11)
+    rng = random.Random(11)
+    sent = 0
+    request_id = 2**40 - 3  # ids past 14 bits take long varints
+    match_id = "m-é♠"  # non-ASCII: lengths are in bytes
+    checked = 0
+    while (seat := state.to_move) is not None and checked < 150:
+        obs, legal = state.observation(seat), list(state.legal_actions())
+        events = list(enumerate(state.events))[sent:]
+        sent = len(state.events)
+        got = serde.decision_bytes(
+            request_id + checked,
+            match_id,
+            seat,
+            game_id,
+            obs,
+            legal,
+            900,
+            12345,
+            events=[serde.event_body(match_id, seq, e) for seq, e in events],
+            text=text,
+            json=as_json,
+        )
+        want = _built_by_protobuf(
+            request_id + checked, match_id, seat, game_id, obs, legal, events, text, as_json
+        )
+        assert _json_apart(pb.ServerMessage.FromString(got)) == _json_apart(want)
+        state.apply(rng.choice(legal))
+        checked += 1
+    assert checked > 20
+
+
+def test_compact_json_matches_json_dumps() -> None:
+    samples: list[object] = [
+        {"seat": 2, "card": "QH", "ok": True, "none": None},
+        {"nested": {"a": [1, 2.5, -3, "ü♣"], "b": []}, "f": 1e-7, "big": 2**70},
+        [1, "two", {"three": 3.0}],
+        "plain string",
+        {"quote": 'say "hi"\n', "nan": float("nan"), "inf": float("-inf")},
+    ]
+    for data in samples:
+        assert serde._dumps(data) == json.dumps(data, separators=(",", ":"), ensure_ascii=False)
