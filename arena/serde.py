@@ -896,8 +896,8 @@ _MATCH_ID = _StringField(_key(_DECISION_FIELDS["match_id"], _WIRE_LEN))
 _SEAT_KEY = _key(_DECISION_FIELDS["seat"], _WIRE_VARINT)
 _OBSERVATION_KEY = _key(_DECISION_FIELDS["observation"], _WIRE_LEN)
 _LEGAL_KEY = _key(_DECISION_FIELDS["legal_actions"], _WIRE_LEN)
-_DEADLINE_KEY = _key(_DECISION_FIELDS["deadline_ms"], _WIRE_VARINT)
-_BANK_KEY = _key(_DECISION_FIELDS["bank_ms"], _WIRE_VARINT)
+_DEADLINE = _NumberField(_key(_DECISION_FIELDS["deadline_ms"], _WIRE_VARINT))
+_BANK = _NumberField(_key(_DECISION_FIELDS["bank_ms"], _WIRE_VARINT))
 _EVENTS_KEY = _key(_DECISION_FIELDS["events"], _WIRE_LEN)
 _LEGAL_FIELDS = pb.LegalAction.DESCRIPTOR.fields_by_name
 _LEGAL_INDEX_KEY = _key(_LEGAL_FIELDS["index"], _WIRE_VARINT)
@@ -920,6 +920,23 @@ def _legal_item(index: int, action: Action) -> bytes:
         if len(_LEGAL_ITEMS) >= WIRE_CACHE_SIZE:
             _LEGAL_ITEMS.clear()
         _LEGAL_ITEMS[index, action.text] = made
+    return made
+
+
+#: ``id(legal)`` → ``(legal, the LegalActions' bytes)``: engines hand out the same interned
+#: tuples of legal actions again and again (whist's plays of a suit, ``SUIT_PLAYS``).
+_LEGAL_LISTS: dict[int, tuple[Sequence[Action], bytes]] = {}
+
+
+def _legal_bytes(legal: Sequence[Action]) -> bytes:
+    hit = _LEGAL_LISTS.get(id(legal))
+    if hit is not None and hit[0] is legal:
+        return hit[1]
+    made = b"".join([_legal_item(i, a) for i, a in enumerate(legal)])
+    if isinstance(legal, tuple):  # immutable: safe to know by identity while kept here
+        if len(_LEGAL_LISTS) >= WIRE_CACHE_SIZE:
+            _LEGAL_LISTS.clear()
+        _LEGAL_LISTS[id(legal)] = (legal, made)
     return made
 
 
@@ -950,11 +967,11 @@ def decision_bytes(
     out.append(
         _delimited(_OBSERVATION_KEY, observation_bytes(game, observation, text=text, json=json))
     )
-    out += [_legal_item(i, a) for i, a in enumerate(legal)]
+    out.append(_legal_bytes(legal))
     if deadline_ms:
-        out.append(_DEADLINE_KEY + _varint(deadline_ms))
+        out.append(_DEADLINE[deadline_ms])
     if bank_ms:
-        out.append(_BANK_KEY + _varint(bank_ms))
+        out.append(_BANK[bank_ms])
     if events:
         out += [_delimited(_EVENTS_KEY, e) for e in events]
     return _delimited(_DECISION_KEY, b"".join(out))

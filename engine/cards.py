@@ -97,9 +97,27 @@ def cards_list(mask: int) -> list[int]:
     return list(cards_in(mask))
 
 
+#: Per suit: a 13-bit rank mask (bit 0 = the 2) -> the text forms of those cards, ascending;
+#: filled as masks occur (at most 4 × 8192 entries). Observations show a hand at every decision.
+_SUIT_TEXTS: Final[tuple[dict[int, tuple[str, ...]], ...]] = tuple({0: ()} for _ in range(4))
+
+
 def mask_texts(mask: int) -> tuple[str, ...]:
     """Text forms of the cards of ``mask``, ascending by suit then rank."""
-    return tuple(CARD_TEXT[c] for c in cards_in(mask))
+    clubs, diamonds, hearts, spades = _SUIT_TEXTS
+    try:
+        return (
+            clubs[mask & 0x1FFF]
+            + diamonds[mask >> 13 & 0x1FFF]
+            + hearts[mask >> 26 & 0x1FFF]
+            + spades[mask >> 39 & 0x1FFF]
+        )
+    except KeyError:
+        for suit, table in enumerate(_SUIT_TEXTS):
+            bits = mask >> 13 * suit & 0x1FFF
+            if bits not in table:
+                table[bits] = tuple(CARD_TEXT[c] for c in cards_in(bits << 13 * suit))
+        return mask_texts(mask)
 
 
 def count(mask: int) -> int:

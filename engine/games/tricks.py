@@ -29,7 +29,7 @@ def trick_view(
     leader: int, cards: Sequence[int], seats: Sequence[int], winner: int = -1
 ) -> TrickView:
     """The public view of a trick from card numbers (``winner`` -1 while it is played)."""
-    return TrickView(leader, tuple(CARD_TEXT[c] for c in cards), tuple(seats), winner)
+    return TrickView(leader, tuple(map(CARD_TEXT.__getitem__, cards)), tuple(seats), winner)
 
 
 def tricks_so_far(
