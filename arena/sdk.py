@@ -156,7 +156,8 @@ def _play_stream(
         responses = pb_grpc.ArenaStub(channel).Play(stream.requests())
         try:
             for raw in responses:
-                msg = serde.read_server_message(raw)
+                # A Bot has no event hook: the events a Decision carries are not decoded.
+                msg = serde.read_server_message(raw, events=False)
                 if isinstance(msg, serde.Decision):
                     index = _choose(bot, msg)
                     stream.outbox.put(serde.answer_message(msg.request_id, index=index))

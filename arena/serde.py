@@ -537,24 +537,45 @@ def _as_dict(obj: Any, plan: _Plan) -> dict[str, Any]:
     return out
 
 
-def _read(msg: Any, plan: _Plan) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for name, mode, sub in plan.fields:
+_READERS: dict[int, Callable[[Any], dict[str, Any]]] = {}
+
+
+def _reader(plan: _Plan) -> Callable[[Any], dict[str, Any]]:
+    """``read(msg)``: the dict of the message ``msg`` along ``plan``, as the engine's
+    ``to_dict()`` gives it (lists for repeated fields, ``None`` for an absent optional one).
+
+    Compiled to one dict display per message type, like :func:`_encoder`: what a bot does with
+    every observation it is sent, so the SDK's cost per decision.
+    """
+    read = _READERS.get(id(plan))
+    if read is not None:
+        return read
+    env: dict[str, Any] = {}
+    items: list[str] = []
+    pre: list[str] = []
+    for i, (name, mode, sub) in enumerate(plan.fields):
         if mode == _SCALAR:
-            out[name] = getattr(msg, name)
+            items.append(f"{name!r}: msg.{name}")
         elif mode == _REPEATED:
-            out[name] = list(getattr(msg, name))
+            items.append(f"{name!r}: list(msg.{name})")
         elif mode == _REPEATED_MESSAGE:
             assert sub is not None
-            out[name] = [_read(m, sub) for m in getattr(msg, name)]
-        elif not msg.HasField(name):
-            out[name] = None
+            env[f"read{i}"] = _reader(sub)
+            items.append(f"{name!r}: [read{i}(m) for m in msg.{name}]")
         elif mode == _OPTIONAL:
-            out[name] = getattr(msg, name)
+            pre.append(f"    v{i} = msg.{name} if msg.HasField({name!r}) else None")
+            items.append(f"{name!r}: v{i}")
         else:
             assert sub is not None
-            out[name] = _read(getattr(msg, name), sub)
-    return out
+            env[f"read{i}"] = _reader(sub)
+            pre.append(f"    v{i} = read{i}(msg.{name}) if msg.HasField({name!r}) else None")
+            items.append(f"{name!r}: v{i}")
+    source = "def read(msg):\n" + "".join(line + "\n" for line in pre)
+    source += "    return {" + ", ".join(items) + "}"
+    exec(source, env)  # built above from the descriptor's field names (checked identifiers)
+    compiled: Callable[[Any], dict[str, Any]] = env["read"]
+    _READERS[id(plan)] = compiled
+    return compiled
 
 
 _OBSERVATION_ONEOF = pb.Observation.DESCRIPTOR.oneofs_by_name["game"]
@@ -666,7 +687,8 @@ def observation_dict(msg: pb.Observation) -> tuple[str, dict[str, Any]]:
     if game is None:
         data = json.loads(msg.json) if msg.json else {}
         return "", data if isinstance(data, dict) else {}
-    return game, _read(getattr(msg, game), _plan(getattr(msg, game).DESCRIPTOR))
+    typed = getattr(msg, game)
+    return game, _reader(_plan(typed.DESCRIPTOR))(typed)
 
 
 # --------------------------------------------------------------------------------------------
@@ -1022,8 +1044,12 @@ def _read_player(p: pb.Player) -> PlayerInfo:
     return PlayerInfo(p.seat, p.seat_name, p.bot_name, p.bot_version)
 
 
-def read_server_message(msg: pb.ServerMessage) -> ServerMessage | None:
-    """Decode what the server sent; ``None`` for a kind this copy does not know."""
+def read_server_message(msg: pb.ServerMessage, *, events: bool = True) -> ServerMessage | None:
+    """Decode what the server sent; ``None`` for a kind this copy does not know.
+
+    ``events=False`` leaves a Decision's carried events undecoded (``Decision.events`` empty):
+    for a reader with no use for them, since decoding each costs a JSON parse.
+    """
     kind = msg.WhichOneof("kind")
     if kind == "decision":
         d = msg.decision
@@ -1039,7 +1065,7 @@ def read_server_message(msg: pb.ServerMessage) -> ServerMessage | None:
             legal,
             d.deadline_ms,
             d.bank_ms,
-            tuple(_read_event(e) for e in d.events) if d.events else (),
+            tuple(_read_event(e) for e in d.events) if events and d.events else (),
         )
     if kind == "event":
         return _read_event(msg.event)

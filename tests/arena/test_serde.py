@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 
@@ -229,6 +230,19 @@ def test_decision_with_events_round_trip() -> None:
     assert wire == bare
     assert decoded.observation == obs.to_dict() and decoded.legal == tuple(legal)
     assert decoded.text == ""
+
+
+def test_a_reader_may_skip_decoding_the_events_a_decision_carries() -> None:
+    obs, seat, legal, events = _whist_decision_point(11)
+    bodies = [serde.event_body("m", seq, e) for seq, e in enumerate(events)]
+    raw = serde.server_message_of(
+        serde.decision_bytes(1, "m", seat, "whist", obs, legal, 900, 50, events=bodies)
+    )
+    full = serde.read_server_message(raw)
+    lean = serde.read_server_message(raw, events=False)
+    assert isinstance(full, serde.Decision) and isinstance(lean, serde.Decision)
+    assert len(full.events) == len(events) > 0 and lean.events == ()
+    assert dataclasses.replace(full, events=()) == lean
 
 
 def test_a_decision_without_events_carries_none() -> None:
