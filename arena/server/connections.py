@@ -1,8 +1,8 @@
 """A bot's stream as the server sees it, and the decision requests open on it.
 
-Everything here lives on the server's asyncio loop thread (arena/server/service.py): the gRPC
-handler coroutine drains a connection's ``outbox``, and the hub and referees fill it, all on one
-thread, so nothing needs a lock and no message crosses a thread.
+Everything here lives on the server's asyncio loop thread (arena/server/service.py): the hub and
+referees fill a connection's ``outbox``, and its stream writer starts writing each message as it
+is queued, all on one thread, so nothing needs a lock and no message crosses a thread.
 """
 
 from __future__ import annotations
@@ -162,7 +162,7 @@ class Connection:
             self.closed_ids.popitem(last=False)
 
     def wake(self) -> None:
-        """Unblock the handler coroutine: the RPC is over."""
+        """End the stream's writer, and with it the handler: the RPC is over."""
         self.outbox.put(None)
 
 

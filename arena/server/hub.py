@@ -200,7 +200,7 @@ class Hub:
         if conn not in self._conns:
             return
         self._conns.discard(conn)
-        conn.close()  # also wakes the handler coroutine if the bot ended the stream
+        conn.close()  # also ends the handler if the bot ended the stream
         if conn.token is not None and self._by_token.get(conn.token) is conn:
             del self._by_token[conn.token]
         for match in {slot.match for slot in conn.slots}:

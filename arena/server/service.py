@@ -1,13 +1,15 @@
 """gRPC glue: a ``grpc.aio`` server on its own asyncio loop thread, with the whole server on it.
 
-The handlers call the :class:`~arena.server.hub.Hub` directly, and the referees (tasks on the same
-loop) fill each connection's :class:`~arena.server.connections.Outbox`, which its handler drains:
-a decision's request and answer never leave the thread. Trio code (commands, tournaments, tests)
-reaches the server through :mod:`arena.server.api`, one thread hop per call or per match.
+The handlers call the :class:`~arena.server.hub.Hub` directly; an answer runs its referee on
+inside the handler that read it, and the referee's next request, put in the connection's
+:class:`~arena.server.connections.Outbox`, starts its write at once (:class:`_StreamWriter`): a
+decision's request and answer never leave the thread, nor wait for a task switch. Trio code
+(commands, tournaments, tests) reaches the server through :mod:`arena.server.api`, one thread hop
+per call or per match.
 
-Earlier designs paid for threads per message: sync grpcio spent half its interpreter time waking
-threads, and a trio referee beside the loop still cost two cross-thread wake-ups per decision
-(docs/performance.md).
+Earlier designs paid for threads per message (sync grpcio spent half its interpreter time waking
+threads; a trio referee beside the loop cost two cross-thread wake-ups per decision), then for
+task switches (a referee task and a writing task per stream): docs/performance.md.
 """
 
 from __future__ import annotations
