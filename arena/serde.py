@@ -344,8 +344,8 @@ def _plan(descriptor: Descriptor) -> _Plan:
 # half the referee's time; these messages are instead written straight in the protobuf wire
 # format (https://protobuf.dev/programming-guides/encoding/), from bytes cached for the values
 # that recur (cards, small numbers, finished tricks, legal actions). Parsing the result gives
-# exactly the message the field-by-field construction would; the observation round-trip tests
-# pin it to the engine's ``to_dict()``.
+# exactly the message protobuf's own API builds (tests/arena/test_serde.py compares the two for
+# every game), and the observation round-trip tests pin it to the engine's ``to_dict()``.
 
 _WIRE_VARINT, _WIRE_LEN = 0, 2
 
