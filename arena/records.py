@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.errors import ArenaError
-from engine import Event, MatchState
+from engine import Event, Game, MatchConfig, MatchState
 
 #: Version of the record format; readers refuse other versions.
 SCHEMA_VERSION = 1
@@ -149,6 +149,33 @@ def read_record(path: Path) -> Record:
         entries=[{k: v for k, v in o.items() if k != "prev"} for o in objs[1:-1]],
         result={k: v for k, v in objs[-1].items() if k not in strip},
     )
+
+
+def match_header(
+    match_id: str,
+    game: Game,
+    config: MatchConfig,
+    seed: int,
+    bots: Sequence[tuple[str, str]],
+    time_control: Mapping[str, Any] | None,
+    fault_policy: str,
+) -> dict[str, Any]:
+    """A record's header: the match, and per seat its name and the bot's ``(name, version)``."""
+    names = game.seat_names(config)
+    return {
+        "match_id": match_id,
+        "game": game.id,
+        "game_version": game.version,
+        "players": config.players,
+        "options": dict(config.options),
+        "seed": seed,
+        "seats": [
+            {"seat": s, "seat_name": names[s], "bot_name": name, "bot_version": version}
+            for s, (name, version) in enumerate(bots)
+        ],
+        "time_control": None if time_control is None else dict(time_control),
+        "fault_policy": fault_policy,
+    }
 
 
 def event_entry(event: Event) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from arena.records import Recorder, write_record
+from arena.records import Recorder, match_header, write_record
 from engine import JSON, Game, OptionValue, Result
 
 
@@ -111,20 +111,7 @@ def recorded_match(
     recorder.sync()
     result = state.result()
     assert result is not None
-    names = game.seat_names(config)
-    header: dict[str, JSON] = {
-        "match_id": f"selfplay-{game.id}-{seed}",
-        "game": game.id,
-        "game_version": game.version,
-        "players": config.players,
-        "options": dict(config.options),
-        "seed": seed,
-        "seats": [
-            {"seat": s, "seat_name": names[s], "bot_name": "random", "bot_version": "selfplay"}
-            for s in range(state.num_seats)
-        ],
-        "time_control": None,
-        "fault_policy": "lenient",
-    }
+    bots = [("random", "selfplay")] * state.num_seats
+    header = match_header(f"selfplay-{game.id}-{seed}", game, config, seed, bots, None, "lenient")
     write_record(path, header, recorder.entries, {**result.to_dict(), "faults": []})
     return result

@@ -17,7 +17,7 @@ import json
 import keyword
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
@@ -395,50 +395,53 @@ def _delimited(key: bytes, body: bytes) -> bytes:
 WIRE_CACHE_SIZE: Final = 4096
 
 
-class _NumberField(dict[int, bytes]):
-    """``cache[n]``: a varint field, key included (seats, counts, small scores)."""
+K = TypeVar("K")
+
+
+def _remember(cache: dict[K, Any], key: K, value: Any) -> None:
+    """Keep ``value`` in a cache of at most :data:`WIRE_CACHE_SIZE` entries (cleared when
+    full: the values that recur come straight back)."""
+    if len(cache) >= WIRE_CACHE_SIZE:
+        cache.clear()
+    cache[key] = value
+
+
+class _FieldCache(dict[K, bytes]):
+    """``cache[value]``: one field's wire bytes for ``value``, key included, made on first use
+    (:meth:`encode`) and kept."""
 
     def __init__(self, key: bytes) -> None:
         super().__init__()
         self.key = key
 
-    def __missing__(self, n: int) -> bytes:
-        encoded = self.key + _varint(n)
-        if len(self) >= WIRE_CACHE_SIZE:
-            self.clear()
-        self[n] = encoded
+    def encode(self, value: K) -> bytes:
+        raise NotImplementedError
+
+    def __missing__(self, value: K) -> bytes:
+        encoded = self.encode(value)
+        _remember(self, value, encoded)
         return encoded
 
 
-class _PackedField(dict[tuple[int, ...], bytes]):
-    """``cache[numbers]``: a packed repeated varint field, key and length included (scores,
-    tricks won: the same few tuples over and over)."""
+class _NumberField(_FieldCache[int]):
+    """A varint field (seats, counts, small scores)."""
 
-    def __init__(self, key: bytes) -> None:
-        super().__init__()
-        self.key = key
-
-    def __missing__(self, numbers: tuple[int, ...]) -> bytes:
-        encoded = _delimited(self.key, b"".join([_varint(x) for x in numbers]))
-        if len(self) >= WIRE_CACHE_SIZE:
-            self.clear()
-        self[numbers] = encoded
-        return encoded
+    def encode(self, value: int) -> bytes:
+        return self.key + _varint(value)
 
 
-class _StringField(dict[str, bytes]):
-    """``cache[text]``: a string field, key and length included (cards, suits, kinds)."""
+class _PackedField(_FieldCache[tuple[int, ...]]):
+    """A packed repeated varint field (scores, tricks won: the same few tuples over and over)."""
 
-    def __init__(self, key: bytes) -> None:
-        super().__init__()
-        self.key = key
+    def encode(self, value: tuple[int, ...]) -> bytes:
+        return _delimited(self.key, b"".join([_varint(x) for x in value]))
 
-    def __missing__(self, text: str) -> bytes:
-        encoded = _delimited(self.key, text.encode())
-        if len(self) >= WIRE_CACHE_SIZE:
-            self.clear()
-        self[text] = encoded
-        return encoded
+
+class _StringField(_FieldCache[str]):
+    """A string field (cards, suits, kinds), its length included."""
+
+    def encode(self, value: str) -> bytes:
+        return _delimited(self.key, value.encode())
 
 
 _ENCODERS: dict[int, Callable[[Any], bytes]] = {}
@@ -510,9 +513,7 @@ def _item_encoder(key: bytes, encode: Callable[[Any], bytes]) -> Callable[[Any],
         if hit is not None and hit[0] is x:
             return hit[1]
         made = _delimited(key, encode(x))
-        if len(cache) >= WIRE_CACHE_SIZE:
-            cache.clear()
-        cache[id(x)] = (x, made)
+        _remember(cache, id(x), (x, made))
         return made
 
     return item
@@ -894,9 +895,7 @@ def event_body(match_id: str, seq: int, event: Event) -> bytes:
         tail = _EVENT_KIND[event.kind] + _delimited(_EVENT_JSON_KEY, _dumps(event.data).encode())
         if event.to is not None:
             tail += _EVENT_PRIVATE
-        if len(_EVENT_TAILS) >= WIRE_CACHE_SIZE:
-            _EVENT_TAILS.clear()
-        _EVENT_TAILS[id(event)] = (event, tail)
+        _remember(_EVENT_TAILS, id(event), (event, tail))
     if seq:
         return _EVENT_MATCH_ID[match_id] + _EVENT_SEQ_KEY + _varint(seq) + tail
     return _EVENT_MATCH_ID[match_id] + tail
@@ -939,9 +938,7 @@ def _legal_item(index: int, action: Action) -> bytes:
         body += _LEGAL_KIND[action.kind] if action.kind else b""
         body += _LEGAL_ARG[action.arg] if action.arg else b""
         made = _delimited(_LEGAL_KEY, body)
-        if len(_LEGAL_ITEMS) >= WIRE_CACHE_SIZE:
-            _LEGAL_ITEMS.clear()
-        _LEGAL_ITEMS[index, action.text] = made
+        _remember(_LEGAL_ITEMS, (index, action.text), made)
     return made
 
 
@@ -956,9 +953,7 @@ def _legal_bytes(legal: Sequence[Action]) -> bytes:
         return hit[1]
     made = b"".join([_legal_item(i, a) for i, a in enumerate(legal)])
     if isinstance(legal, tuple):  # immutable: safe to know by identity while kept here
-        if len(_LEGAL_LISTS) >= WIRE_CACHE_SIZE:
-            _LEGAL_LISTS.clear()
-        _LEGAL_LISTS[id(legal)] = (legal, made)
+        _remember(_LEGAL_LISTS, id(legal), (legal, made))
     return made
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import math
 from collections import OrderedDict, deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 from arena import serde
@@ -20,6 +20,7 @@ from arena.server.faults import TokenBucket
 
 if TYPE_CHECKING:
     from arena.server.referee import LiveMatch, SeatSlot
+    from engine import Action
 
 #: Closed request ids a connection remembers, to tell a late answer from an unknown one.
 REMEMBERED_CLOSED = 256
@@ -176,9 +177,26 @@ class PendingDecision:
     on the loop's next turn instead, so the referee never runs inside one of its own callers.
     """
 
-    __slots__ = ("conn", "done", "interrupted", "match", "outcome", "request_id", "seat")
+    __slots__ = (
+        "asked_at",
+        "conn",
+        "done",
+        "interrupted",
+        "legal",
+        "match",
+        "outcome",
+        "request_id",
+        "seat",
+    )
 
-    def __init__(self, request_id: int, match: LiveMatch, seat: int, conn: Connection) -> None:
+    def __init__(
+        self,
+        request_id: int,
+        match: LiveMatch,
+        seat: int,
+        conn: Connection,
+        legal: Sequence[Action],
+    ) -> None:
         #: The id the bot must echo.
         self.request_id = request_id
         #: The match.
@@ -187,6 +205,10 @@ class PendingDecision:
         self.seat = seat
         #: The connection asked (changes if the bot reconnects meanwhile).
         self.conn = conn
+        #: The legal actions the request listed (an answer's index is into these).
+        self.legal = legal
+        #: When the request was sent (loop clock).
+        self.asked_at = 0.0
         #: Whether it is settled (answered, interrupted or timed out).
         self.done = False
         #: The bot's answer, if it answered.

@@ -29,7 +29,7 @@ import structlog
 
 from arena import serde
 from arena._pb import arena_pb2 as pb
-from arena.records import decision_entry, event_entry, fault_entry
+from arena.records import decision_entry, event_entry, fault_entry, match_header
 from arena.serde import ErrorInfo, FaultInfo, PlayerInfo
 from arena.server.board import Board, BoardEntry
 from arena.server.connections import Connection, PendingDecision, RequestBook
@@ -130,9 +130,6 @@ class LiveMatch:
         # Set by play(): the loop, and the match's result once over.
         self._loop: asyncio.AbstractEventLoop
         self._done: asyncio.Future[Result]
-        # The open decision's legal actions and when it was asked (loop clock).
-        self._legal: Sequence[Action] = ()
-        self._asked_at = 0.0
         self._log = log.bind(match_id=spec.match_id, game=spec.game)
 
     @property
@@ -164,7 +161,9 @@ class LiveMatch:
                 pending.conn.open.pop(pending.request_id, None)
                 pending.conn = conn
                 conn.open[pending.request_id] = pending
-                conn.send(self._request(pending.request_id, self.state, pending.seat, conn))
+                conn.send(
+                    self._request(pending.request_id, self.state, pending.seat, conn, pending.legal)
+                )
             self._log.info("seat resumed", seats=seats, session=conn.session_id)
         self._check_ready()
 
@@ -355,14 +354,13 @@ class LiveMatch:
     ) -> None:
         """Send ``seat`` its decision request; :meth:`settled` goes on from its answer."""
         rid = self._requests.new_id()
-        pending = PendingDecision(rid, self, seat, conn)
+        pending = PendingDecision(rid, self, seat, conn, legal)
         conn.open[rid] = pending
         self._requests.open[rid] = pending
         self.pending = pending
-        self._legal = legal
         message = self._request(rid, state, seat, conn, legal)
         loop = self._loop
-        self._asked_at = start = loop.time()
+        pending.asked_at = start = loop.time()
         conn.send(message)
         tc = self.spec.time_control
         self._arm(loop, start + (tc.move_ms + slot.bank_ms) / 1000.0)
@@ -390,8 +388,8 @@ class LiveMatch:
         ``None`` when the match must be forfeited first."""
         state = self.state
         assert state is not None
-        ms = (self._loop.time() - self._asked_at) * 1000.0
-        rid, seat, legal = pending.request_id, pending.seat, self._legal
+        ms = (self._loop.time() - pending.asked_at) * 1000.0
+        rid, seat, legal = pending.request_id, pending.seat, pending.legal
         slot = self.slots[seat]
         tc = self.spec.time_control
         self.pending = None
@@ -460,7 +458,7 @@ class LiveMatch:
         state: MatchState,
         seat: int,
         conn: Connection,
-        legal: Sequence[Action] | None = None,
+        legal: Sequence[Action],
     ) -> bytes:
         """The DecisionRequest for ``seat``, shaped for ``conn`` (held events inside, renderings
         it asked to omit left out)."""
@@ -471,7 +469,7 @@ class LiveMatch:
             seat,
             self.spec.game,
             state.observation(seat),
-            state.legal_actions() if legal is None else legal,
+            legal,
             self.spec.time_control.move_ms,
             int(self.slots[seat].bank_ms),
             events=conn.take_held() if conn.held else (),
@@ -578,27 +576,15 @@ class LiveMatch:
     def header(self) -> dict[str, JSON]:
         """The record's header."""
         spec = self.spec
-        seats: list[JSON] = [
-            {
-                "seat": s.seat,
-                "seat_name": s.seat_name,
-                "bot_name": s.bot_name,
-                "bot_version": s.hello_version,
-            }
-            for s in self.slots
-        ]
-        options: dict[str, JSON] = dict(self.config.options)
-        return {
-            "match_id": spec.match_id,
-            "game": spec.game,
-            "game_version": self.game.version,
-            "players": self.config.players,
-            "options": options,
-            "seed": spec.seed,
-            "seats": seats,
-            "time_control": spec.time_control.to_dict(),
-            "fault_policy": spec.fault_policy,
-        }
+        return match_header(
+            spec.match_id,
+            self.game,
+            self.config,
+            spec.seed,
+            [(s.bot_name, s.hello_version) for s in self.slots],
+            spec.time_control.to_dict(),
+            spec.fault_policy,
+        )
 
 
 def open_seats(matches: Iterable[LiveMatch], token: str) -> dict[LiveMatch, list[SeatSlot]]:

@@ -62,21 +62,9 @@ class StoreError(ArenaError):
 
 
 @dataclass(frozen=True, slots=True)
-class StoredMatch:
-    """A match row as read back."""
+class StoredMatch(MatchPlan):
+    """A match row as read back: its plan, and how it went."""
 
-    #: Match id.
-    match_id: str
-    #: Schedule position.
-    index: int
-    #: Table, deal and rotation numbers.
-    table: int
-    deal: int
-    rotation: int
-    #: Engine seed.
-    seed: int
-    #: Bot per seat.
-    seats: tuple[str, ...]
     #: ``pending`` or ``done``.
     status: str
     #: Times the match was started (a resume restarts unfinished ones).

@@ -16,16 +16,9 @@ from arena.sdk import BotRun, run_bot
 from arena.server import open_arena_server
 from arena.server.lobby import Lobby, LobbyConfig
 from reference_bots.base import RandomBot
-from tests.arena.wire import SHORT_WHIST, RawBot, join_all, make_spec
+from tests.arena.wire import SHORT_WHIST, RawBot, free_port, join_all, make_spec
 
 ARENA = str(Path(sys.executable).parent / "arena")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 def test_lobby_seats_waiting_bots_into_consecutive_matches() -> None:
@@ -77,7 +70,7 @@ def test_lobby_ignores_bots_for_other_games() -> None:
 
 
 def test_arena_serve_command_plays_bots_that_connect() -> None:
-    port = _free_port()
+    port = free_port()
     serve = subprocess.Popen(
         [
             *(ARENA, "serve", "--listen", f"127.0.0.1:{port}", "--game", "whist"),

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from arena.cli import main
-from arena.records import Recorder, read_record, write_record
+from arena.records import Recorder, match_header, read_record, write_record
 from arena.replay_ask import ask
 from arena.server.spec import seat_seed
-from engine import JSON, get_game
+from engine import get_game
 
 #: A bot speaking the protocol with nothing but grpc and arena.serde. Its choice is a hash of
 #: the observation text and legal actions it is sent, so it answers the recorded action only if
@@ -114,21 +114,9 @@ def hash_bot_record(path: Path, game: str, players: int | None, seed: int) -> Pa
     recorder.sync()
     result = state.result()
     assert result is not None
-    names = g.seat_names(config)
-    header: dict[str, JSON] = {
-        "match_id": f"hash-{game}-{seed}",
-        "game": game,
-        "game_version": g.version,
-        "players": config.players,
-        "options": dict(config.options),
-        "seed": seed,
-        "seats": [
-            {"seat": s, "seat_name": names[s], "bot_name": "hashbot", "bot_version": "1.0"}
-            for s in range(state.num_seats)
-        ],
-        "time_control": {"move_ms": 500, "bank_ms": 5000},
-        "fault_policy": "lenient",
-    }
+    bots = [("hashbot", "1.0")] * state.num_seats
+    time_control = {"move_ms": 500, "bank_ms": 5000}
+    header = match_header(f"hash-{game}-{seed}", g, config, seed, bots, time_control, "lenient")
     write_record(path, header, recorder.entries, {**result.to_dict(), "faults": []})
     return path
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from arena.cli import main
-from arena.records import Recorder, read_record, write_record
+from arena.records import Recorder, match_header, read_record, write_record
 from arena.replay_view import load_replay, render_frame
 from engine import JSON, get_game
 from tests.arena.replay_truth import GAMES, card_tokens, engine_steps, engine_views, hidden_now
@@ -218,20 +218,10 @@ def faulty_record(path: Path) -> Path:
     recorder.sync()
     result = state.result()
     assert result is not None and result.reason == "forfeit"
-    header: dict[str, JSON] = {
-        "match_id": "faulty",
-        "game": "whist",
-        "game_version": game.version,
-        "players": 4,
-        "options": dict(config.options),
-        "seed": 4,
-        "seats": [
-            {"seat": s, "seat_name": n, "bot_name": "b", "bot_version": "1"}
-            for s, n in enumerate(game.seat_names(config))
-        ],
-        "time_control": {"move_ms": 200, "bank_ms": 0},
-        "fault_policy": "lenient",
-    }
+    bots = [("b", "1")] * 4
+    header = match_header(
+        "faulty", game, config, 4, bots, {"move_ms": 200, "bank_ms": 0}, "lenient"
+    )
     write_record(path, header, recorder.entries, {**result.to_dict(), "faults": faults})
     return path
 

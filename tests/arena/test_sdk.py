@@ -4,7 +4,6 @@ when the server goes away, and strategies that see the engine's own observation 
 from __future__ import annotations
 
 import random
-import socket
 import subprocess
 import sys
 import threading
@@ -26,16 +25,9 @@ from arena.server import open_arena_server
 from engine import Action, Result, get_game
 from reference_bots.base import Bot, RandomBot
 from reference_bots.run import RulesOrRandomBot
-from tests.arena.wire import SHORT_WHIST, join_all, make_spec, play_with, raw, sdk
+from tests.arena.wire import SHORT_WHIST, free_port, join_all, make_spec, play_with, raw, sdk
 
 ARENA = str(Path(sys.executable).parent / "arena")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 class Recording(Bot):
@@ -115,7 +107,7 @@ def test_arena_bot_exits_with_one_line_when_rejected() -> None:
 
 def test_reconnects_with_backoff_until_the_server_is_up() -> None:
     """The bot starts before the server listens; it retries, connects, and plays its match."""
-    port = _free_port()
+    port = free_port()
     address = f"127.0.0.1:{port}"
     runs: list[BotRun] = []
     spec = make_spec("whist", 4, options=SHORT_WHIST, tokens=["a", "b", "c", "d"])
