@@ -1,23 +1,53 @@
 """Logging for the arena: structlog everywhere, JSON lines when stderr is not a terminal.
 
-Call :func:`configure` once per process (the CLI does); library code just does
+Call :func:`configure` once per process (the CLI does); server code just does
 ``structlog.get_logger("arena.something")`` and logs key-value events.
+
+Code that runs in a bot's process (the SDK, ``arena bot``) logs through :func:`get_logger`
+instead, and configures with ``lazy=True``: structlog is then imported only for a record at an
+enabled level. Importing structlog imports rich, together about a third of a Python bot's
+start-up, which a tournament pays for every seat of every match (docs/performance.md); a bot
+that logs nothing above its level never imports them.
 """
 
 from __future__ import annotations
 
 import logging as stdlib_logging
 import sys
-from typing import TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-import structlog
+if TYPE_CHECKING:
+    import structlog
 
 LEVELS = ("debug", "info", "warning", "error")
 
+#: Records below this level are dropped by :class:`LazyLogger` while structlog is not imported.
+_threshold = stdlib_logging.WARNING
+#: A configuration waiting for structlog (``configure(..., lazy=True)``): its arguments.
+_deferred: tuple[str, bool | None, TextIO | None] | None = None
 
-def configure(level: str = "info", json: bool | None = None, stream: TextIO | None = None) -> None:
+
+def configure(
+    level: str = "info",
+    json: bool | None = None,
+    stream: TextIO | None = None,
+    *,
+    lazy: bool = False,
+) -> None:
     """Set up structlog: ``level`` and above to ``stream`` (stderr), as JSON lines when ``json``
-    (default: when the stream is not a terminal), else as readable console lines."""
+    (default: when the stream is not a terminal), else as readable console lines.
+
+    ``lazy``: while structlog is not imported, only remember the setup; the first record of a
+    :func:`get_logger` logger at ``level`` or above imports structlog and applies it.
+    """
+    global _threshold, _deferred
+    _threshold = _level(level)
+    if lazy and "structlog" not in sys.modules:
+        _deferred = (level, json, stream)
+        return
+    _deferred = None
+    import structlog
+
     out = stream if stream is not None else sys.stderr
     if json is None:
         json = not out.isatty()
@@ -57,11 +87,65 @@ class _StderrLoggerFactory:
         return _StderrLogger()
 
 
-def configure_once(level: str = "warning") -> None:
+def configure_once(level: str = "warning", *, lazy: bool = False) -> None:
     """Configure with ``level`` unless the process already has (library entry points call this,
-    so an embedding program that configured structlog keeps its own setup)."""
-    if not structlog.is_configured():
-        configure(level)
+    so an embedding program that configured structlog keeps its own setup); ``lazy`` as for
+    :func:`configure`. A setup deferred earlier wins over ``level``."""
+    if "structlog" in sys.modules:
+        import structlog
+
+        if structlog.is_configured():
+            return
+    elif lazy and _deferred is not None:
+        return
+    configure(*(_deferred or (level, None, None)), lazy=lazy)
+
+
+class LazyLogger:
+    """A structlog logger that imports structlog at its first record at an enabled level."""
+
+    __slots__ = ("_logger", "_name")
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._logger: Any = None
+
+    def _emit(self, method: str, level: int, event: str, fields: dict[str, Any]) -> None:
+        logger = self._logger
+        if logger is None:
+            if level < _threshold and "structlog" not in sys.modules:
+                return
+            import structlog
+
+            if not structlog.is_configured():
+                configure(*(_deferred or ("warning", None, None)))
+            logger = self._logger = structlog.get_logger(self._name)
+        getattr(logger, method)(event, **fields)
+
+    def debug(self, event: str, **fields: Any) -> None:
+        """Log at debug level."""
+        self._emit("debug", stdlib_logging.DEBUG, event, fields)
+
+    def info(self, event: str, **fields: Any) -> None:
+        """Log at info level."""
+        self._emit("info", stdlib_logging.INFO, event, fields)
+
+    def warning(self, event: str, **fields: Any) -> None:
+        """Log at warning level."""
+        self._emit("warning", stdlib_logging.WARNING, event, fields)
+
+    def error(self, event: str, **fields: Any) -> None:
+        """Log at error level."""
+        self._emit("error", stdlib_logging.ERROR, event, fields)
+
+    def exception(self, event: str, **fields: Any) -> None:
+        """Log at error level with the exception being handled."""
+        self._emit("exception", stdlib_logging.ERROR, event, fields)
+
+
+def get_logger(name: str) -> LazyLogger:
+    """A logger for code that runs in bot processes (see the module's docstring)."""
+    return LazyLogger(name)
 
 
 def _level(name: str) -> int:

@@ -9,10 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from arena.errors import ArenaError
-from arena.replay import verify
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
+    from arena.replay import verify
+
     failed = 0
     for name in args.files:
         try:

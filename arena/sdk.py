@@ -31,17 +31,16 @@ from dataclasses import dataclass
 from typing import Any
 
 import grpc
-import structlog
 
 from arena import serde
 from arena._pb import arena_pb2 as pb
 from arena._pb import arena_pb2_grpc as pb_grpc
 from arena.errors import ArenaError
-from arena.logging import configure_once
+from arena.logging import configure_once, get_logger
 from engine import EngineError, get_game
 from reference_bots.base import Bot
 
-log = structlog.get_logger("arena.sdk")
+log = get_logger("arena.sdk")
 
 #: Client channel options (see docs/protocol.md): keep idle connections alive through NATs, and
 #: accept observations up to the server's send limit.
@@ -103,7 +102,7 @@ def run_bot(
     Raises :class:`BotRejected` when the server refuses the bot, :class:`ArenaError` when no
     address is given.
     """
-    configure_once()
+    configure_once(lazy=True)
     address = address or os.environ.get("ARENA_ADDRESS", "")
     if not address:
         raise ArenaError("no server address: pass one or set ARENA_ADDRESS")

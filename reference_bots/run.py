@@ -59,19 +59,17 @@ def _env_int(name: str) -> int | None:
 
 def run(args: argparse.Namespace) -> int:
     """The ``arena bot`` command: exit status 0 once done (or the server is gone for good)."""
-    import structlog
-
     from arena.errors import UsageError
-    from arena.logging import configure
+    from arena.logging import configure, get_logger
     from arena.sdk import run_bot
 
-    configure(args.log_level)
+    configure(args.log_level, lazy=True)
     if args.name not in BOTS:
         raise UsageError(f"unknown bot {args.name!r} (reference bots: {', '.join(sorted(BOTS))})")
     seed = args.seed if args.seed is not None else _env_int("ARENA_SEED")
     bot = make_bot(args.name, seed)
     result = run_bot(bot, args.server, args.token, matches=args.matches, give_up_s=args.give_up)
-    structlog.get_logger("reference_bots").info(
+    get_logger("reference_bots").info(
         "bot finished", matches=result.matches, decisions=result.decisions, why=result.stopped
     )
     return 0

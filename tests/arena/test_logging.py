@@ -5,12 +5,15 @@ from __future__ import annotations
 import io
 import json
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import pytest
 import structlog
+import structlog.testing
 
-from arena.logging import configure
+from arena.logging import configure, configure_once, get_logger
 
 
 @pytest.fixture(autouse=True)
@@ -46,3 +49,47 @@ def test_console_lines_on_a_terminal() -> None:
 def test_unknown_level_is_refused() -> None:
     with pytest.raises(ValueError, match="log level"):
         configure("loud")
+
+
+def _run(script: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
+    )
+
+
+def test_a_bot_process_that_logs_nothing_never_imports_structlog_or_rich() -> None:
+    # Every seat of every tournament match is such a process: the two were a third of its start.
+    out = _run(
+        "import sys\n"
+        "from arena.cli import main\n"
+        "main(['bot', 'random', '--server', 'unix:/nonexistent/arena.sock', '--token', 't',\n"
+        "      '--give-up', '0'])\n"
+        "print('structlog' in sys.modules, 'rich' in sys.modules)\n"
+    )
+    assert out.stdout.split() == ["False", "False"]
+
+
+def test_a_lazy_logger_imports_structlog_at_its_first_enabled_record() -> None:
+    out = _run(
+        "import sys\n"
+        "from arena.logging import configure, get_logger\n"
+        "configure('info', json=True, lazy=True)\n"
+        "log = get_logger('bot')\n"
+        "log.debug('below the level')\n"
+        "print('structlog' in sys.modules)\n"
+        "log.info('welcomed', session='c1')\n"
+        "print('structlog' in sys.modules)\n"
+    )
+    assert out.stdout.split() == ["False", "True"]
+    (line,) = out.stderr.splitlines()  # the deferred setup applied: JSON, info and above
+    data = json.loads(line)
+    assert data["event"] == "welcomed" and data["session"] == "c1" and data["level"] == "info"
+
+
+def test_a_lazy_setup_leaves_an_embedding_programs_structlog_alone() -> None:
+    # structlog configured by the program (here: capture_logs): the SDK's setup must not
+    # replace it, and its records go through it, whatever their level.
+    with structlog.testing.capture_logs() as logs:
+        configure_once(lazy=True)
+        get_logger("arena.sdk").debug("welcomed", session="c1")
+    assert logs == [{"event": "welcomed", "session": "c1", "log_level": "debug"}]
