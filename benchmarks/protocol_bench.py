@@ -14,6 +14,7 @@ import asyncio
 import functools
 import json
 import os
+import random
 import statistics
 import subprocess
 import sys
@@ -25,6 +26,7 @@ from typing import Any
 
 import trio
 
+from arena import serde
 from arena.serde import TimeControl
 from arena.server import (
     ArenaServer,
@@ -36,6 +38,7 @@ from arena.server import (
 )
 from benchmarks.common import ROOT, child_env, percentile, rss_bytes, thread_count
 from benchmarks.wire import RawPingPong, sample_decisions, start_raw_server
+from engine import get_game
 
 
 def client_argv(address: str, tokens_file: Path, matches: int, seed: int = 1) -> list[str]:
@@ -230,7 +233,10 @@ async def _raw_async(connections: int, rounds: int) -> dict[str, Any]:
         await server.stop(0.5)
     client = json.loads(out.decode().strip().splitlines()[-1])
     rtts = [x * 1000 for x in servicer.stats.rtts]
-    wall = end - servicer.started if servicer.started else float("nan")
+    # The server's last answer, not the client process's exit (about 30 ms later, which
+    # would count against the reference).
+    finished = servicer.stats.finished or end
+    wall = finished - servicer.started if servicer.started else float("nan")
     return _summary(
         f"raw grpc.aio, {connections} connection{'s' if connections > 1 else ''}",
         connections,
@@ -246,6 +252,59 @@ async def _raw_async(connections: int, rounds: int) -> dict[str, Any]:
 def raw_run(connections: int, rounds: int) -> dict[str, Any]:
     """The raw ping-pong: ``connections`` streams of ``rounds`` round trips each."""
     return asyncio.run(_raw_async(connections, rounds))
+
+
+# --- why the referee costs more live than in a loop ------------------------------------------
+
+
+def wakeup_cost(decisions: int = 3000, pause_s: float = 0.0002) -> dict[str, Any]:
+    """The referee's own work per decision (apply the move, then the events, legal actions,
+    observation and wire bytes of the next request, as referee.py does for a lean bot), timed
+    back to back, after ``pause_s`` of busy waiting, and after ``pause_s`` asleep, as the
+    server's loop thread sleeps while a bot thinks. Medians in microseconds.
+
+    Only the sleep makes it slower (docs/performance.md): the work is the same, what it costs
+    after the thread wakes is not.
+    """
+    game = get_game("whist")
+    clock = time.perf_counter
+    result: dict[str, Any] = {}
+    for mode in ("back_to_back", "busy_wait", "asleep", "back_to_back", "busy_wait", "asleep"):
+        rng = random.Random(3)
+        times: list[float] = []
+        state = game.new_match(game.configure(), 0)
+        sent = 0
+        rid = 1
+        seed = 0
+        for _ in range(decisions):
+            if state.to_move is None:
+                seed += 1
+                state, sent = game.new_match(game.configure(), seed), 0
+            move = rng.choice(state.legal_actions())
+            if mode == "asleep":
+                time.sleep(pause_s)
+            elif mode == "busy_wait":
+                until = clock() + pause_s
+                while clock() < until:
+                    pass
+            start = clock()
+            state.apply(move)
+            seat = state.to_move
+            if seat is not None:
+                events = state.events
+                held = [serde.event_body("m", q, events[q]) for q in range(sent, len(events))]
+                sent = len(events)
+                serde.decision_bytes(
+                    rid, "m", seat, "whist", state.observation(seat), state.legal_actions(),
+                    1000, 10000, events=held, text=False, json=False,
+                )  # fmt: skip
+            times.append(clock() - start)
+            rid += 1
+        # Each mode runs twice; the second run counts (the first warms the caches it fills).
+        result[mode] = round(statistics.median(times) * 1e6, 2)
+    result["pause_ms"] = pause_s * 1000
+    result["matches"] = seed + 1  # per mode
+    return result
 
 
 def run_protocol(repeats: int = 3, matches_1: int = 3, matches_8: int = 2) -> dict[str, Any]:
@@ -297,6 +356,7 @@ def run_protocol(repeats: int = 3, matches_1: int = 3, matches_8: int = 2) -> di
         "latency_median_ms": sdk["latency_median_ms"],
         "latency_p99_ms": sdk["latency_p99_ms"],
     }
+    summary["wakeup"] = wakeup_cost()
     return {"runs": runs, "sdk_bot": sdk, "summary": summary}
 
 

@@ -87,6 +87,17 @@ def protocol_rows(s: dict[str, Any]) -> list[Row]:
                 _ratio(m["arena_cycle_ms"] / m["raw_cycle_ms"]) if m["raw_cycle_ms"] else "–",
             )
         )
+    wake = s["summary"].get("wakeup")
+    if wake:
+        # Not a target: why a decision costs the live referee more than a loop would.
+        rows.append(
+            (
+                "referee work per decision: us asleep / busy",
+                f"{wake['asleep']:.1f} / {wake['busy_wait']:.1f}",
+                f"back to back {wake['back_to_back']:.1f}",
+                _ratio(wake["asleep"] / wake["back_to_back"]) if wake["back_to_back"] else "–",
+            )
+        )
     sdk = s["summary"].get("sdk_1")
     if sdk:
         rows.append(
@@ -222,7 +233,8 @@ def limits(results: dict[str, Any]) -> list[str]:
         r = tour[-1]
         out.append(
             f"tournament concurrency {r['concurrency']}: bot processes {r['bot_share_of_cpu']:.0%} "
-            f"of the CPU used, {r['startup_share_of_bot_cpu']:.0%} of theirs is start-up"
+            f"of the CPU used; their start-ups alone take {r['startup_share_of_machine']:.0%} of "
+            "the machine's capacity"
         )
     rat = sections.get("ratings", {}).get("profile", {})
     if rat.get("in _fit"):

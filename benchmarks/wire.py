@@ -93,6 +93,9 @@ class RawStats:
     rtts: list[float] = field(default_factory=list)
     #: Streams that said Hello.
     streams: int = 0
+    #: When the last stream read its last answer (``time.perf_counter``): the run's end on the
+    #: server, as the arena run's clock stops when its last match is over.
+    finished: float = 0.0
 
 
 class RawPingPong(pb_grpc.ArenaServicer):
@@ -138,6 +141,7 @@ class RawPingPong(pb_grpc.ArenaServicer):
             rtts.append(clock() - start)
             if answer is EOF:
                 return
+        self.stats.finished = max(self.stats.finished, clock())
 
 
 async def start_raw_server(servicer: RawPingPong, streams: int) -> tuple[grpc.aio.Server, str]:

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from benchmarks.common import DescendantCpu, percentile
 from benchmarks.engine_bench import our_slice
 from benchmarks.profiling import summarize
-from benchmarks.report import render
+from benchmarks.protocol_bench import wakeup_cost
+from benchmarks.report import protocol_rows, render
+from benchmarks.wire import RawPingPong, sample_decisions, start_raw_server
 
 
 def test_percentile_is_nearest_rank() -> None:
@@ -83,6 +87,18 @@ def test_render_prints_every_section_with_its_reference() -> None:
                     }
                 },
             },
+            "tournament": {
+                "bot_start": {"cpu_s_median": 0.13, "wall_s_median": 0.14},
+                "runs": [
+                    {
+                        "concurrency": 1,
+                        "matches_per_min": 170.0,
+                        "ratio_to_concurrency_1": 1.0,
+                        "bot_share_of_cpu": 0.9,
+                        "startup_share_of_machine": 0.74,
+                    }
+                ],
+            },
             "ratings": {
                 "bots": 10,
                 "results": 100,
@@ -97,3 +113,53 @@ def test_render_prints_every_section_with_its_reference() -> None:
     table = render(results)
     assert "engine whist: decisions/s" in table and "oh_hell 400" in table and "0.75×" in table
     assert "ratings fit 10 bots / 100 results" in table and "2.00×" in table
+    assert "tournament concurrency 1: matches/min" in table and "170.0" in table
+    assert "their start-ups alone take 74% of the machine's capacity" in table
+
+
+def test_raw_clock_stops_at_the_servers_last_answer(tmp_path: Path) -> None:
+    """The reference's run ends when its last answer is read, not when the client process has
+    exited (about 30 ms later), as the arena's run ends with its last match."""
+
+    async def run() -> tuple[RawPingPong, float]:
+        servicer = RawPingPong(sample_decisions(40), rounds=30, expected=2)
+        server, address = await start_raw_server(servicer, 2)
+        tokens = tmp_path / "tokens"
+        tokens.write_text("a\nb\n")
+        try:
+            client = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "benchmarks.wire", "client", address,
+                "--tokens", str(tokens), "--matches", "0",
+                stdout=subprocess.DEVNULL,
+            )  # fmt: skip
+            await asyncio.wait_for(client.wait(), 60)
+            return servicer, time.perf_counter()
+        finally:
+            await server.stop(0.5)
+
+    servicer, exited = asyncio.run(run())
+    assert len(servicer.stats.rtts) == 60  # both streams played all their rounds
+    assert servicer.started < servicer.stats.finished < exited
+
+
+def test_wakeup_cost_times_each_mode_over_match_boundaries() -> None:
+    result = wakeup_cost(decisions=1500, pause_s=0.0001)
+    assert set(result) == {"back_to_back", "busy_wait", "asleep", "pause_ms", "matches"}
+    assert result["matches"] >= 2  # it went on past a match's end
+    assert all(result[k] > 0 for k in ("back_to_back", "busy_wait", "asleep"))
+    rows = protocol_rows({"summary": {"1": _PROTO, "8": _PROTO, "wakeup": result}})
+    assert any(r[0].startswith("referee work per decision") for r in rows)
+
+
+_PROTO = {
+    "arena_decisions_per_s": 2.0,
+    "raw_decisions_per_s": 3.0,
+    "ratio_median": 0.66,
+    "ratio_range": [0.6, 0.7],
+    "arena_latency_median_ms": 0.3,
+    "arena_latency_p99_ms": 0.4,
+    "raw_latency_median_ms": 0.2,
+    "raw_latency_p99_ms": 0.3,
+    "arena_cycle_ms": 0.4,
+    "raw_cycle_ms": 0.3,
+}
