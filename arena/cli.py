@@ -13,6 +13,7 @@ from pathlib import Path
 
 import arena.grpc_env  # noqa: F401  (first: before anything imports grpc)
 from arena.errors import ArenaError, UsageError
+from arena.logging import add_log_level_option
 from arena.replay_cli import add_replay_parser
 from arena.tournament.commands import add_tournament_parsers
 from engine import EngineError, OptionValue, game_ids, get_game
@@ -87,7 +88,7 @@ def _add_arena_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     sv.add_argument("--bank-ms", type=int, default=10000, help="time bank (ms)")
     sv.add_argument("--strict", action="store_true", help="the first fault forfeits")
     sv.add_argument("--out", type=Path, default=None, help="write match records here")
-    sv.add_argument("--log-level", default="info", help="debug, info, warning or error")
+    add_log_level_option(sv, "info")
     sv.add_argument(
         "--registered-only",
         action="store_true",
@@ -126,7 +127,7 @@ def _add_arena_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
         action="store_true",
         help="run bot commands as plain processes (default: boxed with bubblewrap)",
     )
-    mp.add_argument("--log-level", default="warning", help="server log level (default warning)")
+    add_log_level_option(mp, "warning", "server")
     mp.set_defaults(handler=_cmd_match)
 
     bp = sub.add_parser(
@@ -140,7 +141,7 @@ def _add_arena_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     bp.add_argument("--seed", type=int, default=None, help="seed of the bot's randomness")
     bp.add_argument("--matches", type=int, default=None, help="stop after N matches")
     bp.add_argument("--give-up", type=float, default=10.0, metavar="S", help="server gone S s")
-    bp.add_argument("--log-level", default="warning", help="debug, info, warning or error")
+    add_log_level_option(bp, "warning")
     bp.set_defaults(handler=_cmd_bot)
 
 

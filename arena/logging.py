@@ -12,6 +12,7 @@ that logs nothing above its level never imports them.
 
 from __future__ import annotations
 
+import argparse
 import logging as stdlib_logging
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
@@ -146,6 +147,16 @@ class LazyLogger:
 def get_logger(name: str) -> LazyLogger:
     """A logger for code that runs in bot processes (see the module's docstring)."""
     return LazyLogger(name)
+
+
+def add_log_level_option(parser: argparse.ArgumentParser, default: str, whose: str = "") -> None:
+    """``--log-level``, refused in one line by argparse when it is not one of :data:`LEVELS`."""
+    parser.add_argument(
+        "--log-level",
+        default=default,
+        choices=LEVELS,
+        help=f"{whose + ' ' if whose else ''}log level: {', '.join(LEVELS)} (default {default})",
+    )
 
 
 def _level(name: str) -> int:

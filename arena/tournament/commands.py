@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.errors import UsageError
+from arena.logging import add_log_level_option
 
 
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -127,7 +128,7 @@ def add_tournament_parsers(sub: Any) -> None:
     tp.add_argument("--out", default=None, help="output directory")
     tp.add_argument("--quiet", action="store_true", help="no progress output")
     tp.add_argument("--json", action="store_true", help="print the final standings as JSON")
-    tp.add_argument("--log-level", default="warning", help="server log level (default warning)")
+    add_log_level_option(tp, "warning", "server")
     tp.add_argument(
         "--no-sandbox",
         action="store_true",
@@ -146,5 +147,5 @@ def add_tournament_parsers(sub: Any) -> None:
     dp = sub.add_parser("demo", help="a short tournament of the reference bots for every game")
     dp.add_argument("--out", default="out/demo", help="output directory (recreated)")
     dp.add_argument("--quiet", action="store_true", help="no progress output")
-    dp.add_argument("--log-level", default="warning", help="server log level (default warning)")
+    add_log_level_option(dp, "warning", "server")
     dp.set_defaults(handler=_cmd_demo)

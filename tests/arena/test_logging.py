@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import structlog
@@ -93,3 +94,36 @@ def test_a_lazy_setup_leaves_an_embedding_programs_structlog_alone() -> None:
         configure_once(lazy=True)
         get_logger("arena.sdk").debug("welcomed", session="c1")
     assert logs == [{"event": "welcomed", "session": "c1", "log_level": "debug"}]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["serve"],
+        ["match", "whist", "--bot", "random", "--bot", "random"],
+        ["bot", "random"],
+        ["tournament", "--game", "whist", "--bot", "random"],
+        ["demo"],
+    ],
+)
+def test_an_unknown_log_level_is_refused_in_one_line_before_anything_runs(
+    command: list[str],
+) -> None:
+    arena = str(Path(sys.executable).parent / "arena")
+    out = subprocess.run(
+        [arena, *command, "--log-level", "loud"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert out.returncode == 2
+    assert "Traceback" not in out.stderr
+    assert (
+        out.stderr.strip()
+        .splitlines()[-1]
+        .endswith(
+            "error: argument --log-level: invalid choice: 'loud' "
+            "(choose from 'debug', 'info', 'warning', 'error')"
+        )
+    )
