@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import arena.grpc_env  # noqa: F401  (first: before anything imports grpc)
 from arena.errors import ArenaError, UsageError
@@ -19,6 +21,29 @@ from arena.tournament.commands import add_tournament_parsers
 from engine import EngineError, OptionValue, game_ids, get_game
 
 Handler = Callable[[argparse.Namespace], int]
+
+
+def _number(kind: Callable[[str], float], minimum: float, what: str) -> Callable[[str], Any]:
+    """An argparse type: a number of ``kind`` no smaller than ``minimum``, refused in one line."""
+
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what}; got {text!r}") from None
+        if not math.isfinite(value) or value < minimum:
+            raise argparse.ArgumentTypeError(f"expected {what}; got {text!r}")
+        return value
+
+    return parse
+
+
+#: ``--move-ms``, ``--matches``: whole numbers from 1.
+POSITIVE = _number(int, 1, "a whole number of at least 1")
+#: ``--bank-ms``: whole numbers from 0.
+NON_NEGATIVE = _number(int, 0, "a whole number of at least 0")
+#: ``--give-up``: seconds from 0.
+SECONDS = _number(float, 0.0, "a number of seconds of at least 0")
 
 
 def parse_options(pairs: Sequence[str]) -> dict[str, OptionValue]:
@@ -84,8 +109,8 @@ def _add_arena_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     sv.add_argument("--players", type=int, default=None, help="players at the table")
     sv.add_argument("--option", action="append", default=[], metavar="K=V", help="game option")
     sv.add_argument("--seed", type=int, default=0, help="seed of the first match")
-    sv.add_argument("--move-ms", type=int, default=1000, help="time per decision (ms)")
-    sv.add_argument("--bank-ms", type=int, default=10000, help="time bank (ms)")
+    sv.add_argument("--move-ms", type=POSITIVE, default=1000, help="time per decision (ms)")
+    sv.add_argument("--bank-ms", type=NON_NEGATIVE, default=10000, help="time bank (ms)")
     sv.add_argument("--strict", action="store_true", help="the first fault forfeits")
     sv.add_argument("--out", type=Path, default=None, help="write match records here")
     add_log_level_option(sv, "info")
@@ -117,8 +142,10 @@ def _add_arena_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     )
     mp.add_argument("--seed", type=int, default=0, help="match seed (default 0)")
     mp.add_argument("--out", type=Path, default=Path("out/matches"), help="record directory")
-    mp.add_argument("--move-ms", type=int, default=1000, help="time per decision (default 1000)")
-    mp.add_argument("--bank-ms", type=int, default=10000, help="time bank (default 10000)")
+    mp.add_argument(
+        "--move-ms", type=POSITIVE, default=1000, help="time per decision (default 1000)"
+    )
+    mp.add_argument("--bank-ms", type=NON_NEGATIVE, default=10000, help="time bank (default 10000)")
     mp.add_argument("--strict", action="store_true", help="the first fault forfeits")
     mp.add_argument("--connect-timeout", type=float, default=20.0, metavar="S", help="wait S s")
     mp.add_argument("--unix", action="store_true", help="bots connect over the Unix socket")
@@ -139,8 +166,8 @@ def _add_arena_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     bp.add_argument("--server", default=None, metavar="ADDR", help="host:port or unix:PATH")
     bp.add_argument("--token", default=None, help="the bot's token")
     bp.add_argument("--seed", type=int, default=None, help="seed of the bot's randomness")
-    bp.add_argument("--matches", type=int, default=None, help="stop after N matches")
-    bp.add_argument("--give-up", type=float, default=10.0, metavar="S", help="server gone S s")
+    bp.add_argument("--matches", type=POSITIVE, default=None, help="stop after N matches")
+    bp.add_argument("--give-up", type=SECONDS, default=10.0, metavar="S", help="server gone S s")
     add_log_level_option(bp, "warning")
     bp.set_defaults(handler=_cmd_bot)
 

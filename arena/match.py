@@ -250,8 +250,6 @@ def run_match_command(args: argparse.Namespace) -> int:
     from arena.logging import configure
 
     configure(args.log_level)
-    if args.move_ms < 1 or args.bank_ms < 0:
-        raise UsageError("--move-ms must be at least 1 and --bank-ms at least 0")
     policy: FaultPolicy = "strict" if args.strict else "lenient"
     assert policy in FAULT_POLICIES
     commands: list[str] = args.bot
