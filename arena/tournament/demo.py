@@ -33,6 +33,9 @@ DEMO_SETUP: dict[str, dict[str, Any]] = {
 DEMO_SEED = 2024
 #: Matches played at once (the machine the demo is sized for has two cores).
 DEMO_CONCURRENCY = 3
+#: Written into the demo's output directory: only a directory holding it (or nothing but
+#: per-game directories, as demos made before it did) is ever deleted by a later demo.
+MARKER = ".arena-demo"
 
 
 def demo_bots() -> tuple[list[dict[str, str]], str]:
@@ -56,11 +59,38 @@ def demo_sandbox() -> tuple[Limits | None, str]:
     return default_limits(), ""
 
 
+def prepare_output(out: Path) -> None:
+    """Make ``out`` an empty directory for the demo, removing a previous demo's output.
+
+    ``--out`` names a directory the demo recreates, and a slip (``--out .``, ``--out ~``) must
+    not delete anything else: raises :class:`ArenaError` for a file, or for a directory holding
+    anything but a previous demo's output, before touching it.
+    """
+    if out.is_symlink() or (out.exists() and not out.is_dir()):
+        raise ArenaError(f"{out}: not a directory; choose another --out")
+    if out.is_dir():
+        entries = list(out.iterdir())
+        games = set(game_ids())
+        ours = (out / MARKER).is_file() or all(
+            e.is_dir() and not e.is_symlink() and e.name in games for e in entries
+        )
+        if entries and not ours:
+            raise ArenaError(
+                f"{out} holds files that are not a demo's output; choose another --out "
+                "(the demo empties its output directory)"
+            )
+        shutil.rmtree(out)
+    try:
+        out.mkdir(parents=True)
+        (out / MARKER).write_text("output of `arena demo`: emptied by the next demo\n")
+    except OSError as err:
+        raise ArenaError(f"{out}: cannot create the output directory ({err.strerror})") from None
+
+
 def run_demo(out: Path, quiet: bool = False) -> int:
     """Run every game's demo tournament into ``out/<game>``; print the leaderboards."""
     t0 = time.monotonic()
-    if out.exists():
-        shutil.rmtree(out)
+    prepare_output(out)
     bots, note = demo_bots()
     if note:
         print(note, file=sys.stderr)

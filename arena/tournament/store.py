@@ -83,7 +83,12 @@ class Store:
     def __init__(self, path: Path, create: bool = True) -> None:
         if not create and not path.exists():
             raise StoreError(f"{path}: no results file (run `arena tournament` first)")
-        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise StoreError(
+                f"{path.parent}: cannot create the output directory ({err.strerror})"
+            ) from None
         #: The database file.
         self.path = path
         self._lock_fd: int | None = None
@@ -102,7 +107,10 @@ class Store:
         """Hold an exclusive lock on the tournament until :meth:`close` (or the process's end,
         kill -9 included): two runners on one directory would play the same matches twice."""
         lock_path = self.path.with_name(self.path.name + ".lock")
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as err:
+            raise StoreError(f"{lock_path}: cannot create the lock file ({err.strerror})") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -7,7 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from arena.errors import ArenaError
 from arena.tournament.config import load_config, node_bot_status
+from arena.tournament.demo import MARKER, prepare_output
 from engine import game_ids
 
 ARENA = str(Path(sys.executable).parent / "arena")
@@ -16,7 +20,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_demo_ends_in_a_leaderboard_with_intervals_for_every_game(tmp_path: Path) -> None:
     out = tmp_path / "demo"
-    (out / "stale").mkdir(parents=True)  # recreated: what was there before is gone
+    # A previous demo's output (marked) is recreated: what was there before is gone.
+    (out / "stale").mkdir(parents=True)
+    (out / MARKER).write_text("")
     proc = subprocess.run(
         [ARENA, "demo", "--out", str(out)],
         capture_output=True,
@@ -55,3 +61,38 @@ def test_every_example_config_loads() -> None:
     for path in examples:
         config = load_config(path)
         assert len(config.bots) >= 2, path
+
+
+def test_the_demo_never_empties_a_directory_that_is_not_a_demos_output(tmp_path: Path) -> None:
+    # `arena demo --out .` in a project, or `--out ~`: refused before anything is touched.
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "thesis.txt").write_text("years of work")
+    (mine / "whist").mkdir()  # a game's name alone does not make it a demo's output
+    with pytest.raises(ArenaError, match="not a demo's output"):
+        prepare_output(mine)
+    assert (mine / "thesis.txt").read_text() == "years of work"
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("keep")
+    with pytest.raises(ArenaError, match="not a directory"):
+        prepare_output(a_file)
+    assert a_file.read_text() == "keep"
+    with pytest.raises(ArenaError, match="cannot create the output directory"):
+        prepare_output(a_file / "demo")
+
+
+def test_the_demo_replaces_its_own_earlier_output(tmp_path: Path) -> None:
+    marked = tmp_path / "marked"
+    prepare_output(marked)
+    assert [p.name for p in marked.iterdir()] == [MARKER]
+    (marked / "whist").mkdir()
+    (marked / "whist" / "results.sqlite").write_text("old")
+    prepare_output(marked)
+    assert [p.name for p in marked.iterdir()] == [MARKER]
+    # Output of a demo from before the marker: only per-game directories.
+    old = tmp_path / "old"
+    for game in game_ids():
+        (old / game).mkdir(parents=True)
+        (old / game / "results.sqlite").write_text("old")
+    prepare_output(old)
+    assert [p.name for p in old.iterdir()] == [MARKER]

@@ -110,3 +110,10 @@ def test_standings_rate_partnerships_by_their_bot(tmp_path: Path) -> None:
     text = result.render("whist")
     assert text.startswith(f"whist: {len(plans())}/{len(plans())} matches")
     assert "Faults: " in text
+
+
+def test_an_output_directory_that_cannot_be_created_is_one_store_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    with pytest.raises(StoreError, match="cannot create the output directory"):
+        Store(blocker / "out" / DB_NAME)
