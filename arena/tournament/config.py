@@ -165,6 +165,10 @@ def read_toml(path: Path) -> dict[str, Any]:
         raise TournamentConfigError(f"{path}: cannot read: {err.strerror or err}") from None
     except tomllib.TOMLDecodeError as err:
         raise TournamentConfigError(f"{path}: invalid TOML: {err}") from None
+    except UnicodeDecodeError as err:  # TOML is UTF-8; tomllib lets this through
+        raise TournamentConfigError(
+            f"{path}: invalid TOML: not UTF-8 text (byte {err.start})"
+        ) from None
 
 
 class _Checker:
