@@ -12,6 +12,8 @@ import argparse
 import os
 from pathlib import Path
 
+from arena.errors import ArenaError
+
 #: The environment variable naming the state directory.
 ENV_VAR = "ARENA_HOME"
 #: The registry's file inside the state directory.
@@ -38,8 +40,15 @@ def arena_home(explicit: str | os.PathLike[str] | None = None) -> Path:
 
 
 def ensure_home(home: Path) -> Path:
-    """Create ``home`` (mode 0700) if needed and return it."""
-    home.mkdir(mode=0o700, parents=True, exist_ok=True)
+    """Create ``home`` (mode 0700) if needed and return it; :class:`ArenaError` when it cannot
+    be (``$ARENA_HOME`` naming a file, a read-only place)."""
+    try:
+        home.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError as err:
+        raise ArenaError(
+            f"{home}: cannot use it as the arena's home ({err.strerror}); "
+            f"set --home or ${ENV_VAR} to a directory"
+        ) from None
     return home
 
 

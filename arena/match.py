@@ -103,6 +103,12 @@ async def play_commands(
         connect_timeout_s=connect_timeout_s,
     )
     logs = tuple(out_dir / "logs" / f"{match_id}-seat{seat}.log" for seat in range(seats))
+    try:  # before the match: its record must have somewhere to go
+        (out_dir / "logs").mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise ArenaError(
+            f"{out_dir}: cannot create the output directory ({err.strerror})"
+        ) from None
     with tempfile.TemporaryDirectory(prefix="arena-") as tmp:
         async with open_arena_server("127.0.0.1:0", unix=Path(tmp) / SOCKET_NAME) as server:
             server.register(spec)

@@ -139,3 +139,25 @@ def test_wrong_number_of_bots_is_one_line_and_status_2(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert proc.stderr.strip() == "arena: error: whist with 4 players needs 4 --bot commands; got 1"
     assert not list(tmp_path.iterdir())
+
+
+def test_an_output_directory_that_cannot_be_made_is_refused_before_the_match(
+    tmp_path: Path,
+) -> None:
+    # It used to fail only after the match, losing its result in a traceback.
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    proc = subprocess.run(
+        [ARENA, "match", "tennis", "--players", "2", "--no-sandbox"]
+        + ["--bot", "arena bot random"] * 2
+        + ["--out", str(blocker / "out")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == (
+        f"arena: error: {blocker / 'out'}: cannot create the output directory (Not a directory)"
+    )
+    assert proc.stdout == ""  # no match was played

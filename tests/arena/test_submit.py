@@ -75,6 +75,25 @@ def test_submit_prints_a_token_and_bots_lists_it(tmp_path: Path) -> None:
         assert reg.by_token("cab_wrong") is None
 
 
+def test_a_home_that_is_a_file_is_one_line(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.write_text("not a directory")
+    proc = subprocess.run(
+        [ARENA, "submit", "b1", "--version", "1", "--command", "arena bot random"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={**os.environ, ENV_VAR: str(home)},
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == (
+        f"arena: error: {home}: cannot use it as the arena's home (File exists); "
+        "set --home or $ARENA_HOME to a directory"
+    )
+    assert home.read_text() == "not a directory"
+
+
 def test_home_flag_beats_the_environment(tmp_path: Path) -> None:
     env_home, flag_home = tmp_path / "env", tmp_path / "flag"
     done = _arena(
