@@ -17,6 +17,7 @@ from pathlib import Path
 import structlog
 import trio
 
+from arena.errors import ArenaError
 from arena.serde import TimeControl
 from arena.server.api import ArenaServer, open_arena_server, run_trio
 from arena.server.connections import Connection
@@ -107,7 +108,11 @@ class Lobby:
             from arena.records import write_record
 
             path = cfg.out / f"{spec.match_id}.jsonl.gz"
-            write_record(path, outcome.header, outcome.entries, outcome.result_dict())
+            try:
+                write_record(path, outcome.header, outcome.entries, outcome.result_dict())
+            except OSError as err:
+                # A full or vanished disk costs this record, not the server and its matches.
+                log.error("cannot write the match record", path=str(path), error=str(err))
 
 
 def serve_command(args: argparse.Namespace) -> int:
@@ -126,6 +131,13 @@ def serve_command(args: argparse.Namespace) -> int:
         out=args.out,
     )
     get_game(config.game).configure(config.players, config.options)  # fail early on bad options
+    if config.out is not None:
+        try:
+            config.out.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise ArenaError(
+                f"{config.out}: cannot create the output directory ({err.strerror})"
+            ) from None
 
     async def main() -> None:
         async with open_arena_server(args.listen, args.unix) as server:

@@ -149,3 +149,49 @@ def test_arena_serve_on_a_taken_port_says_so_in_one_line() -> None:
         err = _serve_error(f"127.0.0.1:{port}")
     # One line of ours: nothing from gRPC's C core (it logged its own "E… add_port.cc" line).
     assert err == f"arena: error: cannot listen on 127.0.0.1:{port}: Address already in use\n"
+
+
+def test_a_record_the_lobby_cannot_write_costs_the_record_not_the_server(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "records"
+    runs: list[BotRun] = []
+
+    async def main() -> None:
+        async with open_arena_server() as server:
+            config = LobbyConfig("whist", options=SHORT_WHIST, seed=7, out=out)
+            lobby = Lobby(server, config)
+            out.write_text("the disk went away")  # every record's directory is now a file
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(lobby.run)
+
+                def bot(i: int) -> None:
+                    runs.append(run_bot(RandomBot(i), server.address, "", matches=2))
+
+                threads = [threading.Thread(target=bot, args=(i,), daemon=True) for i in range(4)]
+                for t in threads:
+                    t.start()
+                await trio.to_thread.run_sync(join_all, threads)
+                nursery.cancel_scope.cancel()
+            finished = [m.status for m in server.summaries(running_only=False)]
+            assert finished == ["finished", "finished"]  # the second match was still played
+
+    trio.run(main)
+    assert sorted(r.matches for r in runs) == [2, 2, 2, 2]
+    assert out.read_text() == "the disk went away"
+
+
+def test_arena_serve_refuses_an_output_directory_it_cannot_make(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    proc = subprocess.run(
+        [ARENA, "serve", "--listen", "127.0.0.1:0", "--out", str(blocker / "records")],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines()[-1] == (
+        f"arena: error: {blocker / 'records'}: cannot create the output directory (Not a directory)"
+    )
