@@ -163,3 +163,25 @@ def test_flags_alone_make_a_quick_tournament(tmp_path: Path) -> None:
     logs = sorted(p.name for p in (tmp_path / "quick" / "logs").iterdir())
     assert len(logs) == 4
     assert gzip.decompress((tmp_path / "quick" / "records" / "t0-d0-r0.jsonl.gz").read_bytes())
+
+
+def test_a_record_that_cannot_be_written_stops_the_tournament_in_one_line(tmp_path: Path) -> None:
+    (tmp_path / "quick").mkdir()
+    (tmp_path / "quick" / "records").write_text("not a directory")  # as a full disk would
+    proc = run_cli(
+        "tournament",
+        "--game", "tennis", "--players", "2", "--option", "sets_to_win=1",
+        "--bot", "random", "--bot", "rules",
+        "--no-duplicate", "--matches", "2", "--concurrency", "1", "--no-sandbox",
+        "--out", "quick",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.strip().splitlines()[-1] == (
+        "arena: error: 2 match(es) could not be played (first: t0-d0-r0: "
+        "quick/records/t0-d0-r0.jsonl.gz: cannot write the match record (File exists)); "
+        "run the same command again to retry them"
+    )
+    # Nothing is stored without its record: the resumed run will play that match again.
+    assert [r[2] for r in stored(tmp_path / "quick" / DB_NAME)] == ["pending", "pending"]
