@@ -24,6 +24,7 @@ import trio
 from arena.errors import ArenaError, UsageError
 from arena.home import arena_home
 from arena.launcher import Confinement, RunningBot, bot_environment, last_line, start_bot
+from arena.outdir import make_output_dir
 from arena.records import write_record
 from arena.sandbox import SOCKET_NAME, Limits, prepare_socket, prepare_socket_dir
 from arena.serde import TimeControl
@@ -103,12 +104,7 @@ async def play_commands(
         connect_timeout_s=connect_timeout_s,
     )
     logs = tuple(out_dir / "logs" / f"{match_id}-seat{seat}.log" for seat in range(seats))
-    try:  # before the match: its record must have somewhere to go
-        (out_dir / "logs").mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise ArenaError(
-            f"{out_dir}: cannot create the output directory ({err.strerror})"
-        ) from None
+    make_output_dir(out_dir)  # before the match: its record and logs need somewhere to go
     with tempfile.TemporaryDirectory(prefix="arena-") as tmp:
         async with open_arena_server("127.0.0.1:0", unix=Path(tmp) / SOCKET_NAME) as server:
             server.register(spec)

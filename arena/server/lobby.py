@@ -17,7 +17,7 @@ from pathlib import Path
 import structlog
 import trio
 
-from arena.errors import ArenaError
+from arena.outdir import make_output_dir
 from arena.serde import TimeControl
 from arena.server.api import ArenaServer, open_arena_server, run_trio
 from arena.server.connections import Connection
@@ -132,12 +132,7 @@ def serve_command(args: argparse.Namespace) -> int:
     )
     get_game(config.game).configure(config.players, config.options)  # fail early on bad options
     if config.out is not None:
-        try:
-            config.out.mkdir(parents=True, exist_ok=True)
-        except OSError as err:
-            raise ArenaError(
-                f"{config.out}: cannot create the output directory ({err.strerror})"
-            ) from None
+        make_output_dir(config.out)
 
     async def main() -> None:
         async with open_arena_server(args.listen, args.unix) as server:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.errors import ArenaError
+from arena.outdir import make_output_dir
 from arena.sandbox import Limits, SandboxUnavailable, check_available, default_limits
 from arena.tournament.config import check_config, node_bot_status
 from arena.tournament.play import run_tournament
@@ -80,11 +81,8 @@ def prepare_output(out: Path) -> None:
                 "(the demo empties its output directory)"
             )
         shutil.rmtree(out)
-    try:
-        out.mkdir(parents=True)
-        (out / MARKER).write_text("output of `arena demo`: emptied by the next demo\n")
-    except OSError as err:
-        raise ArenaError(f"{out}: cannot create the output directory ({err.strerror})") from None
+    make_output_dir(out)
+    (out / MARKER).write_text("output of `arena demo`: emptied by the next demo\n")
 
 
 def run_demo(out: Path, quiet: bool = False) -> int:

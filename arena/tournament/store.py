@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.errors import ArenaError
+from arena.outdir import make_output_dir
 from arena.tournament.schedule import MatchPlan
 
 #: Version of the database layout; a file with another version is refused.
@@ -83,12 +84,7 @@ class Store:
     def __init__(self, path: Path, create: bool = True) -> None:
         if not create and not path.exists():
             raise StoreError(f"{path}: no results file (run `arena tournament` first)")
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as err:
-            raise StoreError(
-                f"{path.parent}: cannot create the output directory ({err.strerror})"
-            ) from None
+        make_output_dir(path.parent, StoreError)
         #: The database file.
         self.path = path
         self._lock_fd: int | None = None

@@ -13,7 +13,7 @@ import trio
 
 from arena._pb import arena_pb2 as pb
 from arena.sdk import BotRun, run_bot
-from arena.server import open_arena_server
+from arena.server import ArenaServer, open_arena_server
 from arena.server.lobby import Lobby, LobbyConfig
 from reference_bots.base import RandomBot
 from tests.arena.wire import SHORT_WHIST, RawBot, free_port, join_all, make_spec
@@ -21,24 +21,32 @@ from tests.arena.wire import SHORT_WHIST, RawBot, free_port, join_all, make_spec
 ARENA = str(Path(sys.executable).parent / "arena")
 
 
+async def play_in_lobby(server: ArenaServer, config: LobbyConfig) -> list[BotRun]:
+    """Four random bots with no token, each for two matches, through a lobby of ``config``."""
+    runs: list[BotRun] = []
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(Lobby(server, config).run)
+
+        def bot(i: int) -> None:
+            # No token: the lobby gives each bot an identity of its own.
+            runs.append(run_bot(RandomBot(i), server.address, "", matches=2))
+
+        threads = [threading.Thread(target=bot, args=(i,), daemon=True) for i in range(4)]
+        for t in threads:
+            t.start()
+        await trio.to_thread.run_sync(join_all, threads)
+        nursery.cancel_scope.cancel()
+    return runs
+
+
 def test_lobby_seats_waiting_bots_into_consecutive_matches() -> None:
     runs: list[BotRun] = []
 
     async def main() -> None:
         async with open_arena_server() as server:
-            lobby = Lobby(server, LobbyConfig("whist", options=SHORT_WHIST, seed=7))
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(lobby.run)
-
-                def bot(i: int) -> None:
-                    # No token: the lobby gives each bot an identity of its own.
-                    runs.append(run_bot(RandomBot(i), server.address, "", matches=2))
-
-                threads = [threading.Thread(target=bot, args=(i,), daemon=True) for i in range(4)]
-                for t in threads:
-                    t.start()
-                await trio.to_thread.run_sync(join_all, threads)
-                nursery.cancel_scope.cancel()
+            runs.extend(
+                await play_in_lobby(server, LobbyConfig("whist", options=SHORT_WHIST, seed=7))
+            )
             # The bots said in Hello they would leave after two matches (max_matches): the
             # lobby seats them exactly twice, so no third match starts as they hang up.
             matches = server.summaries(running_only=False)
@@ -159,20 +167,9 @@ def test_a_record_the_lobby_cannot_write_costs_the_record_not_the_server(
 
     async def main() -> None:
         async with open_arena_server() as server:
-            config = LobbyConfig("whist", options=SHORT_WHIST, seed=7, out=out)
-            lobby = Lobby(server, config)
             out.write_text("the disk went away")  # every record's directory is now a file
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(lobby.run)
-
-                def bot(i: int) -> None:
-                    runs.append(run_bot(RandomBot(i), server.address, "", matches=2))
-
-                threads = [threading.Thread(target=bot, args=(i,), daemon=True) for i in range(4)]
-                for t in threads:
-                    t.start()
-                await trio.to_thread.run_sync(join_all, threads)
-                nursery.cancel_scope.cancel()
+            config = LobbyConfig("whist", options=SHORT_WHIST, seed=7, out=out)
+            runs.extend(await play_in_lobby(server, config))
             finished = [m.status for m in server.summaries(running_only=False)]
             assert finished == ["finished", "finished"]  # the second match was still played
 
