@@ -41,8 +41,10 @@ from benchmarks.wire import RawPingPong, sample_decisions, start_raw_server
 from engine import get_game
 
 
-def client_argv(address: str, tokens_file: Path, matches: int, seed: int = 1) -> list[str]:
-    """The bench client process (benchmarks/wire.py)."""
+def client_argv(
+    address: str, tokens_file: Path, matches: int, seed: int = 1, think_ms: float = 0.0
+) -> list[str]:
+    """The bench client process (benchmarks/wire.py), thinking ``think_ms`` per decision."""
     return [
         sys.executable,
         "-m",
@@ -55,6 +57,8 @@ def client_argv(address: str, tokens_file: Path, matches: int, seed: int = 1) ->
         str(matches),
         "--seed",
         str(seed),
+        "--think-ms",
+        str(think_ms),
     ]
 
 
@@ -105,10 +109,12 @@ async def arena_run(
     seats_per_connection: int = 4,
     max_connections: int = 256,
     label: str = "",
+    think_ms: float = 0.0,
 ) -> dict[str, Any]:
     """Whist matches over the arena: ``connections`` bot connections, each playing
     ``matches_per_connection`` matches in turn (all four seats on one connection by default;
-    ``seats_per_connection=1`` gives each seat its own connection). Runs on trio."""
+    ``seats_per_connection=1`` gives each seat its own connection), the bench client thinking
+    ``think_ms`` per decision. Runs on trio."""
     tc = time_control or TimeControl()
     per_match = 4 // seats_per_connection
     tables = connections // per_match
@@ -155,7 +161,9 @@ async def arena_run(
                 out_file = (Path(tmp) / "client.json").open("wb")
                 procs.append(
                     await trio.lowlevel.open_process(
-                        client_argv(server.address, tokens_file, matches_per_connection),
+                        client_argv(
+                            server.address, tokens_file, matches_per_connection, think_ms=think_ms
+                        ),
                         env=child_env(),
                         cwd=ROOT,
                         stdout=out_file,
@@ -212,7 +220,7 @@ async def arena_run(
 # --- the raw reference --------------------------------------------------------------------
 
 
-async def _raw_async(connections: int, rounds: int) -> dict[str, Any]:
+async def _raw_async(connections: int, rounds: int, think_ms: float = 0.0) -> dict[str, Any]:
     servicer = RawPingPong(sample_decisions(), rounds, connections)
     server, address = await start_raw_server(servicer, connections)
     try:
@@ -221,7 +229,7 @@ async def _raw_async(connections: int, rounds: int) -> dict[str, Any]:
             tokens_file.write_text("".join(f"raw{i}\n" for i in range(connections)))
             c0 = time.process_time()
             proc = await asyncio.create_subprocess_exec(
-                *client_argv(address, tokens_file, 0),
+                *client_argv(address, tokens_file, 0, think_ms=think_ms),
                 env=child_env(),
                 cwd=ROOT,
                 stdout=asyncio.subprocess.PIPE,
@@ -249,9 +257,10 @@ async def _raw_async(connections: int, rounds: int) -> dict[str, Any]:
     )
 
 
-def raw_run(connections: int, rounds: int) -> dict[str, Any]:
-    """The raw ping-pong: ``connections`` streams of ``rounds`` round trips each."""
-    return asyncio.run(_raw_async(connections, rounds))
+def raw_run(connections: int, rounds: int, think_ms: float = 0.0) -> dict[str, Any]:
+    """The raw ping-pong: ``connections`` streams of ``rounds`` round trips each, the client
+    thinking ``think_ms`` per decision."""
+    return asyncio.run(_raw_async(connections, rounds, think_ms))
 
 
 # --- why the referee costs more live than in a loop ------------------------------------------
@@ -307,9 +316,16 @@ def wakeup_cost(decisions: int = 3000, pause_s: float = 0.0002) -> dict[str, Any
     return result
 
 
+#: Per decision, for the "bot that thinks" pairs: busy, as a bot computing its move.
+THINK_MS = 1.0
+
+
 def run_protocol(repeats: int = 3, matches_1: int = 3, matches_8: int = 2) -> dict[str, Any]:
-    """Raw and arena, 1 and 8 connections, alternating, ``repeats`` times; medians and ratios."""
-    runs: dict[str, list[dict[str, Any]]] = {"raw1": [], "arena1": [], "raw8": [], "arena8": []}
+    """Raw and arena, 1 and 8 connections, alternating, ``repeats`` times; medians and ratios.
+    Then, for scale, a few pairs with one connection whose bot thinks :data:`THINK_MS`."""
+    runs: dict[str, list[dict[str, Any]]] = {
+        "raw1": [], "arena1": [], "raw8": [], "arena8": [], "raw_think": [], "arena_think": []
+    }  # fmt: skip
     for _ in range(repeats):
         for n, k in ((1, matches_1), (8, matches_8)):
             played = trio.run(functools.partial(arena_run, n, k))
@@ -318,6 +334,10 @@ def run_protocol(repeats: int = 3, matches_1: int = 3, matches_8: int = 2) -> di
             rounds = max(1, 2 * played["decisions"] // n)
             runs[f"raw{n}"].append(raw_run(n, rounds))
             runs[f"arena{n}"].append(played)
+    for _ in range(min(repeats, 3)):
+        played = trio.run(functools.partial(arena_run, 1, 2, think_ms=THINK_MS))
+        runs["raw_think"].append(raw_run(1, played["decisions"], think_ms=THINK_MS))
+        runs["arena_think"].append(played)
     sdk = trio.run(
         functools.partial(
             arena_run, 1, 1, sdk_bot=True, label="arena, 1 connection, SDK bot (arena bot random)"
@@ -349,6 +369,17 @@ def run_protocol(repeats: int = 3, matches_1: int = 3, matches_8: int = 2) -> di
                 2,
             ),
         }
+    ratios = [
+        a["decisions_per_s"] / r["decisions_per_s"]
+        for a, r in zip(runs["arena_think"], runs["raw_think"], strict=True)
+    ]
+    summary["think"] = {
+        "think_ms": THINK_MS,
+        "raw_decisions_per_s": _med(runs["raw_think"], "decisions_per_s"),
+        "arena_decisions_per_s": _med(runs["arena_think"], "decisions_per_s"),
+        "ratio_median": round(statistics.median(ratios), 3),
+        "ratio_range": [round(min(ratios), 3), round(max(ratios), 3)],
+    }
     raw1 = summary["1"]["raw_decisions_per_s"]
     summary["sdk_1"] = {
         "decisions_per_s": sdk["decisions_per_s"],

@@ -87,6 +87,17 @@ def protocol_rows(s: dict[str, Any]) -> list[Row]:
                 _ratio(m["arena_cycle_ms"] / m["raw_cycle_ms"]) if m["raw_cycle_ms"] else "–",
             )
         )
+    think = s["summary"].get("think")
+    if think:
+        rows.append(
+            (
+                f"arena 1 connection, bot busy {think['think_ms']:g} ms: decisions/s",
+                _n(think["arena_decisions_per_s"]),
+                f"raw grpc.aio {_n(think['raw_decisions_per_s'])}",
+                f"{_ratio(think['ratio_median'])} "
+                f"({think['ratio_range'][0]:.2f}–{think['ratio_range'][1]:.2f})",
+            )
+        )
     wake = s["summary"].get("wakeup")
     if wake:
         # Not a target: why a decision costs the live referee more than a loop would.

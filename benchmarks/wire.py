@@ -184,6 +184,7 @@ async def _connection(
     matches: int,
     stats: ClientStats,
     rng: random.Random,
+    think_s: float = 0.0,
 ) -> None:
     async with grpc.aio.insecure_channel(address, options=CLIENT_OPTIONS) as channel:
         stub: Any = pb_grpc.ArenaStub(channel)
@@ -208,6 +209,10 @@ async def _connection(
                     if sent_at:
                         stats.gaps.append(clock() - sent_at)
                     index = rng.randrange(len(d.legal_actions))
+                    if think_s:  # a bot that computes its move: the CPU is busy, not asleep
+                        until = clock() + think_s
+                        while clock() < until:
+                            pass
                     await call.write(
                         pb.BotMessage(action=pb.Action(request_id=d.request_id, index=index))
                     )
@@ -231,12 +236,17 @@ async def _connection(
             stats.errors.append(f"{err.code()}: {err.details()}")
 
 
-async def run_client(address: str, tokens: Sequence[str], matches: int, seed: int) -> ClientStats:
-    """Open one connection per token and play until done."""
+async def run_client(
+    address: str, tokens: Sequence[str], matches: int, seed: int, think_s: float = 0.0
+) -> ClientStats:
+    """Open one connection per token and play until done, thinking ``think_s`` per decision."""
     stats = ClientStats()
     rng = random.Random(seed)
     await asyncio.gather(
-        *(_connection(address, t, matches, stats, random.Random(rng.random())) for t in tokens)
+        *(
+            _connection(address, t, matches, stats, random.Random(rng.random()), think_s)
+            for t in tokens
+        )
     )
     return stats
 
@@ -248,11 +258,14 @@ def client_main(argv: Sequence[str]) -> int:
     parser.add_argument("--tokens", required=True, help="file with one token per line")
     parser.add_argument("--matches", type=int, default=0, help="matches per connection (0: raw)")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--think-ms", type=float, default=0.0, help="busy per decision")
     args = parser.parse_args(argv)
     with open(args.tokens) as f:
         tokens = [line.strip() for line in f if line.strip()]
     c0, w0 = time.process_time(), time.perf_counter()
-    stats = asyncio.run(run_client(args.address, tokens, args.matches, args.seed))
+    stats = asyncio.run(
+        run_client(args.address, tokens, args.matches, args.seed, args.think_ms / 1000)
+    )
     gaps = sorted(stats.gaps)
     print(
         json.dumps(

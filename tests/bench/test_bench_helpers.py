@@ -11,7 +11,7 @@ from pathlib import Path
 from benchmarks.common import DescendantCpu, percentile
 from benchmarks.engine_bench import our_slice
 from benchmarks.profiling import summarize
-from benchmarks.protocol_bench import wakeup_cost
+from benchmarks.protocol_bench import raw_run, wakeup_cost
 from benchmarks.report import protocol_rows, render
 from benchmarks.wire import RawPingPong, sample_decisions, start_raw_server
 
@@ -142,13 +142,22 @@ def test_raw_clock_stops_at_the_servers_last_answer(tmp_path: Path) -> None:
     assert servicer.started < servicer.stats.finished < exited
 
 
-def test_wakeup_cost_times_each_mode_over_match_boundaries() -> None:
+def test_wakeup_cost_times_each_mode_over_match_boundaries() -> None:  # and the rows render
     result = wakeup_cost(decisions=1500, pause_s=0.0001)
     assert set(result) == {"back_to_back", "busy_wait", "asleep", "pause_ms", "matches"}
     assert result["matches"] >= 2  # it went on past a match's end
     assert all(result[k] > 0 for k in ("back_to_back", "busy_wait", "asleep"))
-    rows = protocol_rows({"summary": {"1": _PROTO, "8": _PROTO, "wakeup": result}})
+    think = {
+        "think_ms": 1.0,
+        "arena_decisions_per_s": 630.0,
+        "raw_decisions_per_s": 690.0,
+        "ratio_median": 0.92,
+        "ratio_range": [0.9, 0.93],
+    }
+    rows = protocol_rows({"summary": {"1": _PROTO, "8": _PROTO, "wakeup": result, "think": think}})
     assert any(r[0].startswith("referee work per decision") for r in rows)
+    (busy,) = [r for r in rows if r[0] == "arena 1 connection, bot busy 1 ms: decisions/s"]
+    assert busy[1:] == ("630", "raw grpc.aio 690", "0.92× (0.90–0.93)")
 
 
 _PROTO = {
@@ -163,3 +172,10 @@ _PROTO = {
     "arena_cycle_ms": 0.4,
     "raw_cycle_ms": 0.3,
 }
+
+
+def test_a_thinking_client_spends_its_think_time_inside_every_round_trip() -> None:
+    # A lower bound only: the client is busy at least 5 ms before each answer.
+    result = raw_run(1, 20, think_ms=5.0)
+    assert result["decisions"] == 20
+    assert result["latency_median_ms"] >= 5.0 and result["client"]["decisions"] == 20
