@@ -266,53 +266,63 @@ def raw_run(connections: int, rounds: int, think_ms: float = 0.0) -> dict[str, A
 # --- why the referee costs more live than in a loop ------------------------------------------
 
 
-def wakeup_cost(decisions: int = 3000, pause_s: float = 0.0002) -> dict[str, Any]:
+WAKEUP_MODES = ("back_to_back", "busy_wait", "asleep")
+
+
+def wakeup_cost(decisions: int = 1000, rounds: int = 5, pause_s: float = 0.0002) -> dict[str, Any]:
     """The referee's own work per decision (apply the move, then the events, legal actions,
     observation and wire bytes of the next request, as referee.py does for a lean bot), timed
     back to back, after ``pause_s`` of busy waiting, and after ``pause_s`` asleep, as the
-    server's loop thread sleeps while a bot thinks. Medians in microseconds.
+    server's loop thread sleeps while a bot thinks. The three modes alternate, ``decisions``
+    at a time, for ``rounds`` rounds after one of warm-up; each figure is the median over the
+    rounds of each round's median, in microseconds, so a burst of load on the machine moves one
+    round, not the result.
 
-    Only the sleep makes it slower (docs/performance.md): the work is the same, what it costs
-    after the thread wakes is not.
+    The sleep makes it slower (docs/performance.md): the work is the same, what it costs after
+    the thread wakes is not.
     """
     game = get_game("whist")
     clock = time.perf_counter
-    result: dict[str, Any] = {}
-    for mode in ("back_to_back", "busy_wait", "asleep", "back_to_back", "busy_wait", "asleep"):
-        rng = random.Random(3)
-        times: list[float] = []
-        state = game.new_match(game.configure(), 0)
-        sent = 0
-        rid = 1
-        seed = 0
-        for _ in range(decisions):
-            if state.to_move is None:
-                seed += 1
-                state, sent = game.new_match(game.configure(), seed), 0
-            move = rng.choice(state.legal_actions())
-            if mode == "asleep":
-                time.sleep(pause_s)
-            elif mode == "busy_wait":
-                until = clock() + pause_s
-                while clock() < until:
-                    pass
-            start = clock()
-            state.apply(move)
-            seat = state.to_move
-            if seat is not None:
-                events = state.events
-                held = [serde.event_body("m", q, events[q]) for q in range(sent, len(events))]
-                sent = len(events)
-                serde.decision_bytes(
-                    rid, "m", seat, "whist", state.observation(seat), state.legal_actions(),
-                    1000, 10000, events=held, text=False, json=False,
-                )  # fmt: skip
-            times.append(clock() - start)
-            rid += 1
-        # Each mode runs twice; the second run counts (the first warms the caches it fills).
-        result[mode] = round(statistics.median(times) * 1e6, 2)
+    per_round: dict[str, list[float]] = {mode: [] for mode in WAKEUP_MODES}
+    matches = 0
+    for round_ in range(rounds + 1):
+        for mode in WAKEUP_MODES:
+            rng = random.Random(3)
+            times: list[float] = []
+            state = game.new_match(game.configure(), 0)
+            sent, rid, seed = 0, 1, 0
+            for _ in range(decisions):
+                if state.to_move is None:
+                    seed += 1
+                    state, sent = game.new_match(game.configure(), seed), 0
+                move = rng.choice(state.legal_actions())
+                if mode == "asleep":
+                    time.sleep(pause_s)
+                elif mode == "busy_wait":
+                    until = clock() + pause_s
+                    while clock() < until:
+                        pass
+                start = clock()
+                state.apply(move)
+                seat = state.to_move
+                if seat is not None:
+                    events = state.events
+                    held = [serde.event_body("m", q, events[q]) for q in range(sent, len(events))]
+                    sent = len(events)
+                    serde.decision_bytes(
+                        rid, "m", seat, "whist", state.observation(seat), state.legal_actions(),
+                        1000, 10000, events=held, text=False, json=False,
+                    )  # fmt: skip
+                times.append(clock() - start)
+                rid += 1
+            matches = seed + 1
+            if round_:  # round 0 warms the caches and tables the work fills
+                per_round[mode].append(statistics.median(times))
+    result: dict[str, Any] = {
+        mode: round(statistics.median(values) * 1e6, 2) for mode, values in per_round.items()
+    }
     result["pause_ms"] = pause_s * 1000
-    result["matches"] = seed + 1  # per mode
+    result["matches"] = matches  # per mode and round
     return result
 
 

@@ -143,7 +143,7 @@ def test_raw_clock_stops_at_the_servers_last_answer(tmp_path: Path) -> None:
 
 
 def test_wakeup_cost_times_each_mode_over_match_boundaries() -> None:  # and the rows render
-    result = wakeup_cost(decisions=1500, pause_s=0.0001)
+    result = wakeup_cost(decisions=700, rounds=2, pause_s=0.0001)
     assert set(result) == {"back_to_back", "busy_wait", "asleep", "pause_ms", "matches"}
     assert result["matches"] >= 2  # it went on past a match's end
     assert all(result[k] > 0 for k in ("back_to_back", "busy_wait", "asleep"))
