@@ -71,7 +71,10 @@ class BotRun:
     connections: int = 0
     #: Errors the server reported (faults and warnings).
     errors: int = 0
-    #: Why it stopped: ``matches`` (played enough), ``server gone``.
+    #: Streams the server welcomed.
+    welcomes: int = 0
+    #: Why it stopped: ``matches`` (played enough), ``server gone`` (no server for
+    #: ``give_up_s`` after it had one), ``unreachable`` (never welcomed within ``give_up_s``).
     stopped: str = ""
 
 
@@ -129,6 +132,7 @@ def run_bot(
             omit_json=True,
         )
         welcomed, done = _play_stream(bot, address, hello, run, matches)
+        run.welcomes += welcomed
         if done:
             run.stopped = "matches"
             return run
@@ -136,8 +140,8 @@ def run_bot(
         if welcomed:
             last_contact, backoff = now, BACKOFF_FIRST
         if now - last_contact >= give_up_s:
-            run.stopped = "server gone"
-            log.info("server gone; stopping", address=address, matches=run.matches)
+            run.stopped = "server gone" if run.welcomes else "unreachable"
+            log.info("stopping", why=run.stopped, address=address, matches=run.matches)
             return run
         time.sleep(backoff)
         backoff = min(BACKOFF_CAP, backoff * BACKOFF_FACTOR)

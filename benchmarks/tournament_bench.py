@@ -83,7 +83,11 @@ def bot_start_cost(samples: int = 4) -> dict[str, Any]:
         argv += ["--give-up", "0"]
         for _ in range(samples):
             k0, w0 = _children_cpu(), time.perf_counter()
-            subprocess.run(argv, check=True, env=child_env(), cwd=ROOT)
+            done = subprocess.run(
+                argv, env=child_env(), cwd=ROOT, stderr=subprocess.PIPE, text=True, check=False
+            )
+            if "no arena server answered" not in done.stderr:  # the one outcome expected
+                raise RuntimeError(f"bot start-up run failed: {done.stderr.strip()[-300:]}")
             walls.append(time.perf_counter() - w0)
             cpus.append(_children_cpu() - k0)
     return {

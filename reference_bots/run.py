@@ -59,7 +59,7 @@ def _env_int(name: str) -> int | None:
 
 def run(args: argparse.Namespace) -> int:
     """The ``arena bot`` command: exit status 0 once done (or the server is gone for good)."""
-    from arena.errors import UsageError
+    from arena.errors import ArenaError, UsageError
     from arena.logging import configure, get_logger
     from arena.sdk import run_bot
 
@@ -72,4 +72,8 @@ def run(args: argparse.Namespace) -> int:
     get_logger("reference_bots").info(
         "bot finished", matches=result.matches, decisions=result.decisions, why=result.stopped
     )
+    if result.stopped == "unreachable":
+        # Silence and exit status 0 would read as "played and done".
+        address = args.server or os.environ.get("ARENA_ADDRESS", "")
+        raise ArenaError(f"no arena server answered at {address} within {args.give_up:g} s")
     return 0

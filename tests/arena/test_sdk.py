@@ -150,6 +150,10 @@ def test_exits_cleanly_when_the_server_goes_away() -> None:
 
     trio.run(main)
     assert runs[0].stopped == "server gone" and runs[0].matches == 0
+    assert runs[0].welcomes == 1
+    # Never welcomed at all is told apart.
+    never = run_bot(RandomBot(1), "127.0.0.1:1", "t", give_up_s=0.2)
+    assert (never.stopped, never.welcomes, never.matches) == ("unreachable", 0, 0)
 
 
 def test_resumes_a_match_after_losing_the_connection() -> None:
@@ -288,3 +292,18 @@ def test_sdk_asks_for_lean_messages_and_plays_a_decision_that_carries_events() -
     assert bot.seen == [servicer.observation]
     assert servicer.answer is not None and servicer.answer.request_id == 77
     assert (run.decisions, run.matches, run.errors) == (1, 1, 0)
+
+
+def test_arena_bot_that_never_reaches_a_server_says_so_and_fails() -> None:
+    # Silence and exit status 0 read as "played and done": a typo in --server must not.
+    proc = subprocess.run(
+        [ARENA, "bot", "random", "--server", "127.0.0.1:1", "--give-up", "0.3"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == (
+        "arena: error: no arena server answered at 127.0.0.1:1 within 0.3 s"
+    )
