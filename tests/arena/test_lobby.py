@@ -16,6 +16,7 @@ from arena.sdk import BotRun, run_bot
 from arena.server import ArenaServer, open_arena_server
 from arena.server.lobby import Lobby, LobbyConfig
 from reference_bots.base import RandomBot
+from tests.arena.cli import arena_error
 from tests.arena.wire import SHORT_WHIST, RawBot, free_port, join_all, make_spec
 
 ARENA = str(Path(sys.executable).parent / "arena")
@@ -181,14 +182,7 @@ def test_a_record_the_lobby_cannot_write_costs_the_record_not_the_server(
 def test_arena_serve_refuses_an_output_directory_it_cannot_make(tmp_path: Path) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("")
-    proc = subprocess.run(
-        [ARENA, "serve", "--listen", "127.0.0.1:0", "--out", str(blocker / "records")],
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=False,
-    )
-    assert proc.returncode == 2
-    assert proc.stderr.strip().splitlines()[-1] == (
+    line = arena_error("serve", "--listen", "127.0.0.1:0", "--out", str(blocker / "records"))
+    assert line == (
         f"arena: error: {blocker / 'records'}: cannot create the output directory (Not a directory)"
     )

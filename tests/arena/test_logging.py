@@ -8,13 +8,13 @@ import re
 import subprocess
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 import structlog
 import structlog.testing
 
 from arena.logging import configure, configure_once, get_logger
+from tests.arena.cli import arena_error
 
 
 @pytest.fixture(autouse=True)
@@ -109,21 +109,7 @@ def test_a_lazy_setup_leaves_an_embedding_programs_structlog_alone() -> None:
 def test_an_unknown_log_level_is_refused_in_one_line_before_anything_runs(
     command: list[str],
 ) -> None:
-    arena = str(Path(sys.executable).parent / "arena")
-    out = subprocess.run(
-        [arena, *command, "--log-level", "loud"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert out.returncode == 2
-    assert "Traceback" not in out.stderr
-    assert (
-        out.stderr.strip()
-        .splitlines()[-1]
-        .endswith(
-            "error: argument --log-level: invalid choice: 'loud' "
-            "(choose from 'debug', 'info', 'warning', 'error')"
-        )
+    assert arena_error(*command, "--log-level", "loud").endswith(
+        "error: argument --log-level: invalid choice: 'loud' "
+        "(choose from 'debug', 'info', 'warning', 'error')"
     )

@@ -25,6 +25,7 @@ from arena.server import open_arena_server
 from engine import Action, Result, get_game
 from reference_bots.base import Bot, RandomBot
 from reference_bots.run import RulesOrRandomBot
+from tests.arena.cli import arena_error
 from tests.arena.wire import SHORT_WHIST, free_port, join_all, make_spec, play_with, raw, sdk
 
 ARENA = str(Path(sys.executable).parent / "arena")
@@ -296,14 +297,5 @@ def test_sdk_asks_for_lean_messages_and_plays_a_decision_that_carries_events() -
 
 def test_arena_bot_that_never_reaches_a_server_says_so_and_fails() -> None:
     # Silence and exit status 0 read as "played and done": a typo in --server must not.
-    proc = subprocess.run(
-        [ARENA, "bot", "random", "--server", "127.0.0.1:1", "--give-up", "0.3"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert proc.returncode == 2
-    assert proc.stderr.strip() == (
-        "arena: error: no arena server answered at 127.0.0.1:1 within 0.3 s"
-    )
+    line = arena_error("bot", "random", "--server", "127.0.0.1:1", "--give-up", "0.3")
+    assert line == "arena: error: no arena server answered at 127.0.0.1:1 within 0.3 s"

@@ -16,6 +16,7 @@ from arena.home import ENV_VAR, arena_home, default_home, registry_path
 from arena.records import read_record
 from arena.registry_store import Registry, RegistryError, hash_token, resolve_bot, split_ref
 from arena.tournament.config import TournamentConfigError, check_config
+from tests.arena.cli import arena_error
 
 ARENA = str(Path(sys.executable).parent / "arena")
 
@@ -78,16 +79,10 @@ def test_submit_prints_a_token_and_bots_lists_it(tmp_path: Path) -> None:
 def test_a_home_that_is_a_file_is_one_line(tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.write_text("not a directory")
-    proc = subprocess.run(
-        [ARENA, "submit", "b1", "--version", "1", "--command", "arena bot random"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        env={**os.environ, ENV_VAR: str(home)},
+    line = arena_error(
+        "submit", "b1", "--version", "1", "--command", "arena bot random", env={ENV_VAR: str(home)}
     )
-    assert proc.returncode == 2
-    assert proc.stderr.strip() == (
+    assert line == (
         f"arena: error: {home}: cannot use it as the arena's home (File exists); "
         "set --home or $ARENA_HOME to a directory"
     )

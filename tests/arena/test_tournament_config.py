@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from arena.tournament.config import TournamentConfigError, load_config
+from tests.arena.cli import arena_error
 
 ARENA = str(Path(sys.executable).parent / "arena")
 
@@ -147,9 +148,8 @@ def test_cli_missing_config_file_is_one_line_and_exit_2(tmp_path: Path) -> None:
 def test_cli_binary_config_file_is_one_line_and_exit_2(tmp_path: Path) -> None:
     # A compiled program or an image passed by mistake: not UTF-8, which TOML must be.
     (tmp_path / "t.toml").write_bytes(b'game = "whist"\n\xd0\xff\x00\x7fELF')
-    proc = run_cli("tournament", "t.toml", cwd=tmp_path)
-    assert proc.returncode == 2
-    assert proc.stderr.strip() == "arena: error: t.toml: invalid TOML: not UTF-8 text (byte 15)"
+    line = arena_error("tournament", "t.toml", cwd=tmp_path)
+    assert line == "arena: error: t.toml: invalid TOML: not UTF-8 text (byte 15)"
 
 
 def test_cli_ratings_on_a_directory_without_results_is_exit_2(tmp_path: Path) -> None:
