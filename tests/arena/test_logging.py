@@ -59,7 +59,7 @@ def _run(script: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_a_bot_process_that_logs_nothing_never_imports_structlog_or_rich() -> None:
-    # Every seat of every tournament match is such a process: the two were a third of its start.
+    # Every tournament seat is such a process: the two were over a quarter of its start.
     out = _run(
         "import sys\n"
         "from arena.cli import main\n"
