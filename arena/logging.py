@@ -118,8 +118,7 @@ class LazyLogger:
                 return
             import structlog
 
-            if not structlog.is_configured():
-                configure(*(_deferred or ("warning", None, None)))
+            configure_once()  # the deferred setup, unless structlog was configured meanwhile
             logger = self._logger = structlog.get_logger(self._name)
         getattr(logger, method)(event, **fields)
 

@@ -64,10 +64,18 @@ def write_record(
     entries: Sequence[Mapping[str, Any]],
     result: Mapping[str, Any],
 ) -> None:
-    """Write a record atomically: a crash never leaves a partial file under ``path``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Write a record atomically: a crash never leaves a partial file under ``path``.
+
+    Raises :class:`RecordError` when it cannot be written (a full disk, its directory gone or a
+    file): each caller decides what a lost record costs (a tournament replays the match later,
+    a lobby goes on without it).
+    """
     data = gzip.compress(encode_record(header, entries, result), mtime=0)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as err:
+        raise RecordError(f"{path}: cannot write the match record ({err.strerror})") from None
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
@@ -75,6 +83,9 @@ def write_record(
             os.fsync(f.fileno())
         os.chmod(tmp, 0o644)  # mkstemp makes 0600; records are meant to be shared
         os.replace(tmp, path)
+    except OSError as err:
+        Path(tmp).unlink(missing_ok=True)
+        raise RecordError(f"{path}: cannot write the match record ({err.strerror})") from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

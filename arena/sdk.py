@@ -73,6 +73,8 @@ class BotRun:
     errors: int = 0
     #: Streams the server welcomed.
     welcomes: int = 0
+    #: The server address used (the argument, else ``$ARENA_ADDRESS``).
+    address: str = ""
     #: Why it stopped: ``matches`` (played enough), ``server gone`` (no server for
     #: ``give_up_s`` after it had one), ``unreachable`` (never welcomed within ``give_up_s``).
     stopped: str = ""
@@ -110,7 +112,7 @@ def run_bot(
     if not address:
         raise ArenaError("no server address: pass one or set ARENA_ADDRESS")
     token = token if token is not None else os.environ.get("ARENA_TOKEN", "")
-    run = BotRun()
+    run = BotRun(address=address)
     backoff = BACKOFF_FIRST
     last_contact = time.monotonic()
     while True:

@@ -26,7 +26,6 @@ from typing import Any
 
 import trio
 
-from arena import serde
 from arena.serde import TimeControl
 from arena.server import (
     ArenaServer,
@@ -37,7 +36,7 @@ from arena.server import (
     open_arena_server,
 )
 from benchmarks.common import ROOT, child_env, percentile, rss_bytes, thread_count
-from benchmarks.wire import RawPingPong, sample_decisions, start_raw_server
+from benchmarks.wire import RawPingPong, lean_whist_request, sample_decisions, start_raw_server
 from engine import get_game
 
 
@@ -304,15 +303,8 @@ def wakeup_cost(decisions: int = 1000, rounds: int = 5, pause_s: float = 0.0002)
                         pass
                 start = clock()
                 state.apply(move)
-                seat = state.to_move
-                if seat is not None:
-                    events = state.events
-                    held = [serde.event_body("m", q, events[q]) for q in range(sent, len(events))]
-                    sent = len(events)
-                    serde.decision_bytes(
-                        rid, "m", seat, "whist", state.observation(seat), state.legal_actions(),
-                        1000, 10000, events=held, text=False, json=False,
-                    )  # fmt: skip
+                if state.to_move is not None:
+                    _, sent = lean_whist_request(state, rid, "m", sent)
                 times.append(clock() - start)
                 rid += 1
             matches = seed + 1
@@ -356,14 +348,10 @@ def run_protocol(repeats: int = 3, matches_1: int = 3, matches_8: int = 2) -> di
     summary: dict[str, Any] = {}
     for n in (1, 8):
         raw, arena = runs[f"raw{n}"], runs[f"arena{n}"]
-        ratios = [
-            a["decisions_per_s"] / r["decisions_per_s"] for a, r in zip(arena, raw, strict=True)
-        ]
         summary[f"{n}"] = {
             "raw_decisions_per_s": _med(raw, "decisions_per_s"),
             "arena_decisions_per_s": _med(arena, "decisions_per_s"),
-            "ratio_median": round(statistics.median(ratios), 3),
-            "ratio_range": [round(min(ratios), 3), round(max(ratios), 3)],
+            **_ratios(arena, raw),
             "raw_cycle_ms": _med(raw, "cycle_ms"),
             "arena_cycle_ms": _med(arena, "cycle_ms"),
             "raw_latency_median_ms": _med(raw, "latency_median_ms"),
@@ -379,16 +367,11 @@ def run_protocol(repeats: int = 3, matches_1: int = 3, matches_8: int = 2) -> di
                 2,
             ),
         }
-    ratios = [
-        a["decisions_per_s"] / r["decisions_per_s"]
-        for a, r in zip(runs["arena_think"], runs["raw_think"], strict=True)
-    ]
     summary["think"] = {
         "think_ms": THINK_MS,
         "raw_decisions_per_s": _med(runs["raw_think"], "decisions_per_s"),
         "arena_decisions_per_s": _med(runs["arena_think"], "decisions_per_s"),
-        "ratio_median": round(statistics.median(ratios), 3),
-        "ratio_range": [round(min(ratios), 3), round(max(ratios), 3)],
+        **_ratios(runs["arena_think"], runs["raw_think"]),
     }
     raw1 = summary["1"]["raw_decisions_per_s"]
     summary["sdk_1"] = {
@@ -399,6 +382,15 @@ def run_protocol(repeats: int = 3, matches_1: int = 3, matches_8: int = 2) -> di
     }
     summary["wakeup"] = wakeup_cost()
     return {"runs": runs, "sdk_bot": sdk, "summary": summary}
+
+
+def _ratios(arena: Sequence[dict[str, Any]], raw: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Median and range of the arena/raw decisions-per-second ratios of alternating pairs."""
+    ratios = [a["decisions_per_s"] / r["decisions_per_s"] for a, r in zip(arena, raw, strict=True)]
+    return {
+        "ratio_median": round(statistics.median(ratios), 3),
+        "ratio_range": [round(min(ratios), 3), round(max(ratios), 3)],
+    }
 
 
 def _med(runs: Sequence[dict[str, Any]], key: str) -> float:

@@ -33,7 +33,7 @@ import grpc
 from arena import serde
 from arena._pb import arena_pb2 as pb
 from arena._pb import arena_pb2_grpc as pb_grpc
-from engine import get_game
+from engine import MatchState, get_game
 
 #: What ``read()`` returns at the end of a grpc.aio stream (missing from grpc-stubs).
 EOF: Any = getattr(grpc.aio, "EOF")  # noqa: B009
@@ -44,6 +44,23 @@ CLIENT_OPTIONS: list[tuple[str, Any]] = [
     ("grpc.use_local_subchannel_pool", 1),
     ("grpc.max_receive_message_length", 4 * 1024 * 1024),
 ]
+
+
+def lean_whist_request(
+    state: MatchState, request_id: int, match_id: str, sent: int
+) -> tuple[bytes, int]:
+    """The DecisionRequest the referee sends for the seat to move in ``state`` to a lean bot
+    (``batch_events``, ``omit_text``, ``omit_json``) holding all four seats: it carries every
+    event from index ``sent`` on. Returns the wire bytes and the events sent so far."""
+    seat = state.to_move
+    assert seat is not None
+    events = state.events
+    held = [serde.event_body(match_id, seq, events[seq]) for seq in range(sent, len(events))]
+    request = serde.decision_bytes(
+        request_id, match_id, seat, "whist", state.observation(seat), state.legal_actions(),
+        1000, 10000, events=held, text=False, json=False,
+    )  # fmt: skip
+    return request, len(events)
 
 
 def sample_decisions(count: int = 400, seed: int = 1) -> list[bytes]:
@@ -58,30 +75,10 @@ def sample_decisions(count: int = 400, seed: int = 1) -> list[bytes]:
     while len(out) < count:
         state = game.new_match(game.configure(), seed + len(out))
         sent = 0  # events of this match already carried by a request
-        while (seat := state.to_move) is not None and len(out) < count:
-            legal = state.legal_actions()
-            obs = state.observation(seat)
-            events = state.events
-            batch = [
-                serde.event_body("raw-0", seq, events[seq]) for seq in range(sent, len(events))
-            ]
-            sent = len(events)
-            out.append(
-                serde.decision_bytes(
-                    len(out) + 1,
-                    "raw-0",
-                    seat,
-                    "whist",
-                    obs,
-                    legal,
-                    1000,
-                    10000,
-                    events=batch,
-                    text=False,
-                    json=False,
-                )
-            )
-            state.apply(rng.choice(legal))
+        while state.to_move is not None and len(out) < count:
+            request, sent = lean_whist_request(state, len(out) + 1, "raw-0", sent)
+            out.append(request)
+            state.apply(rng.choice(state.legal_actions()))
     return out
 
 

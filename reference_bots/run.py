@@ -58,7 +58,8 @@ def _env_int(name: str) -> int | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """The ``arena bot`` command: exit status 0 once done (or the server is gone for good)."""
+    """The ``arena bot`` command: exit status 0 once done (or the server is gone for good),
+    :class:`ArenaError` when no server ever answered."""
     from arena.errors import ArenaError, UsageError
     from arena.logging import configure, get_logger
     from arena.sdk import run_bot
@@ -74,6 +75,5 @@ def run(args: argparse.Namespace) -> int:
     )
     if result.stopped == "unreachable":
         # Silence and exit status 0 would read as "played and done".
-        address = args.server or os.environ.get("ARENA_ADDRESS", "")
-        raise ArenaError(f"no arena server answered at {address} within {args.give_up:g} s")
+        raise ArenaError(f"no arena server answered at {result.address} within {args.give_up:g} s")
     return 0

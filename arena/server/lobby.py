@@ -105,14 +105,14 @@ class Lobby:
         outcome = await self._server.run_match(spec)
         log.info("lobby match over", match_id=spec.match_id, summary=outcome.result.summary)
         if cfg.out is not None:
-            from arena.records import write_record
+            from arena.records import RecordError, write_record
 
             path = cfg.out / f"{spec.match_id}.jsonl.gz"
             try:
                 write_record(path, outcome.header, outcome.entries, outcome.result_dict())
-            except OSError as err:
+            except RecordError as err:
                 # A full or vanished disk costs this record, not the server and its matches.
-                log.error("cannot write the match record", path=str(path), error=str(err))
+                log.error("record lost", error=str(err))
 
 
 def serve_command(args: argparse.Namespace) -> int:

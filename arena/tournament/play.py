@@ -98,16 +98,11 @@ async def play_match(
     outcome = await run_with_bots(server, spec, launches, server.address, confinement)
     record = Path(RECORDS_DIR) / f"{plan.match_id}.jsonl.gz"
     result = outcome.result_dict()
-    try:
-        await trio.to_thread.run_sync(
-            functools.partial(write_record, out / record, outcome.header, outcome.entries, result)
-        )
-    except OSError as err:
-        # Not stored without its record (every stored match replays): the runner reports the
-        # match as not played, and the same command plays it again once the disk is fixed.
-        raise ArenaError(
-            f"{out / record}: cannot write the match record ({err.strerror})"
-        ) from None
+    # A RecordError (disk full, directory gone) reaches the runner like any ArenaError: the
+    # match is reported as not played and stored as pending, so the same command replays it.
+    await trio.to_thread.run_sync(
+        functools.partial(write_record, out / record, outcome.header, outcome.entries, result)
+    )
     return PlayedMatch(
         result=outcome.result.to_dict(),
         faults=[f.to_dict() for f in outcome.faults],

@@ -134,3 +134,11 @@ def test_every_game_records_and_verifies(tmp_path: Path, game_id: str) -> None:
     path = tmp_path / f"{game_id}.jsonl.gz"
     recorded_match(get_game(game_id), None, {}, 5, path)
     assert verify(path) > 0
+
+
+def test_a_record_that_cannot_be_written_is_one_record_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    with pytest.raises(RecordError, match=r"a-file/r\.jsonl\.gz: cannot write the match record"):
+        write_record(blocker / "r.jsonl.gz", {"match_id": "m"}, [], {})
+    assert [p.name for p in tmp_path.iterdir()] == ["a-file"]
