@@ -167,7 +167,13 @@ def _add_arena_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     bp.add_argument("--token", default=None, help="the bot's token")
     bp.add_argument("--seed", type=int, default=None, help="seed of the bot's randomness")
     bp.add_argument("--matches", type=POSITIVE, default=None, help="stop after N matches")
-    bp.add_argument("--give-up", type=SECONDS, default=10.0, metavar="S", help="server gone S s")
+    bp.add_argument(
+        "--give-up",
+        type=SECONDS,
+        default=10.0,
+        metavar="S",
+        help="stop after S s without a server (default 10); exit status 2 if none ever answered",
+    )
     add_log_level_option(bp, "warning")
     bp.set_defaults(handler=_cmd_bot)
 

@@ -145,7 +145,11 @@ def add_tournament_parsers(sub: Any) -> None:
     rp.set_defaults(handler=_cmd_ratings)
 
     dp = sub.add_parser("demo", help="a short tournament of the reference bots for every game")
-    dp.add_argument("--out", default="out/demo", help="output directory (recreated)")
+    dp.add_argument(
+        "--out",
+        default="out/demo",
+        help="output directory, emptied first: refused unless empty or an earlier demo's output",
+    )
     dp.add_argument("--quiet", action="store_true", help="no progress output")
     add_log_level_option(dp, "warning", "server")
     dp.set_defaults(handler=_cmd_demo)
