@@ -48,8 +48,11 @@ def server_version() -> str:
 
 
 def new_token() -> str:
-    """A fresh secret token for a bot (URL-safe, 128 bits)."""
-    return secrets.token_urlsafe(16)
+    """A fresh secret token for a bot (URL-safe, 128 bits), never starting with ``-``: given
+    on a command line (``arena bot --token …``), such a token would read as an option."""
+    while (token := secrets.token_urlsafe(16)).startswith("-"):
+        pass
+    return token
 
 
 #: Called with the connection when a bot with no match to play is welcomed (the lobby).

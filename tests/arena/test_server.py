@@ -381,3 +381,13 @@ def test_a_stream_without_hello_is_ended(monkeypatch: pytest.MonkeyPatch) -> Non
             assert bot.received[0].rejected.reason == "no Hello within 0.2 s"
 
     trio.run(main)
+
+
+def test_a_token_never_reads_as_a_command_line_option(monkeypatch: pytest.MonkeyPatch) -> None:
+    # One token in 64 would start with "-", and `arena bot --token -x…` takes it for an option.
+    from arena.server import hub
+
+    drawn = iter(["-starts-with-a-dash", "_fine-token"])
+    monkeypatch.setattr(hub.secrets, "token_urlsafe", lambda n: next(drawn))
+    assert hub.new_token() == "_fine-token"
+
