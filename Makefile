@@ -7,7 +7,8 @@ STAMP := $(VENV)/.installed
 .PHONY: node-bot demo test lint typecheck pytest venv clean proto sandbox-tools wheels test-docker \
   bytecode
 
-$(STAMP): pyproject.toml
+# arena/_wire.c is compiled by the install: an edit to it reinstalls.
+$(STAMP): pyproject.toml arena/_wire.c
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from arena import serde
+
 #: Where results go (``out/`` is not versioned; docs/performance.md holds a curated run).
 OUT_DIR = Path("out/bench")
 #: The repository root, for subprocesses (``python -m benchmarks.…`` needs it on sys.path).
@@ -72,6 +74,8 @@ def machine() -> dict[str, Any]:
         "implementation": platform.python_implementation(),
         "platform": platform.platform(),
         "load_avg_1m_at_start": round(load[0], 2),
+        # Which wire encoder the arena ran with (arena/_wire.c, or serde's Python encoders).
+        "encoder": "C (arena/_wire.c)" if serde.accelerated() else "Python (arena.serde)",
         "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
     }
 

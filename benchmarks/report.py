@@ -262,8 +262,8 @@ def render(results: dict[str, Any]) -> str:
     lines = [
         f"Card Arena benchmarks — {m['date']}",
         f"machine: {m['nproc']} CPUs, {m['cpu']}, Python {m['python']}, "
-        f"load {m['load_avg_1m_at_start']} at start; {results['seconds']} s in all"
-        + (" (quick run)" if results.get("quick") else ""),
+        f"load {m['load_avg_1m_at_start']} at start; wire encoder {m.get('encoder', '?')}; "
+        f"{results['seconds']} s in all" + (" (quick run)" if results.get("quick") else ""),
         "",
     ]
     rows: list[Row] = [("figure", "value", "reference (same run)", "ratio")]

@@ -73,7 +73,7 @@ class ArenaService(pb_grpc.ArenaServicer):
 
     async def Play(  # type: ignore[override]
         self,
-        request_iterator: AsyncIterator[pb.BotMessage],
+        request_iterator: AsyncIterator[bytes],
         context: grpc.aio.ServicerContext[Any, Any],
     ) -> None:
         """One bot stream: hand its messages to the hub, write the outbox until either ends."""
@@ -93,7 +93,7 @@ class ArenaService(pb_grpc.ArenaServicer):
 
     async def _read(self, context: grpc.aio.ServicerContext[Any, Any], conn: Connection) -> None:
         hub = self._hub
-        dispatch, on_message, read = hub.dispatch, hub.on_message, serde.read_bot_message
+        dispatch, on_message, read = hub.dispatch, hub.on_message, serde.read_bot_bytes
         try:
             # context.read() rather than the request iterator: one async generator less per
             # message on the hottest path.
@@ -277,14 +277,15 @@ def _add_services(
     grpc_server: grpc.aio.Server, arena: ArenaService, spectator: SpectatorService
 ) -> None:
     """What the generated ``add_*Servicer_to_server`` do, except that streams of ServerMessage
-    take ``serde.wire`` as their serializer: the referee sends its decision requests and events
-    already encoded (serde.decision_bytes)."""
+    take ``serde.wire`` as their serializer (the referee sends its decision requests and events
+    already encoded, serde.decision_bytes), and that Play reads bytes."""
     services = {
         "Arena": {
+            # Bot messages arrive as bytes: serde.read_bot_bytes reads the usual answer without
+            # building a message, and tells the bot when its bytes are no BotMessage (a
+            # deserializer's error would end the stream without a word).
             "Play": grpc.stream_stream_rpc_method_handler(
-                arena.Play,
-                request_deserializer=pb.BotMessage.FromString,
-                response_serializer=serde.wire,
+                arena.Play, response_serializer=serde.wire
             )
         },
         "Spectator": {

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
@@ -391,3 +392,53 @@ def test_a_token_never_reads_as_a_command_line_option(monkeypatch: pytest.Monkey
     monkeypatch.setattr(hub.secrets, "token_urlsafe", lambda n: next(drawn))
     assert hub.new_token() == "_fine-token"
 
+
+def _raw_stream(address: str, chunks: list[bytes], want: int) -> list[pb.ServerMessage]:
+    """Send ``chunks`` as they are on one Arena.Play stream; the first ``want`` replies."""
+    got: list[pb.ServerMessage] = []
+    sent = threading.Event()
+
+    def requests() -> Iterator[bytes]:
+        yield from chunks
+        sent.wait(10)  # keep the stream open until the replies are in
+
+    with grpc.insecure_channel(address) as channel:
+        play = channel.stream_stream(
+            "/cardarena.v1.Arena/Play", response_deserializer=pb.ServerMessage.FromString
+        )
+        call = play(requests(), timeout=10)
+        for msg in call:
+            got.append(msg)
+            if len(got) == want:
+                break
+        sent.set()
+        call.cancel()
+    return got
+
+
+def test_undecodable_bytes_are_a_garbage_fault_not_a_broken_stream() -> None:
+    async def main() -> None:
+        async with open_arena_server() as server:
+            server.add_token("t")
+            hello = serde.hello_message(serde.Hello("raw", "1", "t", 1)).SerializeToString()
+            ping = serde.ping_message(7).SerializeToString()
+            # A length past the message's end: protobuf cannot parse it.
+            got = await trio.to_thread.run_sync(
+                _raw_stream, server.address, [hello, b"\x12\x7f\x08", ping], 3
+            )
+            kinds = [m.WhichOneof("kind") for m in got]
+            assert kinds == ["welcome", "error", "pong"], got
+            assert got[1].error.code == pb.ERROR_CODE_PROTOCOL
+            assert "undecodable" in got[1].error.message
+            assert got[2].pong.nonce == 7  # the stream goes on
+
+    trio.run(main)
+
+
+def test_undecodable_bytes_first_are_rejected_as_no_hello() -> None:
+    async def main() -> None:
+        async with open_arena_server() as server:
+            got = await trio.to_thread.run_sync(_raw_stream, server.address, [b"\xff\xff"], 1)
+            assert got[0].rejected.reason == "the first message must be Hello"
+
+    trio.run(main)
