@@ -9,8 +9,11 @@ import sys
 from dataclasses import dataclass
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from arena import serde
+from arena._pb import arena_pb2 as pb
 from engine import game_ids, get_game
 
 GAMES = list(game_ids())
@@ -211,3 +214,56 @@ def test_a_decision_refuses_events_that_are_not_bytes() -> None:
             1, b"", seat, b"", state.observation(seat), serde._c_plan(plan), b"", b"", b"", 0,
             ["not bytes"],  # type: ignore[list-item]
         )  # fmt: skip
+
+
+# --- answers: the one place the C module reads a bot's bytes ---------------------------------
+
+
+@settings(max_examples=300, deadline=None)
+@given(request_id=st.integers(0, 2**64 - 1), index=st.integers(0, 2**32 - 1))
+def test_the_usual_answer_is_read_as_protobuf_reads_it(request_id: int, index: int) -> None:
+    assert wire is not None
+    data = serde.answer_message(request_id, index=index).SerializeToString()
+    assert wire.answer(data) == (request_id, index)
+    assert serde.read_bot_bytes(data) == serde.Answer(request_id, index=index)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(
+    data=st.one_of(
+        st.binary(max_size=40),
+        # Mutations of a real answer: the shapes a broken bot is likeliest to send.
+        st.builds(
+            lambda rid, idx, cut, junk: (
+                serde.answer_message(rid, index=idx).SerializeToString()[:cut] + junk
+            ),
+            st.integers(0, 2**64 - 1),
+            st.integers(0, 2**32 - 1),
+            st.integers(0, 20),
+            st.binary(max_size=6),
+        ),
+    )
+)
+def test_any_bytes_read_in_c_agree_with_protobuf(data: bytes) -> None:
+    assert wire is not None
+    got = wire.answer(data)
+    if got is None:
+        return  # left to protobuf (read_bot_bytes parses it, or calls it garbage)
+    msg = pb.BotMessage.FromString(data)
+    assert msg.WhichOneof("kind") == "action"
+    assert msg.action.WhichOneof("choice") == "index"
+    assert got == (msg.action.request_id, msg.action.index)
+
+
+def test_answers_that_are_not_the_usual_shape_go_to_protobuf() -> None:
+    assert wire is not None
+    for msg in (
+        serde.answer_message(3, text="play:AS"),
+        serde.answer_message(3),  # neither index nor text: garbage
+        serde.ping_message(1),
+        serde.hello_message(serde.Hello("b", "1", "t", 1)),
+    ):
+        data = msg.SerializeToString()
+        assert wire.answer(data) is None
+        assert serde.read_bot_bytes(data) == serde.read_bot_message(msg)
+    assert isinstance(serde.read_bot_bytes(b"\x12\x7f\x08"), serde.Garbage)
