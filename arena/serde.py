@@ -729,6 +729,15 @@ def accelerated() -> bool:
     return _ACCEL is not None
 
 
+def encoder_name() -> str:
+    """Which encoder writes the requests, in words (for logs and benchmark reports)."""
+    if _ACCEL is not None:
+        return "C (arena/_wire.c)"
+    if _built_wire is not None:
+        return "Python (ARENA_PURE_PYTHON=1)"
+    return "Python (arena/_wire.c is not built: no C compiler at install)"
+
+
 def _c_plan(plan: _Plan) -> tuple[tuple[str, int, bytes, Any], ...]:
     """``plan`` as arena/_wire.c reads it: ``(attribute, kind, key, sub-plan)`` per field, with
     the rules of :func:`_encoder`."""

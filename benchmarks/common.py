@@ -75,7 +75,7 @@ def machine() -> dict[str, Any]:
         "platform": platform.platform(),
         "load_avg_1m_at_start": round(load[0], 2),
         # Which wire encoder the arena ran with (arena/_wire.c, or serde's Python encoders).
-        "encoder": "C (arena/_wire.c)" if serde.accelerated() else "Python (arena.serde)",
+        "encoder": serde.encoder_name(),
         "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
     }
 

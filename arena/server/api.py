@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 import structlog
 import trio
 
+from arena import serde
 from arena.errors import ArenaError
 from arena.serde import MatchSummary, Standing
 from arena.server.connections import Connection
@@ -224,7 +225,10 @@ async def open_arena_server(
     host, hub = start_grpc_server(listen, unix_path, max_connections)
     server = ArenaServer(hub, host.loop, trio.lowlevel.current_trio_token())
     server.address, server.unix_address = hub.address, hub.unix_address
-    log.info("listening", address=server.address, unix=server.unix_address)
+    # A build without a C compiler runs slower: say which encoder writes the requests.
+    log.info(
+        "listening", address=server.address, unix=server.unix_address, encoder=serde.encoder_name()
+    )
     try:
         yield server
     finally:

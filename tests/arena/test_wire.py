@@ -267,3 +267,9 @@ def test_answers_that_are_not_the_usual_shape_go_to_protobuf() -> None:
         assert wire.answer(data) is None
         assert serde.read_bot_bytes(data) == serde.read_bot_message(msg)
     assert isinstance(serde.read_bot_bytes(b"\x12\x7f\x08"), serde.Garbage)
+
+
+def test_the_encoder_in_use_is_named() -> None:
+    # The server logs it at start and the bench prints it: a slower build must not go unnoticed.
+    name = serde.encoder_name()
+    assert name.startswith("Python (ARENA_PURE_PYTHON=1)" if PURE else "C (")
