@@ -1,0 +1,179 @@
+"""What the arena's design can reach against the raw ping-pong (docs/performance.md).
+
+``python -m benchmarks.ceiling [--runs N] [--connections K]`` drives four variants of the raw
+server with the protocol section's client, alternating them ``N`` times, and prints each one's
+median decisions per second and its ratio to the plain server:
+
+* ``raw``: the protocol section's reference (write, then read, in one coroutine per stream);
+* ``structured``: the arena's structure around the same bytes (a reader always reading; each
+  request's write started by hand from inside the reader, as arena/server/service.py does);
+* ``engine``: that, plus per answer the engine's part of a decision on a whist match (apply a
+  move, the next seat's legal actions and observation), as the referee does it;
+* ``engine+encode``: that, plus the request's encoding (the event bodies and
+  ``serde.decision_bytes``, in C when arena/_wire.c is built).
+
+All four send the same pre-built bytes; only the work between an answer and the next request
+differs. ``engine+encode`` is the arena without its routing and bookkeeping: a ceiling for the
+referee as designed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import statistics
+import tempfile
+import time
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from arena import serde
+from benchmarks.common import ROOT, child_env
+from benchmarks.protocol_bench import client_argv
+from benchmarks.wire import EOF, RawPingPong, lean_whist_request, sample_decisions, start_raw_server
+from engine import get_game
+
+VARIANTS = ("raw", "structured", "engine", "engine+encode")
+
+
+class Structured(RawPingPong):
+    """The raw ping-pong with the arena's stream structure, and optional work per answer."""
+
+    def __init__(self, decisions: list[bytes], rounds: int, expected: int, work: str) -> None:
+        super().__init__(decisions, rounds, expected)
+        self.work = work
+        self.game = get_game("whist")
+        self.rng = random.Random(5)
+        self.state = self.game.new_match(self.game.configure(), 0)
+        self.sent, self.matches = 0, 0
+
+    def referee(self) -> None:
+        """The engine's part of one decision (and the request's encoding, if asked)."""
+        state = self.state
+        if state.to_move is None:
+            self.matches += 1
+            state = self.state = self.game.new_match(self.game.configure(), self.matches)
+            self.sent = 0
+        state.apply(self.rng.choice(state.legal_actions()))
+        if state.to_move is None:
+            return
+        if self.work == "engine+encode":
+            _, self.sent = lean_whist_request(state, 1, "m", self.sent)
+        else:
+            state.legal_actions()
+            state.observation(state.to_move)
+
+    async def Play(  # type: ignore[override]
+        self, request_iterator: Any, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> None:
+        if await context.read() is EOF:
+            return
+        await context.write(self.welcome)
+        self.stats.streams += 1
+        if self.stats.streams >= self.expected:
+            self.started = time.perf_counter()
+        clock, rtts, n = time.perf_counter, self.stats.rtts, len(self.decisions)
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        sent_at = clock()
+
+        def write(msg: bytes) -> None:  # stepped by hand, as service._StreamWriter does
+            coro: Coroutine[Any, Any, None] = context.write(msg)
+
+            def step(_: object = None) -> None:
+                try:
+                    waiting = coro.send(None)
+                except StopIteration:
+                    return
+                waiting._asyncio_future_blocking = False
+                waiting.add_done_callback(step)
+
+            step()
+
+        async def reader() -> None:
+            nonlocal sent_at
+            for i in range(1, self.rounds + 1):
+                if await context.read() is EOF:
+                    break
+                rtts.append(clock() - sent_at)
+                if i == self.rounds:
+                    self.stats.finished = max(self.stats.finished, clock())
+                    break
+                if self.work != "structured":
+                    self.referee()
+                sent_at = clock()
+                write(self.decisions[i % n])
+            if not done.done():
+                done.set_result(None)
+
+        write(self.decisions[0])
+        task = asyncio.ensure_future(reader())
+        try:
+            await done
+        finally:
+            task.cancel()
+
+
+async def _run(variant: str, connections: int, rounds: int) -> float:
+    decisions = sample_decisions()
+    servicer = (
+        RawPingPong(decisions, rounds, connections)
+        if variant == "raw"
+        else Structured(decisions, rounds, connections, variant)
+    )
+    server, address = await start_raw_server(servicer, connections)
+    try:
+        with tempfile.TemporaryDirectory(prefix="ceiling-") as tmp:
+            tokens = Path(tmp) / "tokens"
+            tokens.write_text("".join(f"c{i}\n" for i in range(connections)))
+            proc = await asyncio.create_subprocess_exec(
+                *client_argv(address, tokens, 0),
+                env=child_env(),
+                cwd=ROOT,
+                stdout=asyncio.subprocess.DEVNULL,
+            )
+            await asyncio.wait_for(proc.wait(), 300)
+    finally:
+        await server.stop(0.5)
+    wall = servicer.stats.finished - servicer.started
+    return len(servicer.stats.rtts) / wall
+
+
+def ceiling(runs: int = 4, connections: int = 1, rounds: int = 3000) -> dict[str, Any]:
+    """Each variant ``runs`` times, alternating; medians and ratios to ``raw``."""
+    rates: dict[str, list[float]] = {v: [] for v in VARIANTS}
+    for _ in range(runs):
+        for variant in VARIANTS:
+            per_stream = rounds if connections == 1 else max(1, 2 * rounds // connections)
+            rates[variant].append(asyncio.run(_run(variant, connections, per_stream)))
+    raw = statistics.median(rates["raw"])
+    return {
+        "encoder": serde.encoder_name(),
+        "connections": connections,
+        "variants": {
+            v: {
+                "decisions_per_s": round(statistics.median(r)),
+                "ratio_to_raw": round(statistics.median(r) / raw, 3),
+                "runs": [round(x) for x in r],
+            }
+            for v, r in rates.items()
+        },
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.ceiling", description=__doc__)
+    parser.add_argument("--runs", type=int, default=4, help="runs per variant (default 4)")
+    parser.add_argument("--connections", type=int, default=1, help="1 or 8, as the bench")
+    args = parser.parse_args()
+    result = ceiling(args.runs, args.connections)
+    print(f"encoder: {result['encoder']}; {args.connections} connection(s)")
+    for v, r in result["variants"].items():
+        print(f"{v:14s} {r['decisions_per_s']:7,} decisions/s   {r['ratio_to_raw']:.2f}× raw")
+
+
+if __name__ == "__main__":
+    main()
