@@ -1,9 +1,9 @@
 /* arena._wire: the protobuf wire encoding of the referee's decision requests, in C, and the
  * reading of the answers to them.
  *
- * An optional accelerator for arena/serde.py: the same bytes as serde's compiled Python
- * encoders (tests/arena/test_wire_accel.py compares the two on every game), made without the
- * interpreter. Encoding an observation was the largest part of the referee's work per decision,
+ * An optional accelerator for arena/serde.py: the same bytes as serde's Python encoders
+ * (tests/arena/test_wire.py compares the two on every game), made without the interpreter. The
+ * request's encoding was the costliest part of the referee's work per decision after the engine's,
  * and on the server's loop thread, which wakes cold after every round trip, interpreted code
  * costs two to three times what it costs in a warm loop (docs/performance.md).
  *
@@ -204,13 +204,23 @@ static int encode_field(Buf *b, PyObject *v, long kind, PyObject *key, PyObject 
     default:
         break;
     }
-    /* The repeated kinds. */
-    PyObject *seq = PySequence_Fast(v, "a repeated field must be a sequence");
+    /* The repeated kinds, read from a tuple: the engine's are tuples already (no copy), and a
+     * list is copied, so that Python code run meanwhile (an attribute's getter, an __index__)
+     * cannot change what is being walked. */
+    if (kind != KIND_STRINGS && kind != KIND_MESSAGES && kind != KIND_NUMBERS) {
+        PyErr_Format(PyExc_ValueError, "unknown field kind %ld", kind);
+        return -1;
+    }
+    if (PyUnicode_Check(v) || PyBytes_Check(v)) {
+        PyErr_SetString(PyExc_TypeError, "a repeated field must be a tuple or list");
+        return -1;
+    }
+    PyObject *seq = PySequence_Tuple(v);
     if (seq == NULL) {
         return -1;
     }
-    Py_ssize_t count = PySequence_Fast_GET_SIZE(seq);
-    PyObject **items = PySequence_Fast_ITEMS(seq);
+    Py_ssize_t count = PyTuple_GET_SIZE(seq);
+    PyObject **items = &PyTuple_GET_ITEM(seq, 0);
     int rc = 0;
     if (kind == KIND_STRINGS) {
         for (Py_ssize_t i = 0; i < count && rc == 0; i++) {
@@ -220,30 +230,27 @@ static int encode_field(Buf *b, PyObject *v, long kind, PyObject *key, PyObject 
         for (Py_ssize_t i = 0; i < count && rc == 0; i++) {
             rc = put_message(b, key, items[i], sub, depth);
         }
-    } else if (kind == KIND_NUMBERS) {
-        if (count > 0) {
-            uint64_t total = 0;
-            uint64_t *values = PyMem_Malloc(sizeof(uint64_t) * (size_t)count);
-            if (values == NULL) {
-                Py_DECREF(seq);
-                PyErr_NoMemory();
-                return -1;
-            }
-            for (Py_ssize_t i = 0; i < count && rc == 0; i++) {
-                rc = number_of(items[i], &values[i]);
+    } else if (count > 0) { /* KIND_NUMBERS: packed, so the length comes first */
+        uint64_t total = 0;
+        uint64_t *values = PyMem_Malloc(sizeof(uint64_t) * (size_t)count);
+        if (values == NULL) {
+            Py_DECREF(seq);
+            PyErr_NoMemory();
+            return -1;
+        }
+        for (Py_ssize_t i = 0; i < count && rc == 0; i++) {
+            rc = number_of(items[i], &values[i]);
+            if (rc == 0) {
                 total += (uint64_t)varint_size(values[i]);
             }
-            if (rc == 0) {
-                rc = put_key(b, key) < 0 || buf_varint(b, total) < 0 ? -1 : 0;
-            }
-            for (Py_ssize_t i = 0; i < count && rc == 0; i++) {
-                rc = buf_varint(b, values[i]);
-            }
-            PyMem_Free(values);
         }
-    } else {
-        PyErr_Format(PyExc_ValueError, "unknown field kind %ld", kind);
-        rc = -1;
+        if (rc == 0) {
+            rc = put_key(b, key) < 0 || buf_varint(b, total) < 0 ? -1 : 0;
+        }
+        for (Py_ssize_t i = 0; i < count && rc == 0; i++) {
+            rc = buf_varint(b, values[i]);
+        }
+        PyMem_Free(values);
     }
     Py_DECREF(seq);
     return rc;
@@ -288,6 +295,8 @@ static int encode_message(Buf *b, PyObject *obj, PyObject *plan, int depth) {
     return 0;
 }
 
+/* Every function here holds the GIL throughout and keeps no state between calls but the keys
+ * set_keys stores once. */
 PyDoc_STRVAR(encode_doc,
              "encode(obj, plan) -> bytes\n\n"
              "The wire bytes of the message ``obj`` (an engine dataclass) along ``plan``.");
@@ -369,7 +378,7 @@ static PyObject *wire_decision(PyObject *self, PyObject *const *args, Py_ssize_t
         number_of(args[9], &bank) < 0) {
         return NULL;
     }
-    PyObject *events = PySequence_Fast(args[10], "events must be a sequence");
+    PyObject *events = PySequence_Tuple(args[10]);
     if (events == NULL) {
         return NULL;
     }
@@ -397,8 +406,8 @@ static PyObject *wire_decision(PyObject *self, PyObject *const *args, Py_ssize_t
     if (bank != 0 && (put_key(&b, KEY(K_BANK)) < 0 || buf_varint(&b, bank) < 0)) {
         goto done;
     }
-    Py_ssize_t count = PySequence_Fast_GET_SIZE(events);
-    PyObject **items = PySequence_Fast_ITEMS(events);
+    Py_ssize_t count = PyTuple_GET_SIZE(events);
+    PyObject **items = &PyTuple_GET_ITEM(events, 0);
     for (Py_ssize_t i = 0; i < count; i++) {
         PyObject *e = items[i];
         if (!PyBytes_Check(e)) {

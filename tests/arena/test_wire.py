@@ -273,3 +273,24 @@ def test_the_encoder_in_use_is_named() -> None:
     # The server logs it at start and the bench prints it: a slower build must not go unnoticed.
     name = serde.encoder_name()
     assert name.startswith("Python (ARENA_PURE_PYTHON=1)" if PURE else "C (")
+
+
+def test_a_list_changed_by_code_the_encoder_runs_is_read_as_it_was() -> None:
+    # The encoder walks a copy: a getter that empties the list it is walking cannot make it
+    # read freed memory.
+    assert wire is not None
+    inners = [Inner("a", ()), Inner("b", ())]
+
+    class Mutating:
+        @property
+        def name(self) -> str:
+            inners.clear()
+            return "m"
+
+        values: tuple[int, ...] = ()
+
+    inners.insert(1, Mutating())  # type: ignore[arg-type]
+    outer = Outer("", None, 0, False, None, (), (), None, inners)  # type: ignore[arg-type]
+    got = wire.encode(outer, OUTER_PLAN)
+    names = (Inner("a", ()), Inner("m", ()), Inner("b", ()))  # all three, as they were
+    assert got == _expected(Outer("", None, 0, False, None, (), (), None, names))
