@@ -8,6 +8,12 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
+from arena import serde
+from arena.server import service
+from benchmarks import ceiling as ceiling_bench
+from benchmarks import probe as probe_bench
 from benchmarks.common import DescendantCpu, percentile
 from benchmarks.engine_bench import our_slice
 from benchmarks.profiling import summarize
@@ -179,3 +185,33 @@ def test_a_thinking_client_spends_its_think_time_inside_every_round_trip() -> No
     result = raw_run(1, 20, think_ms=5.0)
     assert result["decisions"] == 20
     assert result["latency_median_ms"] >= 5.0 and result["client"]["decisions"] == 20
+
+
+def test_the_ceiling_variants_each_do_their_share_of_the_referees_work(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    done: list[str] = []
+    referee = ceiling_bench.Structured.referee
+
+    def counted(self: ceiling_bench.Structured) -> None:
+        done.append(self.work)
+        referee(self)
+
+    monkeypatch.setattr(ceiling_bench.Structured, "referee", counted)
+    result = ceiling_bench.ceiling(runs=1, connections=1, rounds=50)
+    assert list(result["variants"]) == ["raw", "structured", "engine", "engine+encode"]
+    assert result["variants"]["raw"]["ratio_to_raw"] == 1.0
+    assert all(v["decisions_per_s"] > 0 for v in result["variants"].values())
+    # Every answer but the last runs the work, only in the variants that do it.
+    assert sorted(set(done)) == ["engine", "engine+encode"]
+    assert done.count("engine") == done.count("engine+encode") == 49
+
+
+def test_the_probe_compares_both_encoders_and_puts_everything_back() -> None:
+    read, kick, accel = serde.read_bot_bytes, service._StreamWriter.kick, serde._ACCEL
+    result = probe_bench.probe(pairs=1)
+    assert set(result) == {"c", "python"}
+    for r in result.values():
+        assert r["critical_us"] > 0 and r["cpu_us"] > 0 and r["rate"] > 0 and r["ratio"] > 0
+    assert serde.read_bot_bytes is read and service._StreamWriter.kick is kick
+    assert serde._ACCEL is accel
