@@ -456,8 +456,63 @@ class _StringField(_FieldCache[str]):
 _ENCODERS: dict[int, Callable[[Any], bytes]] = {}
 
 
+#: Wire kinds of a field: how it is written. arena/_wire.c has the same numbers.
+(
+    _W_STRING,  # a string, left out when empty
+    _W_STRING_OPTIONAL,  # a string with presence, left out when None
+    _W_STRINGS,  # repeated strings
+    _W_NUMBER,  # a varint (int, bool), left out when 0
+    _W_NUMBER_OPTIONAL,  # a varint with presence, left out when None
+    _W_NUMBERS,  # repeated varints, packed as proto3 writes them
+    _W_MESSAGE,  # a nested message, left out when None
+    _W_MESSAGES,  # repeated nested messages
+) = range(8)
+
+#: A wire plan: ``(attribute, wire kind, key, sub-plan or None)`` per field, in order.
+WirePlan = tuple[tuple[str, int, bytes, Any], ...]
+
+#: Wire plans, by the identity of the copy plan they are made from (plans live forever).
+_WIRE_PLANS: dict[int, WirePlan] = {}
+
+
+def _wire_plan(plan: _Plan) -> WirePlan:
+    """How each field of ``plan`` is written, decided once from its descriptor: what both the
+    Python encoder (:func:`_encoder`) and the C one (arena/_wire.c) follow."""
+    made = _WIRE_PLANS.get(id(plan))
+    if made is not None:
+        return made
+    fields = plan.descriptor.fields_by_name
+    out: list[tuple[str, int, bytes, Any]] = []
+    for name, mode, sub in plan.fields:
+        f = fields[name]
+        attr = sys.intern(name)
+        if mode in (_MESSAGE, _REPEATED_MESSAGE):
+            assert sub is not None
+            kind = _W_MESSAGE if mode == _MESSAGE else _W_MESSAGES
+            out.append((attr, kind, _key(f, _WIRE_LEN), _wire_plan(sub)))
+        elif f.type == FieldDescriptor.TYPE_STRING:
+            kind = {_SCALAR: _W_STRING, _OPTIONAL: _W_STRING_OPTIONAL}.get(mode, _W_STRINGS)
+            out.append((attr, kind, _key(f, _WIRE_LEN), None))
+        elif f.type in _VARINT_TYPES:
+            if mode == _REPEATED:
+                out.append((attr, _W_NUMBERS, _key(f, _WIRE_LEN), None))
+            else:
+                kind = _W_NUMBER if mode == _SCALAR else _W_NUMBER_OPTIONAL
+                out.append((attr, kind, _key(f, _WIRE_VARINT), None))
+        else:
+            raise ValueError(f"no wire encoding for field {f.full_name} (type {f.type})")
+    made = tuple(out)
+    _WIRE_PLANS[id(plan)] = made
+    return made
+
+
 def _encoder(plan: _Plan) -> Callable[[Any], bytes]:
-    """``encode(obj)``: the wire bytes of the message of the dataclass ``obj`` along ``plan``.
+    """``encode(obj)``: the wire bytes of the message of the dataclass ``obj`` along ``plan``."""
+    return _compiled_encoder(_wire_plan(plan))
+
+
+def _compiled_encoder(wplan: WirePlan) -> Callable[[Any], bytes]:
+    """:func:`_encoder` for a wire plan.
 
     Compiled to straight-line Python once per message type (as ``dataclasses`` does for
     ``__init__``), since a loop dispatching on each field's kind costs twice as much. Items of
@@ -465,50 +520,43 @@ def _encoder(plan: _Plan) -> Callable[[Any], bytes]:
     very same immutable objects: their bytes are kept, keyed by identity (the item is kept
     alongside, so an id is never reused while cached).
     """
-    encode = _ENCODERS.get(id(plan))
+    encode = _ENCODERS.get(id(wplan))
     if encode is not None:
         return encode
-    fields = plan.descriptor.fields_by_name
-    names = [name for name, _, _ in plan.fields]
+    names = [name for name, _, _, _ in wplan]
     if any(keyword.iskeyword(n) or not n.isidentifier() for n in names):
         raise ValueError(f"observation field names must be Python identifiers: {names}")
     env: dict[str, Any] = {"delimited": _delimited}
     lines = ["def encode(obj):", "    out = []", "    add = out.append"]
-    for i, (name, mode, sub) in enumerate(plan.fields):
-        f = fields[name]
+    for i, (name, kind, key, sub) in enumerate(wplan):
         lines.append(f"    v = obj.{name}")
-        if mode in (_MESSAGE, _REPEATED_MESSAGE):
-            assert sub is not None
-            key = env[f"k{i}"] = _key(f, _WIRE_LEN)
-            env[f"enc{i}"] = _encoder(sub)
-            if mode == _MESSAGE:
-                lines += ["    if v is not None:", f"        add(delimited(k{i}, enc{i}(v)))"]
-            elif all(m in (_SCALAR, _REPEATED) for _, m, _ in sub.fields):
+        test = "if v is not None" if kind in (_W_STRING_OPTIONAL, _W_NUMBER_OPTIONAL) else "if v"
+        if kind == _W_MESSAGE:
+            env[f"k{i}"], env[f"enc{i}"] = key, _compiled_encoder(sub)
+            lines += ["    if v is not None:", f"        add(delimited(k{i}, enc{i}(v)))"]
+        elif kind == _W_MESSAGES:
+            env[f"k{i}"], env[f"enc{i}"] = key, _compiled_encoder(sub)
+            if all(k not in (_W_MESSAGE, _W_MESSAGES) for _, k, _, _ in sub):
                 env[f"item{i}"] = _item_encoder(key, env[f"enc{i}"])
                 lines += ["    if v:", f"        out.extend([item{i}(x) for x in v])"]
             else:
                 lines += ["    for x in v:", f"        add(delimited(k{i}, enc{i}(x)))"]
-            continue
-        test = "if v is not None" if mode == _OPTIONAL else "if v"
-        if f.type == FieldDescriptor.TYPE_STRING:
-            env[f"s{i}"] = _StringField(_key(f, _WIRE_LEN))
-            if mode == _REPEATED:
-                lines += ["    if v:", f"        out.extend([s{i}[x] for x in v])"]
-            else:
-                lines += [f"    {test}:", f"        add(s{i}[v])"]
-        elif f.type in _VARINT_TYPES:
-            if mode == _REPEATED:  # packed, as proto3 encodes repeated numbers
-                env[f"p{i}"] = _PackedField(_key(f, _WIRE_LEN))
-                lines += ["    if v:", f"        add(p{i}[tuple(v)])"]
-            else:
-                env[f"n{i}"] = _NumberField(_key(f, _WIRE_VARINT))
-                lines += [f"    {test}:", f"        add(n{i}[v])"]
+        elif kind == _W_STRINGS:
+            env[f"s{i}"] = _StringField(key)
+            lines += ["    if v:", f"        out.extend([s{i}[x] for x in v])"]
+        elif kind in (_W_STRING, _W_STRING_OPTIONAL):
+            env[f"s{i}"] = _StringField(key)
+            lines += [f"    {test}:", f"        add(s{i}[v])"]
+        elif kind == _W_NUMBERS:
+            env[f"p{i}"] = _PackedField(key)
+            lines += ["    if v:", f"        add(p{i}[tuple(v)])"]
         else:
-            raise ValueError(f"no wire encoding for field {f.full_name} (type {f.type})")
+            env[f"n{i}"] = _NumberField(key)
+            lines += [f"    {test}:", f"        add(n{i}[v])"]
     lines.append("    return b''.join(out)")
     exec("\n".join(lines), env)  # source built above from the descriptor's field names
     compiled: Callable[[Any], bytes] = env["encode"]
-    _ENCODERS[id(plan)] = compiled
+    _ENCODERS[id(wplan)] = compiled
     return compiled
 
 
@@ -679,7 +727,7 @@ def observation_bytes(
         return head + _delimited(_OBSERVATION_JSON_KEY, data.encode())
     head = _observation_head(obs, plan, text=text, json=json) if text or json else b""
     accel = _ACCEL
-    typed = _encoder(plan)(obs) if accel is None else accel.encode(obs, _c_plan(plan))
+    typed = _encoder(plan)(obs) if accel is None else accel.encode(obs, _wire_plan(plan))
     return head + _delimited(_GAME_KEYS[game], typed)
 
 
@@ -708,21 +756,6 @@ def _observation_head(obs: Observation, plan: _Plan | None, *, text: bool, json:
 #: The C encoder in use, or ``None`` (not built, or ``ARENA_PURE_PYTHON=1`` in the environment).
 _ACCEL: ModuleType | None = None if os.environ.get("ARENA_PURE_PYTHON") == "1" else _built_wire
 
-#: Field kinds of a C plan; arena/_wire.c has the same numbers.
-(
-    _C_STRING,
-    _C_STRING_OPTIONAL,
-    _C_STRINGS,
-    _C_NUMBER,
-    _C_NUMBER_OPTIONAL,
-    _C_NUMBERS,
-    _C_MESSAGE,
-    _C_MESSAGES,
-) = range(8)
-
-#: C plans, by the identity of the Python plan they are made from (plans live forever).
-_C_PLANS: dict[int, tuple[tuple[str, int, bytes, Any], ...]] = {}
-
 
 def accelerated() -> bool:
     """Whether observations and decision requests are encoded in C."""
@@ -736,37 +769,6 @@ def encoder_name() -> str:
     if _built_wire is not None:
         return "Python (ARENA_PURE_PYTHON=1)"
     return "Python (arena/_wire.c is not built: no C compiler at install)"
-
-
-def _c_plan(plan: _Plan) -> tuple[tuple[str, int, bytes, Any], ...]:
-    """``plan`` as arena/_wire.c reads it: ``(attribute, kind, key, sub-plan)`` per field, with
-    the rules of :func:`_encoder`."""
-    made = _C_PLANS.get(id(plan))
-    if made is not None:
-        return made
-    fields = plan.descriptor.fields_by_name
-    out: list[tuple[str, int, bytes, Any]] = []
-    for name, mode, sub in plan.fields:
-        f = fields[name]
-        attr = sys.intern(name)
-        if mode in (_MESSAGE, _REPEATED_MESSAGE):
-            assert sub is not None
-            kind = _C_MESSAGE if mode == _MESSAGE else _C_MESSAGES
-            out.append((attr, kind, _key(f, _WIRE_LEN), _c_plan(sub)))
-        elif f.type == FieldDescriptor.TYPE_STRING:
-            kind = {_SCALAR: _C_STRING, _OPTIONAL: _C_STRING_OPTIONAL}.get(mode, _C_STRINGS)
-            out.append((attr, kind, _key(f, _WIRE_LEN), None))
-        elif f.type in _VARINT_TYPES:
-            if mode == _REPEATED:  # packed
-                out.append((attr, _C_NUMBERS, _key(f, _WIRE_LEN), None))
-            else:
-                kind = _C_NUMBER if mode == _SCALAR else _C_NUMBER_OPTIONAL
-                out.append((attr, kind, _key(f, _WIRE_VARINT), None))
-        else:
-            raise ValueError(f"no wire encoding for field {f.full_name} (type {f.type})")
-    made = tuple(out)
-    _C_PLANS[id(plan)] = made
-    return made
 
 
 def observation_dict(msg: pb.Observation) -> tuple[str, dict[str, Any]]:
@@ -1098,7 +1100,7 @@ def decision_bytes(
             seat,
             _observation_head(observation, plan, text=text, json=json) if text or json else b"",
             observation,
-            _c_plan(plan),
+            _wire_plan(plan),
             _GAME_KEYS[game],
             _legal_bytes(legal),
             _DEADLINE[deadline_ms] if deadline_ms else b"",

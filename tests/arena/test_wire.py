@@ -52,7 +52,7 @@ def test_c_and_python_write_the_same_bytes_on_every_game(
     game = get_game(game_id)
     plan = serde._observation_plan(game_id)
     assert plan is not None
-    c_plan, py_encode = serde._c_plan(plan), serde._encoder(plan)
+    c_plan, py_encode = serde._wire_plan(plan), serde._encoder(plan)
     rng = random.Random(game_id)
     compared = 0
     for match in range(6):
@@ -211,7 +211,7 @@ def test_a_decision_refuses_events_that_are_not_bytes() -> None:
     assert seat is not None
     with pytest.raises(TypeError, match="event"):
         wire.decision(
-            1, b"", seat, b"", state.observation(seat), serde._c_plan(plan), b"", b"", b"", 0,
+            1, b"", seat, b"", state.observation(seat), serde._wire_plan(plan), b"", b"", b"", 0,
             ["not bytes"],  # type: ignore[list-item]
         )  # fmt: skip
 
