@@ -9,9 +9,9 @@
  *
  * A plan, built by serde from the message's descriptor, is a tuple of fields, each
  * ``(attribute name, kind, key bytes, sub-plan or None)``; ``kind`` is one of the KIND_*
- * values below (serde's _W_* kinds, which its Python encoder follows too). Proto3 rules, as serde's Python encoder applies them:
- * a plain scalar is left out when it is zero or empty, an optional one only when None; packed
- * repeated numbers are left out when there are none.
+ * values below, serde's _W_* kinds, which its Python encoder follows too. Proto3 rules, as
+ * that encoder applies them: a plain scalar is left out when it is zero or empty, an optional
+ * one only when None; packed repeated numbers are left out when there are none.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
