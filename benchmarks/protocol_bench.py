@@ -212,6 +212,8 @@ async def arena_run(
             "server_rss_per_connection_kb": round((connected_rss - idle_rss) / len(tokens) / 1024),
             "server_threads_idle": idle_threads,
             "server_threads_connected": connected_threads,
+            # The play on time.perf_counter's clock (CLOCK_MONOTONIC: benchmarks/native.py).
+            "window": [w0, w0 + wall],
         },
     )
 
@@ -252,7 +254,11 @@ async def _raw_async(connections: int, rounds: int, think_ms: float = 0.0) -> di
         rtts,
         server_cpu,
         client,
-        {"connections": connections, "rounds_per_connection": rounds},
+        {
+            "connections": connections,
+            "rounds_per_connection": rounds,
+            "window": [servicer.started, finished],
+        },
     )
 
 
