@@ -50,7 +50,18 @@ def _protocol(quick: bool, out: Path) -> dict[str, Any]:
             trio.run(functools.partial(arena_run, n, k))
         profiles[f"{n}"] = prof
     result["profile"] = profiles
+    result["native"] = _native(quick)
     return result
+
+
+def _native(quick: bool) -> dict[str, Any]:
+    """The server's CPU per decision by thread and library (perf), arena against raw."""
+    from benchmarks.native import PerfUnavailable, native
+
+    try:
+        return {f"{n}": native(1 if quick else 3, n) for n in (1, 8)}
+    except PerfUnavailable as err:
+        return {"missing": str(err)}
 
 
 def _tournament(quick: bool, out: Path) -> dict[str, Any]:

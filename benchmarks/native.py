@@ -13,10 +13,10 @@ the CPU microseconds per decision spent in each thread role and library during t
 * libraries: the **interpreter** (libpython: Python code running), **grpc native** (cygrpc),
   the **kernel**, and everything else (libc, protobuf, the arena's C encoder, …).
 
-Needs ``perf`` (linux-perf) and the right to use it (root, or ``perf_event_paranoid`` ≤ 1); not
-part of ``make bench``. py-spy (the bench's profiles) says which Python functions run; this says
-how much of the server's time is Python at all, against the same stack doing nothing but
-ping-pong.
+Needs ``perf`` (linux-perf) and the right to use it (root, or ``perf_event_paranoid`` ≤ 1);
+``make bench`` runs it where it can and notes why where it cannot. py-spy (the bench's other
+profiles) says which Python functions run; this says how much of the server's time is Python at
+all, against the same stack doing nothing but ping-pong.
 """
 
 from __future__ import annotations
@@ -128,11 +128,16 @@ def _worker(kind: str, connections: int) -> Window:
 # --- the driver ------------------------------------------------------------------------------
 
 
+class PerfUnavailable(RuntimeError):
+    """perf is missing, or may not sample here; the message says which."""
+
+
 def measure(kind: str, connections: int) -> dict[str, dict[str, float]]:
-    """One run of ``kind`` (``arena`` or ``raw``) under perf; µs per decision by role/library."""
+    """One run of ``kind`` (``arena`` or ``raw``) under perf; µs per decision by role/library.
+    Raises :class:`PerfUnavailable`."""
     perf = shutil.which("perf")
     if perf is None:
-        raise SystemExit("perf is not installed (Debian: apt-get install linux-perf)")
+        raise PerfUnavailable("perf is not installed (Debian: apt-get install linux-perf)")
     with tempfile.TemporaryDirectory(prefix="native-") as tmp:
         data = Path(tmp) / "perf.data"
         worker = [sys.executable, "-m", "benchmarks.native", "--worker", kind]
@@ -148,7 +153,7 @@ def measure(kind: str, connections: int) -> dict[str, dict[str, float]]:
         lines = [x for x in proc.stdout.splitlines() if x.startswith("{")]
         if proc.returncode != 0 or not lines:
             tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-            raise SystemExit(f"perf record failed: {tail}")
+            raise PerfUnavailable(f"perf record failed: {tail}")
         window = Window(**json.loads(lines[-1]))
         script = subprocess.run(
             [perf, "script", "-i", str(data), "-F", "pid,tid,time,ip,sym,dso"],
@@ -198,7 +203,10 @@ def main() -> None:
         print(json.dumps({f: getattr(w, f) for f in Window.__slots__}))
         return
     print(f"{args.connections} connection(s), medians of {args.pairs} pairs")
-    print(render(native(args.pairs, args.connections)))
+    try:
+        print(render(native(args.pairs, args.connections)))
+    except PerfUnavailable as err:
+        raise SystemExit(f"benchmarks.native: {err}") from None
 
 
 if __name__ == "__main__":

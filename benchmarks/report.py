@@ -215,6 +215,25 @@ ROWS = {
 }
 
 
+def native_line(n: str, r: dict[str, Any]) -> str:
+    """benchmarks.native's medians for ``n`` connections in one line: arena against raw."""
+
+    def pair(role: str, lib: str | None = None) -> str:
+        a, b = (
+            (sum(r[k][role].values()) for k in ("arena", "raw"))
+            if lib is None
+            else (r[k][role][lib] for k in ("arena", "raw"))
+        )
+        return f"{a:.0f} vs {b:.0f}"
+
+    return (
+        f"arena {n} connection{'' if n == '1' else 's'} against raw (perf, µs of CPU per "
+        f"decision): loop thread interpreter {pair('loop thread', 'interpreter')}, grpc native "
+        f"{pair('loop thread', 'grpc native')}, kernel {pair('loop thread', 'kernel')}; other "
+        f"server threads {pair('other server threads')}; client {pair('client')}"
+    )
+
+
 def limits(results: dict[str, Any]) -> list[str]:
     """One line per profile: where the time went."""
     out: list[str] = []
@@ -232,6 +251,12 @@ def limits(results: dict[str, Any]) -> list[str]:
                 f"arena {n} connection{'' if n == '1' else 's'} (py-spy, GIL holder; "
                 f"interpreter busy {prof['interpreter_busy']:.0%}): {parts}"
             )
+    native = sections.get("protocol", {}).get("native", {})
+    if native.get("missing"):
+        out.append(f"arena against raw by thread and library (perf): missing: {native['missing']}")
+    for n, r in native.items():
+        if n != "missing":
+            out.append(native_line(n, r))
     prof = sections.get("scale", {}).get("profile", {})
     if prof.get("by_part"):
         parts = ", ".join(f"{k} {v:.0%}" for k, v in list(prof["by_part"].items())[:5])

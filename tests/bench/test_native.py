@@ -12,6 +12,7 @@ import pytest
 
 from benchmarks.common import ROOT
 from benchmarks.native import LIBRARIES, RATE, ROLES, Window, attribute, library, render
+from benchmarks.report import limits
 
 # What `perf script -F pid,tid,time,ip,sym,dso` prints: server 100 (loop thread 101), client 200.
 SCRIPT = """\
@@ -69,3 +70,33 @@ def test_the_worker_reports_its_play_s_window_and_the_loop_thread(kind: str) -> 
     assert w.decisions >= 2000 if kind == "raw" else w.decisions > 500
     # The raw server runs on the worker's main thread; the arena's on a thread of its own.
     assert (w.loop_tid == w.server_pid) is (kind == "raw")
+
+
+def test_without_perf_the_bench_says_why_instead_of_failing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from benchmarks import __main__ as bench
+    from benchmarks import native as native_bench
+
+    monkeypatch.setattr(native_bench.shutil, "which", lambda name: None)
+    result = bench._native(quick=True)
+    assert result == {"missing": "perf is not installed (Debian: apt-get install linux-perf)"}
+    notes = limits({"sections": {"protocol": {"native": result}}})
+    assert notes == [
+        "arena against raw by thread and library (perf): missing: perf is not installed "
+        "(Debian: apt-get install linux-perf)"
+    ]
+
+
+def test_the_bench_notes_hold_arena_against_raw_per_connection_count() -> None:
+    window = Window(start=10.0, end=11.0, decisions=2, server_pid=100, loop_tid=101)
+    got = attribute(SCRIPT.splitlines(), window)
+    one = 1e6 / RATE / 2
+    notes = limits(
+        {"sections": {"protocol": {"native": {"8": {"arena": got, "raw": attribute([], window)}}}}}
+    )
+    assert notes == [
+        "arena 8 connections against raw (perf, µs of CPU per decision): loop thread "
+        f"interpreter {2 * one:.0f} vs 0, grpc native 0 vs 0, kernel {one:.0f} vs 0; "
+        f"other server threads {3 * one:.0f} vs 0; client {one:.0f} vs 0"
+    ]
