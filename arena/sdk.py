@@ -22,15 +22,16 @@ and returns once it has played ``matches`` matches or the server has been gone f
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
-import queue
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import grpc
+import grpc.aio
 
 from arena import serde
 from arena._pb import arena_pb2 as pb
@@ -41,6 +42,9 @@ from engine import EngineError, get_game
 from reference_bots.base import Bot
 
 log = get_logger("arena.sdk")
+
+#: What ``read()`` returns at the end of a grpc.aio stream (missing from grpc-stubs).
+EOF: Any = getattr(grpc.aio, "EOF")  # noqa: B009
 
 #: Client channel options (see docs/protocol.md): keep idle connections alive through NATs, and
 #: accept observations up to the server's send limit.
@@ -80,17 +84,6 @@ class BotRun:
     stopped: str = ""
 
 
-class _Stream:
-    """One Arena.Play stream: an outbox feeding the request iterator."""
-
-    def __init__(self) -> None:
-        self.outbox: queue.SimpleQueue[pb.BotMessage | None] = queue.SimpleQueue()
-
-    def requests(self) -> Iterator[pb.BotMessage]:
-        while (msg := self.outbox.get()) is not None:
-            yield msg
-
-
 def run_bot(
     bot: Bot,
     address: str | None = None,
@@ -105,9 +98,15 @@ def run_bot(
     matches have ended (``None``: until the server goes away for ``give_up_s`` seconds).
 
     Raises :class:`BotRejected` when the server refuses the bot, :class:`ArenaError` when no
-    address is given.
+    address is given or when called on a thread that runs an asyncio loop (each connection runs
+    on a grpc.aio loop of its own; ``bot.choose`` is called on it).
     """
     configure_once(lazy=True)
+    if _in_running_loop():
+        raise ArenaError(
+            "run_bot blocks until it is done: call it where no asyncio loop runs "
+            "(for example in a thread of its own)"
+        )
     address = address or os.environ.get("ARENA_ADDRESS", "")
     if not address:
         raise ArenaError("no server address: pass one or set ARENA_ADDRESS")
@@ -149,33 +148,49 @@ def run_bot(
         backoff = min(BACKOFF_CAP, backoff * BACKOFF_FACTOR)
 
 
+def _in_running_loop() -> bool:
+    """Whether this thread runs an asyncio loop (run_bot runs its own: asyncio.run)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
 def _play_stream(
     bot: Bot, address: str, hello: serde.Hello, run: BotRun, matches: int | None
 ) -> tuple[bool, bool]:
     """Play over one stream until it ends; ``(welcomed, done)``."""
-    stream = _Stream()
-    stream.outbox.put(serde.hello_message(hello))
-    games: dict[str, str] = {}  # match id -> game id
+    return asyncio.run(_play(bot, address, hello, run, matches))
+
+
+# grpc.aio, read and written from one coroutine: the synchronous client's stream costs two
+# thread hand-offs per decision (a thread feeding the request iterator, another delivering
+# responses), about half the SDK's time per decision (docs/performance.md).
+async def _play(
+    bot: Bot, address: str, hello: serde.Hello, run: BotRun, matches: int | None
+) -> tuple[bool, bool]:
     welcomed = False
-    with grpc.insecure_channel(address, options=CLIENT_OPTIONS) as channel:
-        responses = pb_grpc.ArenaStub(channel).Play(stream.requests())
+    async with grpc.aio.insecure_channel(address, options=CLIENT_OPTIONS) as channel:
+        # The generated stubs are typed for the synchronous API.
+        play: Any = pb_grpc.ArenaStub(channel).Play
+        call: grpc.aio.StreamStreamCall[pb.BotMessage, pb.ServerMessage] = play()
         try:
-            for raw in responses:
+            await call.write(serde.hello_message(hello))
+            while (raw := await call.read()) is not EOF:
                 # A Bot has no event hook: the events a Decision carries are not decoded.
-                msg = serde.read_server_message(raw, events=False)
+                msg = serde.read_server_message(cast(pb.ServerMessage, raw), events=False)
                 if isinstance(msg, serde.Decision):
                     index = _choose(bot, msg)
-                    stream.outbox.put(serde.answer_message(msg.request_id, index=index))
+                    await call.write(serde.answer_message(msg.request_id, index=index))
                     run.decisions += 1
                 elif isinstance(msg, serde.EventInfo):
                     continue
                 elif isinstance(msg, serde.MatchStart):
-                    games[msg.match_id] = msg.game
                     options = _typed_options(msg.game, msg.options)
                     for seat in msg.seats:
                         bot.start_match(msg.game, seat, options)
                 elif isinstance(msg, serde.MatchEnd):
-                    games.pop(msg.match_id, None)
                     run.matches += 1
                     log.info(
                         "match over",
@@ -197,7 +212,7 @@ def _play_stream(
             code = err.code() if isinstance(err, grpc.Call) else None
             log.info("connection lost", address=address, code=str(code))
         finally:
-            stream.outbox.put(None)
+            call.cancel()  # nothing more to say; the channel closes with the block
     return welcomed, False
 
 

@@ -3,6 +3,7 @@ when the server goes away, and strategies that see the engine's own observation 
 
 from __future__ import annotations
 
+import asyncio
 import random
 import subprocess
 import sys
@@ -20,6 +21,7 @@ import trio
 from arena import serde
 from arena._pb import arena_pb2 as pb
 from arena._pb import arena_pb2_grpc as pb_grpc
+from arena.errors import ArenaError
 from arena.sdk import BotRejected, BotRun, run_bot
 from arena.server import open_arena_server
 from engine import Action, Result, get_game
@@ -299,3 +301,13 @@ def test_arena_bot_that_never_reaches_a_server_says_so_and_fails() -> None:
     # Silence and exit status 0 read as "played and done": a typo in --server must not.
     line = arena_error("bot", "random", "--server", "127.0.0.1:1", "--give-up", "0.3")
     assert line == "arena: error: no arena server answered at 127.0.0.1:1 within 0.3 s"
+
+
+def test_run_bot_inside_a_running_asyncio_loop_is_refused_in_words() -> None:
+    # run_bot blocks and runs its own grpc.aio loop: on a thread already running one it would
+    # fail deep inside asyncio; it says what to do instead, before connecting anywhere.
+    async def main() -> None:
+        with pytest.raises(ArenaError, match="call it where no asyncio loop runs"):
+            run_bot(RandomBot(1), "127.0.0.1:1", "t", give_up_s=0.1)
+
+    asyncio.run(main())
