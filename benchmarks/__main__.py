@@ -25,9 +25,10 @@ SECTIONS = ("engine", "protocol", "tournament", "scale", "ratings")
 
 
 def _engine(quick: bool, out: Path) -> dict[str, Any]:
-    from benchmarks.engine_bench import profile_whist, run_engine
+    from benchmarks.engine_bench import clone_costs, profile_whist, run_engine
 
     result = run_engine(rounds=2 if quick else 6, slice_s=0.15 if quick else 0.25)
+    result["clone"] = clone_costs(clones=100 if quick else 300, rounds=2 if quick else 5)
     profile = profile_whist(1.0 if quick else 3.0)
     text = profile.pop("text", "")
     if text:

@@ -139,6 +139,65 @@ def openspiel_slice(name: str, params: dict[str, Any], seed: int = 1) -> Slice:
     return run
 
 
+#: Decisions played into a match before its state is cloned (mid-deal in every game).
+CLONE_AFTER = 30
+
+
+def _mid_match(
+    make: Callable[[], Any],
+    step: Callable[[Any], None],
+    done: Callable[[Any], bool],
+    decisions: int,
+) -> Any:
+    state = make()
+    for _ in range(decisions):
+        if done(state):
+            break
+        step(state)
+    return state
+
+
+def clone_costs(clones: int = 300, rounds: int = 5) -> dict[str, Any]:
+    """Microseconds per ``clone()`` of a state :data:`CLONE_AFTER` decisions into a match (what a
+    search bot pays per simulation), ours beside OpenSpiel's C++ ``State.clone()``; medians of
+    ``rounds`` rounds of ``clones`` clones each, subjects interleaved per round."""
+    rng = random.Random(7)
+    states: dict[str, Any] = {}
+    for label, gid, players, opts in OUR_GAMES:
+        game = get_game(gid)
+        config = game.configure(players, opts)
+        states[label] = _mid_match(
+            lambda game=game, config=config: game.new_match(config, 1),
+            lambda st: st.apply(rng.choice(st.legal_actions())),
+            lambda st: st.to_move is None,
+            CLONE_AFTER,
+        )
+    if openspiel_available() is None:
+        pyspiel = importlib.import_module("pyspiel")
+        for label, name, params in OPENSPIEL_GAMES:
+            game = pyspiel.load_game(name, params)
+
+            def step(st: Any) -> None:
+                while st.is_chance_node():
+                    st.apply_action(st.chance_outcomes()[0][0])
+                st.apply_action(rng.choice(st.legal_actions()))
+
+            states[label] = _mid_match(
+                game.new_initial_state, step, lambda st: st.is_terminal(), CLONE_AFTER
+            )
+    per_round: dict[str, list[float]] = {label: [] for label in states}
+    for _ in range(rounds):
+        for label, state in states.items():
+            t0 = time.process_time()
+            for _ in range(clones):
+                state.clone()
+            per_round[label].append((time.process_time() - t0) / clones * 1e6)
+    return {
+        "after_decisions": CLONE_AFTER,
+        "us_per_clone": {k: round(statistics.median(v), 2) for k, v in per_round.items()},
+    }
+
+
 def openspiel_available() -> str | None:
     """``None`` when pyspiel imports, else why not."""
     try:

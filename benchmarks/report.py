@@ -50,6 +50,18 @@ def engine_rows(s: dict[str, Any]) -> list[Row]:
                 _ratio(r["cpu_median"]),
             )
         )
+    clone = s.get("clone", {}).get("us_per_clone", {})
+    ref_clone = clone.get("openspiel oh_hell")
+    for label, us in clone.items():
+        if not label.startswith("openspiel"):
+            rows.append(
+                (
+                    f"engine {label}: µs per clone()",
+                    f"{us:,.1f}",
+                    f"oh_hell {ref_clone:,.1f}" if ref_clone else "–",
+                    _ratio(ref_clone / us) if ref_clone else "–",
+                )
+            )
     if s.get("openspiel_missing"):
         rows.append(("openspiel", "missing", s["openspiel_missing"], "–"))
     return rows

@@ -434,14 +434,81 @@ class MatchState(ABC):
         return [e for e in self.events[start:] if e.to is None or seat in e.to]
 
     def clone(self) -> MatchState:
-        """An independent copy (for search bots); the generator state is copied too."""
-        return copy.deepcopy(self)
+        """An independent copy (for search bots); the generator's state is copied too.
+
+        What never changes is shared, not copied: numbers, strings, tuples, frozen dataclasses
+        (actions, events, tricks, the configuration) and the game itself; lists, dicts and sets
+        are copied as deep as they nest, anything else with ``copy.deepcopy``. A game's state must
+        therefore keep no mutable object inside a tuple or a frozen dataclass. 25–40 µs
+        mid-match, where a deep copy of the whole state (the event log's every event included)
+        took 0.7–2.2 ms; about half of it is the generator's state.
+        """
+        attrs = self.__dict__.copy()
+        kinds = _CLONE_KINDS
+        for name, value in attrs.items():
+            if kinds.get(type(value)) != _SHARE:
+                attrs[name] = _copied(value)
+        new = object.__new__(type(self))
+        new.__dict__ = attrs
+        return new
 
     # --- helpers for games -----------------------------------------------------------------------
 
     def _emit(self, kind: str, to: tuple[int, ...] | None = None, **data: JSON) -> None:
         """Record an event; ``to`` limits who sees it."""
         self.events.append(Event(kind, data, to))
+
+
+# --- what MatchState.clone() shares and what it copies ------------------------------------------
+
+_SHARE, _LIST, _DICT, _SET, _RANDOM, _DEEP = range(6)
+#: How clone() treats a value, by its exact type (filled as types occur).
+_CLONE_KINDS: dict[type, int] = {
+    **dict.fromkeys((int, float, str, bool, type(None), tuple, frozenset, bytes), _SHARE),
+    list: _LIST,
+    dict: _DICT,
+    set: _SET,
+    random.Random: _RANDOM,
+}
+
+
+#: The types clone() shares, as a set: a list whose element types are a subset is copied in C.
+_SHARED_TYPES = {t for t, kind in _CLONE_KINDS.items() if kind == _SHARE}
+
+
+def _clone_kind(kind_of: type) -> int:
+    kind = _CLONE_KINDS.get(kind_of)
+    if kind is None:
+        params = getattr(kind_of, "__dataclass_params__", None)
+        frozen = params is not None and params.frozen
+        kind = _SHARE if frozen or issubclass(kind_of, Game) else _DEEP
+        _CLONE_KINDS[kind_of] = kind
+        if kind == _SHARE:
+            _SHARED_TYPES.add(kind_of)
+    return kind
+
+
+def _copied(value: Any) -> Any:
+    """``value`` for a clone: itself when it never changes, else a copy (MatchState.clone)."""
+    kind = _CLONE_KINDS.get(type(value))
+    if kind is None:
+        kind = _clone_kind(type(value))
+    if kind == _SHARE:
+        return value
+    if kind == _LIST:
+        # A list of values that never change (the event log, a hand) is copied in C.
+        if set(map(type, value)) <= _SHARED_TYPES:
+            return value.copy()
+        return [_copied(v) for v in value]
+    if kind == _DICT:
+        return {k: _copied(v) for k, v in value.items()}
+    if kind == _SET:
+        return set(value)  # elements are hashable, hence never change
+    if kind == _RANDOM:
+        rng = random.Random.__new__(random.Random)
+        rng.setstate(value.getstate())  # half of a clone's time: 625 words of Mersenne Twister
+        return rng
+    return copy.deepcopy(value)
 
 
 def option_error(name: str, problem: str) -> ConfigError:

@@ -15,10 +15,10 @@ from arena.server import service
 from benchmarks import ceiling as ceiling_bench
 from benchmarks import probe as probe_bench
 from benchmarks.common import DescendantCpu, percentile
-from benchmarks.engine_bench import our_slice
+from benchmarks.engine_bench import OUR_GAMES, clone_costs, openspiel_available, our_slice
 from benchmarks.profiling import summarize
 from benchmarks.protocol_bench import raw_run, wakeup_cost
-from benchmarks.report import protocol_rows, render
+from benchmarks.report import engine_rows, protocol_rows, render
 from benchmarks.wire import RawPingPong, sample_decisions, start_raw_server
 
 
@@ -215,3 +215,15 @@ def test_the_probe_compares_both_encoders_and_puts_everything_back() -> None:
         assert r["critical_us"] > 0 and r["cpu_us"] > 0 and r["rate"] > 0 and r["ratio"] > 0
     assert serde.read_bot_bytes is read and service._StreamWriter.kick is kick
     assert serde._ACCEL is accel
+
+
+def test_clone_costs_time_every_game_and_the_rows_compare_with_oh_hell() -> None:
+    result = clone_costs(clones=5, rounds=1)
+    us = result["us_per_clone"]
+    assert {label for label, *_ in OUR_GAMES} <= set(us)
+    assert all(v > 0 for v in us.values())
+    assert ("openspiel oh_hell" in us) is (openspiel_available() is None)
+    rows = engine_rows(
+        {"subjects": {}, "clone": {"us_per_clone": {"whist": 25.0, "openspiel oh_hell": 1.75}}}
+    )
+    assert rows == [("engine whist: µs per clone()", "25.0", "oh_hell 1.8", "0.07×")]

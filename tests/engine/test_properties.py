@@ -7,6 +7,7 @@ sizes.
 
 from __future__ import annotations
 
+import copy
 import json
 import random
 from collections.abc import Iterator, Mapping
@@ -18,6 +19,7 @@ from hypothesis import strategies as st
 
 from engine import Action, IllegalActionError, MatchOverError, MatchState, get_game
 from engine.cards import CARD_TEXT, FULL_DECK_MASK
+from engine.core import Game
 
 #: (game id, players, most decisions a match may take). Whist: 3 games of at most 13 deals of
 #: 52 plays. Tennis whist: at most n*(sets-1)+1 sets of 8 rounds, each round one nomination
@@ -273,6 +275,46 @@ def test_clone_is_independent(game_id: str, players: int, bound: int, seed: int,
     assert [e.to_dict() for e in state.events] == [e.to_dict() for e in copy.events]
     r1, r2 = state.result(), copy.result()
     assert r1 is not None and r2 is not None and r1.to_dict() == r2.to_dict()
+
+
+def _same_value_no_shared_mutables(original: Any, copied: Any, deep: Any, path: str) -> None:
+    """``copied`` (from clone()) equals ``deep`` (from copy.deepcopy) in value, and shares no
+    list, dict, set or generator with ``original``, at any depth."""
+    if isinstance(original, random.Random):
+        assert copied is not original, path
+        assert copied.getstate() == deep.getstate(), path
+    elif isinstance(original, (list, dict, set)):
+        assert copied is not original, f"{path} is shared with the original"
+        assert type(copied) is type(original) and len(copied) == len(original), path
+        if isinstance(original, list):
+            for i, (o, c, d) in enumerate(zip(original, copied, deep, strict=True)):
+                _same_value_no_shared_mutables(o, c, d, f"{path}[{i}]")
+        elif isinstance(original, dict):
+            for k in original:
+                _same_value_no_shared_mutables(original[k], copied[k], deep[k], f"{path}[{k!r}]")
+        else:
+            assert copied == deep, path
+    elif isinstance(original, Game):
+        assert copied is original, path  # one game object serves every match
+    else:
+        assert copied == deep, path
+
+
+@pytest.mark.parametrize(("game_id", "players", "bound"), CONFIGS, ids=IDS)
+@settings(max_examples=4, deadline=None)
+@given(seed=SEEDS, stop=st.integers(0, 300))
+def test_a_clone_is_a_deep_copy_in_value_sharing_only_what_never_changes(
+    game_id: str, players: int, bound: int, seed: int, stop: int
+) -> None:
+    state = new_match(game_id, players, seed)
+    rng = random.Random(seed)
+    while state.to_move is not None and state.decisions < stop:
+        state.apply(rng.choice(state.legal_actions()))
+    state.legal_actions() if state.to_move is not None else None  # the cache, filled
+    clone, deep = state.clone(), copy.deepcopy(state)
+    assert type(clone) is type(state) and set(vars(clone)) == set(vars(state))
+    for name, value in vars(state).items():
+        _same_value_no_shared_mutables(value, vars(clone)[name], vars(deep)[name], name)
 
 
 # --- whist and tennis whist: the pack is conserved ------------------------------------------
