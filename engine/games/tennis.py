@@ -59,6 +59,12 @@ from engine.games.tennis_cards import (
 )
 from engine.options import OptionSpec
 
+#: Events that recur (serves, points, passes, discards), interned as whist interns its plays
+#: (tricks.PLAY_EVENTS): one Event per distinct content, shared by every match's log, since
+#: events are immutable facts. Keyed by the content itself (names, seats, cards, scores), never
+#: by what it is derived from: a few hundred at most.
+_INTERNED: dict[tuple[object, ...], Event] = {}
+
 SINGLES_NAMES: Final = ("P1", "P2")
 DOUBLES_NAMES: Final = ("A1", "B1", "A2", "B2")
 TEAM_NAMES: Final = ("A", "B")
@@ -442,13 +448,20 @@ class TennisState(MatchState):
     def _turn_serve(self, turn: int) -> int:
         card = self.serve_deck.pop()
         self.serve_pile[card] += 1
-        self._emit(
-            "serve",
-            server=self.names[self.server],
-            side="right" if self.serve_right else "left",
-            turn=turn,
-            card=SERVE_TEXT[card],
-        )
+        server = self.names[self.server]
+        key = ("serve", server, self.serve_right, turn, card)
+        event = _INTERNED.get(key)
+        if event is None:
+            event = _INTERNED[key] = Event(
+                "serve",
+                {
+                    "server": server,
+                    "side": "right" if self.serve_right else "left",
+                    "turn": turn,
+                    "card": SERVE_TEXT[card],
+                },
+            )
+        self.events.append(event)
         if len(self.serve_deck) == 1:  # the used cards go, shuffled, under the last one
             pile = [c for c in range(3) for _ in range(self.serve_pile[c])]
             self.rng.shuffle(pile)
@@ -600,12 +613,13 @@ class TennisState(MatchState):
             st[ST_SERVER_POINTS] += 1
         self.points[side] += 1
         self.set_points[side] += 1
-        self._emit(
-            "point",
-            winner=self.side_names[side],
-            how=how,
-            points=list(self.points),
-        )
+        points, winner = self.points, self.side_names[side]
+        key = ("point", winner, how, points[0], points[1])
+        event = _INTERNED.get(key)
+        if event is None:
+            data: dict[str, JSON] = {"winner": winner, "how": how, "points": [*points]}
+            event = _INTERNED[key] = Event("point", data)
+        self.events.append(event)
         if self.points[side] < POINTS_FOR_GAME:  # first to 4: at 40-40 the next point wins
             return True
         st[ST_GAMES] += 1
@@ -838,9 +852,19 @@ class TennisState(MatchState):
             if t >= 0:
                 self._take(p, t)
                 self.hidden[t] += 1
-                self._emit("discard", to=self.hand_seats[p], player=name, card=TYPE_TEXT[t])
+                seats = self.hand_seats[p]
+                key: tuple[object, ...] = ("discard", name, seats, t)
+                event = _INTERNED.get(key)
+                if event is None:
+                    data = {"player": name, "card": TYPE_TEXT[t]}
+                    event = _INTERNED[key] = Event("discard", data, seats)
+                self.events.append(event)
             who = self.side_names[side] if team_pass else name
-            self._emit("pass", player=who, discard=t >= 0)
+            key = ("pass", who, t >= 0)
+            event = _INTERNED.get(key)
+            if event is None:
+                event = _INTERNED[key] = Event("pass", {"player": who, "discard": t >= 0})
+            self.events.append(event)
             winner, how = 1 - side, how or "pass"
         if self._award(winner, how):
             self._play_on()

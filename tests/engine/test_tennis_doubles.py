@@ -370,3 +370,26 @@ def test_property_doubles_discards_hidden_from_opponents(
             ]
         )
     assert views[0] == views[1]
+
+
+def test_every_private_event_reaches_exactly_the_seats_that_see_that_hand() -> None:
+    # With four bots partners confer, so each sees the other's hand (rules: "four bots, each
+    # seeing its partner's hand"); with one bot per team the team's seat sees both. Both modes in
+    # one process, alternating: events are interned across matches (engine/games/tennis.py),
+    # and a discard interned for one mode must never stand in for the other's.
+    seen = {"team": 0, "players": 0}
+    for seed in range(12):
+        for control in MODES:
+            s = doubles(control, seed)
+            rng = random.Random(seed)
+            while s.to_move is not None:
+                s.apply(rng.choice(s.legal_actions()))
+            for e in s.events:
+                if e.kind not in ("deal", "discard"):
+                    continue
+                p = s.names.index(str(e.data["player"]))
+                partner = p ^ 2
+                expected = (p % 2,) if control == "team" else tuple(sorted((p, partner)))
+                assert e.to is not None and tuple(sorted(e.to)) == expected, (control, e)
+                seen[control] += 1
+    assert seen["team"] > 50 and seen["players"] > 50
