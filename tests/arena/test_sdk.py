@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import signal
 import subprocess
 import sys
 import threading
@@ -311,3 +312,37 @@ def test_run_bot_inside_a_running_asyncio_loop_is_refused_in_words() -> None:
             run_bot(RandomBot(1), "127.0.0.1:1", "t", give_up_s=0.1)
 
     asyncio.run(main())
+
+
+def test_ctrl_c_stops_arena_bot_in_one_line_while_playing_or_reconnecting() -> None:
+    # run_bot runs each connection on an asyncio loop of its own: Ctrl-C must still end
+    # `arena bot` as any arena command ends, whether it is connected or between attempts.
+    async def main() -> None:
+        async with open_arena_server() as server:
+            server.add_token("waiting")  # welcomed, then waits for a match that never comes
+
+            def interrupted(*target: str) -> tuple[int | None, str]:
+                bot = subprocess.Popen(
+                    [ARENA, "bot", "random", *target, "--give-up", "30"],
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                    # A child of a non-interactive shell may inherit SIGINT ignored; a user's
+                    # Ctrl-C is not.
+                    preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+                )
+                time.sleep(1.5)  # connected (or retrying) by now
+                bot.send_signal(signal.SIGINT)
+                _, err = bot.communicate(timeout=20)
+                return bot.returncode, err
+
+            for target in (
+                ("--server", server.address, "--token", "waiting"),
+                ("--server", "127.0.0.1:1"),
+            ):
+                code, err = await trio.to_thread.run_sync(interrupted, *target)
+                assert code == 130, err[-2000:]
+                assert "Traceback" not in err, err[-2000:]
+                assert err.strip().splitlines()[-1] == "arena: interrupted"
+
+    trio.run(main)
