@@ -32,6 +32,7 @@ from typing import Any
 import grpc
 
 from arena import serde
+from arena.cli import POSITIVE
 from benchmarks.common import ROOT, child_env
 from benchmarks.protocol_bench import client_argv
 from benchmarks.wire import EOF, RawPingPong, lean_whist_request, sample_decisions, start_raw_server
@@ -166,8 +167,8 @@ def ceiling(runs: int = 4, connections: int = 1, rounds: int = 3000) -> dict[str
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.ceiling", description=__doc__)
-    parser.add_argument("--runs", type=int, default=4, help="runs per variant (default 4)")
-    parser.add_argument("--connections", type=int, default=1, help="1 or 8, as the bench")
+    parser.add_argument("--runs", type=POSITIVE, default=4, help="runs per variant (default 4)")
+    parser.add_argument("--connections", type=POSITIVE, default=1, help="1 or 8, as the bench")
     args = parser.parse_args()
     result = ceiling(args.runs, args.connections)
     print(f"encoder: {result['encoder']}; {args.connections} connection(s)")

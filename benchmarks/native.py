@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from arena.cli import POSITIVE
 from benchmarks.common import ROOT
 
 #: Thread roles, in print order.
@@ -194,8 +195,8 @@ def render(result: dict[str, Any]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.native", description=__doc__)
-    parser.add_argument("--pairs", type=int, default=3, help="arena/raw pairs (default 3)")
-    parser.add_argument("--connections", type=int, default=1, help="1 or 8, as the bench")
+    parser.add_argument("--pairs", type=POSITIVE, default=3, help="arena/raw pairs (default 3)")
+    parser.add_argument("--connections", type=POSITIVE, default=1, help="1 or 8, as the bench")
     parser.add_argument("--worker", choices=("arena", "raw"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:

@@ -28,6 +28,7 @@ from typing import Any
 import trio
 
 from arena import serde
+from arena.cli import POSITIVE
 from arena.server import service
 from benchmarks.protocol_bench import arena_run, raw_run
 
@@ -96,8 +97,8 @@ def probe(pairs: int = 4, connections: int = 1) -> dict[str, dict[str, Any]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.probe", description=__doc__)
-    parser.add_argument("--pairs", type=int, default=4, help="runs per encoder (default 4)")
-    parser.add_argument("--connections", type=int, default=1, help="1 or 8, as the bench")
+    parser.add_argument("--pairs", type=POSITIVE, default=4, help="runs per encoder (default 4)")
+    parser.add_argument("--connections", type=POSITIVE, default=1, help="1 or 8, as the bench")
     args = parser.parse_args()
     for name, r in probe(args.pairs, args.connections).items():
         print(

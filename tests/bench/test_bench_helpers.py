@@ -14,7 +14,7 @@ from arena import serde
 from arena.server import service
 from benchmarks import ceiling as ceiling_bench
 from benchmarks import probe as probe_bench
-from benchmarks.common import DescendantCpu, percentile
+from benchmarks.common import ROOT, DescendantCpu, percentile
 from benchmarks.engine_bench import OUR_GAMES, clone_costs, openspiel_available, our_slice
 from benchmarks.profiling import summarize
 from benchmarks.protocol_bench import raw_run, wakeup_cost
@@ -227,3 +227,29 @@ def test_clone_costs_time_every_game_and_the_rows_compare_with_oh_hell() -> None
         {"subjects": {}, "clone": {"us_per_clone": {"whist": 25.0, "openspiel oh_hell": 1.75}}}
     )
     assert rows == [("engine whist: µs per clone()", "25.0", "oh_hell 1.8", "0.07×")]
+
+
+@pytest.mark.parametrize(
+    ("module", "option"),
+    [
+        ("probe", "--pairs"),
+        ("ceiling", "--runs"),
+        ("native", "--pairs"),
+        ("native", "--connections"),
+    ],
+)
+def test_the_bench_tools_refuse_counts_below_one_in_one_line(module: str, option: str) -> None:
+    # Zero runs used to end in a statistics error's traceback after the work was done.
+    proc = subprocess.run(
+        [sys.executable, "-m", f"benchmarks.{module}", option, "0"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert proc.stderr.strip().splitlines()[-1] == (
+        f"python -m benchmarks.{module}: error: argument {option}: "
+        "expected a whole number of at least 1; got '0'"
+    )
