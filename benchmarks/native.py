@@ -22,6 +22,7 @@ all, against the same stack doing nothing but ping-pong.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import functools
 import json
 import os
@@ -180,16 +181,20 @@ def native(pairs: int = 3, connections: int = 1) -> dict[str, Any]:
     }
 
 
+def cpu(by_role: dict[str, dict[str, float]], role: str, lib: str | None = None) -> float:
+    """µs per decision of ``role`` in library ``lib`` (``None``: in all of them), from what
+    :func:`attribute` or :func:`native` gives for one server."""
+    spent = by_role[role]
+    return sum(spent.values()) if lib is None else spent[lib]
+
+
 def render(result: dict[str, Any]) -> str:
     """The table: arena, raw and the difference, µs of CPU per decision."""
     lines = [f"{'µs of CPU per decision':42s} {'arena':>7s} {'raw':>7s} {'arena−raw':>10s}"]
     for role in ROLES:
-        for lib in LIBRARIES:
-            a, r = result["arena"][role][lib], result["raw"][role][lib]
-            lines.append(f"{role + ': ' + lib:42s} {a:7.1f} {r:7.1f} {a - r:+10.1f}")
-        a = sum(result["arena"][role].values())
-        r = sum(result["raw"][role].values())
-        lines.append(f"{role + ': all':42s} {a:7.1f} {r:7.1f} {a - r:+10.1f}")
+        for lib in (*LIBRARIES, None):
+            a, r = cpu(result["arena"], role, lib), cpu(result["raw"], role, lib)
+            lines.append(f"{role + ': ' + (lib or 'all'):42s} {a:7.1f} {r:7.1f} {a - r:+10.1f}")
     return "\n".join(lines)
 
 
@@ -201,7 +206,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.worker:
         w = _worker(args.worker, args.connections)
-        print(json.dumps({f: getattr(w, f) for f in Window.__slots__}))
+        print(json.dumps(dataclasses.asdict(w)))
         return
     print(f"{args.connections} connection(s), medians of {args.pairs} pairs")
     try:

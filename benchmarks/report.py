@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from benchmarks.native import cpu
+
 Row = tuple[str, str, str, str]
 
 
@@ -231,12 +233,7 @@ def native_line(n: str, r: dict[str, Any]) -> str:
     """benchmarks.native's medians for ``n`` connections in one line: arena against raw."""
 
     def pair(role: str, lib: str | None = None) -> str:
-        a, b = (
-            (sum(r[k][role].values()) for k in ("arena", "raw"))
-            if lib is None
-            else (r[k][role][lib] for k in ("arena", "raw"))
-        )
-        return f"{a:.0f} vs {b:.0f}"
+        return f"{cpu(r['arena'], role, lib):.0f} vs {cpu(r['raw'], role, lib):.0f}"
 
     return (
         f"arena {n} connection{'' if n == '1' else 's'} against raw (perf, µs of CPU per "

@@ -476,15 +476,15 @@ _CLONE_KINDS: dict[type, int] = {
 _SHARED_TYPES = {t for t, kind in _CLONE_KINDS.items() if kind == _SHARE}
 
 
-def _clone_kind(kind_of: type) -> int:
-    kind = _CLONE_KINDS.get(kind_of)
-    if kind is None:
-        params = getattr(kind_of, "__dataclass_params__", None)
-        frozen = params is not None and params.frozen
-        kind = _SHARE if frozen or issubclass(kind_of, Game) else _DEEP
-        _CLONE_KINDS[kind_of] = kind
-        if kind == _SHARE:
-            _SHARED_TYPES.add(kind_of)
+def _classify(kind_of: type) -> int:
+    """How clone() treats a type it meets for the first time: frozen dataclasses and games are
+    shared, anything else is deep-copied."""
+    params = getattr(kind_of, "__dataclass_params__", None)
+    frozen = params is not None and params.frozen
+    kind = _SHARE if frozen or issubclass(kind_of, Game) else _DEEP
+    _CLONE_KINDS[kind_of] = kind
+    if kind == _SHARE:
+        _SHARED_TYPES.add(kind_of)
     return kind
 
 
@@ -492,7 +492,7 @@ def _copied(value: Any) -> Any:
     """``value`` for a clone: itself when it never changes, else a copy (MatchState.clone)."""
     kind = _CLONE_KINDS.get(type(value))
     if kind is None:
-        kind = _clone_kind(type(value))
+        kind = _classify(type(value))
     if kind == _SHARE:
         return value
     if kind == _LIST:
@@ -503,7 +503,7 @@ def _copied(value: Any) -> Any:
     if kind == _DICT:
         return {k: _copied(v) for k, v in value.items()}
     if kind == _SET:
-        return set(value)  # elements are hashable, hence never change
+        return set(value)  # a set holds hashable values, which clone() shares
     if kind == _RANDOM:
         rng = random.Random.__new__(random.Random)
         rng.setstate(value.getstate())  # half of a clone's time: 625 words of Mersenne Twister
