@@ -52,7 +52,16 @@ def _protocol(quick: bool, out: Path) -> dict[str, Any]:
         profiles[f"{n}"] = prof
     result["profile"] = profiles
     result["native"] = _native(quick)
+    result["ceiling"] = _ceiling(quick)
     return result
+
+
+def _ceiling(quick: bool) -> dict[str, Any]:
+    """What the referee as designed can reach: the raw server plus the engine's part of each
+    decision (and its encoding), against the plain raw server (benchmarks/ceiling.py)."""
+    from benchmarks.ceiling import ceiling
+
+    return {f"{n}": ceiling(1 if quick else 3, n) for n in (1, 8)}
 
 
 def _native(quick: bool) -> dict[str, Any]:

@@ -133,6 +133,36 @@ def protocol_rows(s: dict[str, Any]) -> list[Row]:
                 _ratio(sdk["ratio_to_raw"]),
             )
         )
+    return rows + ceiling_rows(s.get("ceiling", {}))
+
+
+#: benchmarks.ceiling's variants as the table names them: the raw server doing, between an
+#: answer and the next request, a share of what the referee does.
+CEILING_ROWS = {
+    "structured": "raw in the arena's stream structure",
+    "engine": "+ the engine's part of a decision",
+    "engine+encode": "+ the request's encoding",
+}
+
+
+def ceiling_rows(ceiling: dict[str, Any]) -> list[Row]:
+    """The design's ceiling: how fast the raw server runs once it does the referee's work that
+    no bookkeeping can remove (not a target; the bound the protocol target is judged against)."""
+    rows: list[Row] = []
+    for n, r in ceiling.items():
+        variants = r["variants"]
+        raw = variants["raw"]["decisions_per_s"]
+        what = f"{n} connection{'s' if n != '1' else ''}"
+        for key, label in CEILING_ROWS.items():
+            v = variants[key]
+            rows.append(
+                (
+                    f"ceiling {what}: {label}",
+                    _n(v["decisions_per_s"]),
+                    f"raw grpc.aio {_n(raw)}",
+                    _ratio(v["ratio_to_raw"]),
+                )
+            )
     return rows
 
 

@@ -18,7 +18,7 @@ from benchmarks.common import ROOT, DescendantCpu, percentile
 from benchmarks.engine_bench import OUR_GAMES, clone_costs, openspiel_available, our_slice
 from benchmarks.profiling import summarize
 from benchmarks.protocol_bench import raw_run, wakeup_cost
-from benchmarks.report import engine_rows, protocol_rows, render
+from benchmarks.report import ceiling_rows, engine_rows, protocol_rows, render
 from benchmarks.wire import RawPingPong, sample_decisions, start_raw_server
 
 
@@ -205,6 +205,18 @@ def test_the_ceiling_variants_each_do_their_share_of_the_referees_work(
     # Every answer but the last runs the work, only in the variants that do it.
     assert sorted(set(done)) == ["engine", "engine+encode"]
     assert done.count("engine") == done.count("engine+encode") == 49
+    # make bench prints every variant but the reference, each against the same raw run.
+    rows = ceiling_rows({"1": result})
+    raw = f"raw grpc.aio {result['variants']['raw']['decisions_per_s']:,}"
+    assert [r[0] for r in rows] == [
+        "ceiling 1 connection: raw in the arena's stream structure",
+        "ceiling 1 connection: + the engine's part of a decision",
+        "ceiling 1 connection: + the request's encoding",
+    ]
+    assert all(r[2] == raw for r in rows)
+    assert rows[2][3] == f"{result['variants']['engine+encode']['ratio_to_raw']:.2f}×"
+    section = {"summary": {"1": _PROTO, "8": _PROTO}, "ceiling": {"1": result}}
+    assert protocol_rows(section)[-3:] == rows
 
 
 def test_the_probe_compares_both_encoders_and_puts_everything_back() -> None:
