@@ -237,14 +237,15 @@ def ratings_rows(s: dict[str, Any]) -> list[Row]:
             _ratio(s["ratio_to_baseline_with_intervals"]),
         ),
     ]
-    one = s.get("one_blas_thread")
-    if one:
+    many = s.get("blas_thread_per_core")
+    if many:
+        # What the fit's one-thread default buys: the same fit with a BLAS thread per core.
         rows.append(
             (
-                "ratings fit with one BLAS thread: s",
-                f"{one['fit_s_median']:.3f}",
-                f"Bradley–Terry L-BFGS {one['baseline_s_median']:.3f}",
-                _ratio(one["ratio_to_baseline"]),
+                f"ratings fit with {many['threads']} BLAS threads: s",
+                f"{many['fit_s_median']:.3f}",
+                f"as shipped (one thread) {s['fit_s_median']:.3f}",
+                _ratio(many["fit_s_median"] / s["fit_s_median"]) if s["fit_s_median"] else "–",
             )
         )
     return rows

@@ -423,3 +423,36 @@ def test_superiority_matrix_renders_in_leaderboard_order() -> None:
     assert int(row_a[2]) + int(row_b[1]) == 100
     assert int(row_a[2]) > 50
     assert fit_ratings([]).render_superiority() == ""
+
+
+def _blas_threads() -> list[int]:
+    from threadpoolctl import threadpool_info
+
+    return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+
+
+def test_the_fit_runs_blas_on_one_thread_unless_the_user_chose(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from threadpoolctl import threadpool_limits
+
+    seen: list[list[int]] = []
+    fit = ratings_mod._fit
+
+    def watched(*args: object) -> object:
+        seen.append(_blas_threads())
+        return fit(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ratings_mod, "_fit", watched)
+    field = duels(np.array([0.0, 0.5, 1.0]), 4, np.random.default_rng(3))
+    for name in ratings_mod.BLAS_THREAD_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    with threadpool_limits(limits=2, user_api="blas"):  # as on a machine of two cores or more
+        assert _blas_threads() and set(_blas_threads()) == {2}
+        plain = fit_ratings(field)
+        assert seen[-1] == [1] * len(seen[-1])
+        assert set(_blas_threads()) == {2}  # put back as found
+        monkeypatch.setenv("OPENBLAS_NUM_THREADS", "2")  # the user's choice is obeyed
+        chosen = fit_ratings(field)
+        assert set(seen[-1]) == {2}
+    assert elos(chosen) == elos(plain)

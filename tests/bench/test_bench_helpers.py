@@ -113,12 +113,21 @@ def test_render_prints_every_section_with_its_reference() -> None:
                 "baseline_with_intervals_s_median": 0.1,
                 "ratio_to_baseline": 2.0,
                 "ratio_to_baseline_with_intervals": 2.0,
+                "blas_thread_per_core": {
+                    "threads": 2,
+                    "fit_s_median": 0.3,
+                    "fit_s_best": 0.3,
+                    "baseline_s_median": 0.1,
+                    "ratio_to_baseline": 3.0,
+                },
             },
         },
     }
     table = render(results)
     assert "engine whist: decisions/s" in table and "oh_hell 400" in table and "0.75×" in table
     assert "ratings fit 10 bots / 100 results" in table and "2.00×" in table
+    (threads,) = [line for line in table.splitlines() if "with 2 BLAS threads" in line]
+    assert "as shipped (one thread) 0.200" in threads and threads.endswith("1.50×")
     assert "tournament concurrency 1: matches/min" in table and "170.0" in table
     assert "their start-ups alone take 74% of the machine's capacity" in table
 
