@@ -32,7 +32,15 @@ from engine.cards import (
     mask_texts,
 )
 from engine.core import Action, Game, MatchConfig, MatchState, Observation, quick_init
-from engine.games.tricks import TrickView, play_actions, trick_view, tricks_so_far
+from engine.games.tricks import (
+    MAX_SEATS,
+    PLAY_EVENTS,
+    TrickView,
+    play_actions,
+    shuffled_pack,
+    trick_view,
+    tricks_so_far,
+)
 from engine.options import OptionSpec
 
 #: The ace of hearts: always a trump, never a heart.
@@ -281,6 +289,13 @@ class SpoilTableObservation(Observation):
 # --- the shared state ------------------------------------------------------------------------
 
 
+#: ``_PACKETS[n]``: for the k-th seat from the dealer's left, the deck positions where its packet
+#: of three and its packet of two begin (all seats get three, then all get two).
+_PACKETS: Final = tuple(
+    tuple((3 * k, 3 * n + 2 * k) for k in range(n)) for n in range(MAX_SEATS + 1)
+)
+
+
 class SpoilTableState(MatchState):
     """Deal, robbing and trick play of the Spoil Five family; scoring is left to subclasses.
 
@@ -357,20 +372,16 @@ class SpoilTableState(MatchState):
         self.deal_number += 1
         self.stats["deals"] += 1
         self._before_deal()
-        deck = list(range(52))
-        self.rng.shuffle(deck)
+        deck = shuffled_pack(self.rng)  # the very deal rng.shuffle made, faster
         hands = [0] * n
-        i = 0
-        for packet in (3, 2):  # clockwise from the dealer's left, 3 each then 2 each
-            for k in range(1, n + 1):
-                seat = (self.dealer + k) % n
-                for _ in range(packet):
-                    hands[seat] |= 1 << deck[i]
-                    i += 1
-        stock = 0
-        for c in deck[i + 1 :]:
-            stock |= 1 << c
-        self._install(hands, deck[i], stock)
+        shift = (1).__lshift__
+        # Clockwise from the dealer's left, 3 cards each, then 2 each (_PACKETS).
+        for k, (first, second) in enumerate(_PACKETS[n], 1):
+            hands[(self.dealer + k) % n] = sum(map(shift, deck[first : first + 3])) + sum(
+                map(shift, deck[second : second + 2])
+            )
+        dealt = 5 * n
+        self._install(hands, deck[dealt], sum(map(shift, deck[dealt + 1 :])))
 
     def arrange_deal(self, dealer: int, hands: Sequence[int], turn_up: int) -> None:
         """Test support: replace the current deal's cards with a chosen position.
@@ -537,7 +548,7 @@ class SpoilTableState(MatchState):
             self.stats["demoted_plays"] += 1
             self._emit("play", seat=seat, card=CARD_TEXT[c], demoted=True)
         else:
-            self._emit("play", seat=seat, card=CARD_TEXT[c])
+            self.events.append(PLAY_EVENTS[seat][c])  # _emit("play", seat=…, card=…), interned
         if len(self.trick_cards) < self.n:
             nxt = seat + 1
             self._turn(0 if nxt == self.n else nxt)

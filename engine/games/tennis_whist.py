@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from engine.cards import CARD_TEXT, FULL_DECK_MASK, SUIT_LETTERS, mask_texts, parse_card
 from engine.core import Action, Game, MatchConfig, MatchState, Observation, Result, quick_init
 from engine.games.tricks import (
+    PLAY_EVENTS,
     TrickView,
-    follow_suit_mask,
-    play_actions,
+    follow_suit_plays,
     standard_trick_winner,
     trick_view,
     tricks_so_far,
@@ -266,7 +266,7 @@ class TennisWhistState(MatchState):
         seat = self.to_move
         assert seat is not None
         led = self.trick_cards[0] // 13 if self.trick_cards else None
-        return play_actions(follow_suit_mask(self.hands[seat], led))
+        return follow_suit_plays(self.hands[seat], led)
 
     def _why_illegal(self, text: str) -> str:
         legal = ", ".join(a.text for a in self.legal_actions())
@@ -298,7 +298,7 @@ class TennisWhistState(MatchState):
         self.hands[seat] &= ~(1 << c)
         self.trick_cards.append(c)
         self.trick_seats.append(seat)
-        self._emit("play", seat=seat, card=action.arg)
+        self.events.append(PLAY_EVENTS[seat][c])  # _emit("play", seat=…, card=…), interned
         if len(self.trick_cards) < self.n_alive:
             self.to_move = self._next_alive(seat)
             return

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from engine import IllegalActionError, MatchOverError, get_game
 from engine.cards import FULL_DECK_MASK, HEARTS, SUITS, card, cards_in, mask_texts
 from engine.core import Action, Event
+from engine.games.spoil_rules import SpoilTableState
 from engine.games.tricks import (
     PLAY_ACTIONS,
     PLAY_EVENTS,
@@ -191,3 +192,77 @@ def test_whist_play_events_are_interned_and_equal_fresh_ones() -> None:
     assert event.to_dict() == {"kind": "play", "to": None, "seat": seat, "card": action.arg}
     assert event is PLAY_EVENTS[seat][PLAY_ACTIONS.index(action)]
     assert copy.deepcopy(state.events) == state.events
+
+
+@pytest.mark.parametrize("game_id", ["spoil_five", "forty_five"])
+def test_spoil_deals_are_the_packets_of_three_then_two_rng_shuffle_made(game_id: str) -> None:
+    # The rules' deal (clockwise from the dealer's left, three each, then two each, the next
+    # card turned up, the rest the stock) from the pack as random.shuffle left it: recorded
+    # matches must replay after the fast shuffle and the packet table.
+    game = get_game(game_id)
+    for players in game.player_counts:
+        for seed in range(6):
+            state = game.new_match(game.configure(players), seed)
+            assert isinstance(state, SpoilTableState)
+            rng = random.Random(seed)
+            dealer = rng.randrange(players)
+            deck = list(range(52))
+            rng.shuffle(deck)
+            hands = [0] * players
+            dealt = iter(deck)
+            for packet in (3, 2):
+                for k in range(1, players + 1):
+                    for _ in range(packet):
+                        hands[(dealer + k) % players] |= 1 << next(dealt)
+            turn_up = next(dealt)
+            stock = sum(1 << c for c in dealt)
+            assert (state.dealer, state.hands, state.turn_up, state.stock) == (
+                dealer,
+                hands,
+                turn_up,
+                stock,
+            ), (game_id, players, seed)
+            assert state.card_count() == 52
+
+
+def test_spoil_play_events_are_interned_unless_the_ace_is_demoted() -> None:
+    game = get_game("spoil_five")
+    seen = {"interned": 0, "demoted": 0}
+    for seed in range(40):
+        state = game.new_match(game.configure(5), seed)
+        rng = random.Random(seed)
+        while state.to_move is not None and state.deal_number == 1:  # type: ignore[attr-defined]
+            seat = state.to_move
+            action = rng.choice(state.legal_actions())
+            for event in state.apply(action):
+                if event.kind != "play":
+                    continue
+                c = PLAY_ACTIONS.index(action)
+                if event.data.get("demoted"):
+                    seen["demoted"] += 1
+                    data = {"seat": seat, "card": action.arg, "demoted": True}
+                    assert event == Event("play", data)
+                else:
+                    seen["interned"] += 1
+                    assert event is PLAY_EVENTS[seat][c]
+                    assert event == Event("play", {"seat": seat, "card": action.arg})
+    assert seen["interned"] > 100 and seen["demoted"] > 0
+
+
+def test_tennis_whist_play_events_are_interned_and_equal_fresh_ones() -> None:
+    game = get_game("tennis_whist")
+    plays = 0
+    for seed in range(5):
+        state = game.new_match(game.configure(4), seed)
+        rng = random.Random(seed)
+        for _ in range(200):
+            seat = state.to_move
+            if seat is None:
+                break
+            action = rng.choice(state.legal_actions())
+            for event in state.apply(action):
+                if event.kind == "play":
+                    plays += 1
+                    assert event is PLAY_EVENTS[seat][PLAY_ACTIONS.index(action)]
+                    assert event == Event("play", {"seat": seat, "card": action.arg})
+    assert plays > 500
