@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from itertools import compress
 from typing import Final
 
 from engine.core import (
@@ -720,13 +721,9 @@ class TennisState(MatchState):
         if self.phase == EXCHANGE:
             if self.exch_stage == 0:
                 p = self.exch_side
-                h = self.hands[p]
-                give = D_GIVE[p]
-                return (DONE, *[give[t] for t in range(NUM_TYPES) if h[t]])
+                return (DONE, *compress(D_GIVE[p], self.hands[p]))
             p = self.exch_side + 2
-            h = self.hands[p]
-            give = D_GIVE[p]
-            return tuple(give[t] for t in range(NUM_TYPES) if h[t])
+            return tuple(compress(D_GIVE[p], self.hands[p]))
         if not self.doubles:
             return self._singles_legal()
         if self.team_control:
@@ -753,7 +750,7 @@ class TennisState(MatchState):
                 out.append(KILL_ACTION)
             if h[OUT]:
                 out.append(OUT_ACTION)
-        out += [a for a, k in zip(PASS_DISCARD, h, strict=True) if k]
+        out += compress(PASS_DISCARD, h)  # one per card type held, in type order
         return tuple(out)
 
     def _doubles_legal(self, players: tuple[int, ...], may_leave: bool) -> tuple[Action, ...]:
@@ -775,7 +772,7 @@ class TennisState(MatchState):
         if may_leave:
             out.append(LEAVE)
         for p in players:
-            out += [a for a, k in zip(D_PASS_DISCARD[p], hands[p], strict=True) if k]
+            out += compress(D_PASS_DISCARD[p], hands[p])
         return tuple(out)
 
     def _why_illegal(self, text: str) -> str:
