@@ -36,7 +36,13 @@ from arena.server import (
     open_arena_server,
 )
 from benchmarks.common import ROOT, child_env, percentile, rss_bytes, thread_count
-from benchmarks.wire import RawPingPong, lean_whist_request, sample_decisions, start_raw_server
+from benchmarks.wire import (
+    RawPingPong,
+    lean_whist_request,
+    match_frames,
+    sample_decisions,
+    start_raw_server,
+)
 from engine import get_game
 
 
@@ -59,6 +65,14 @@ def client_argv(
         "--think-ms",
         str(think_ms),
     ]
+
+
+def sdk_argv(address: str, token: str, seed: int, matches: int) -> list[str]:
+    """The Python SDK's random bot (``arena bot random``), playing ``matches`` matches."""
+    return [
+        str(Path(sys.executable).parent / "arena"), "bot", "random",
+        "--server", address, "--token", token, "--seed", str(seed), "--matches", str(matches),
+    ]  # fmt: skip
 
 
 def _summary(
@@ -144,11 +158,7 @@ async def arena_run(
             procs = []
             if sdk_bot:
                 for i, token in enumerate(tokens):
-                    argv = [
-                        str(Path(sys.executable).parent / "arena"), "bot", "random",
-                        "--server", server.address, "--token", token,
-                        "--seed", str(i), "--matches", str(matches_per_connection),
-                    ]  # fmt: skip
+                    argv = sdk_argv(server.address, token, i, matches_per_connection)
                     procs.append(
                         await trio.lowlevel.open_process(
                             argv, env=child_env(), cwd=ROOT, stdout=subprocess.DEVNULL
@@ -221,26 +231,36 @@ async def arena_run(
 # --- the raw reference --------------------------------------------------------------------
 
 
-async def _raw_async(connections: int, rounds: int, think_ms: float = 0.0) -> dict[str, Any]:
-    servicer = RawPingPong(sample_decisions(), rounds, connections)
+async def _raw_async(
+    connections: int, rounds: int, think_ms: float = 0.0, sdk_bot: bool = False
+) -> dict[str, Any]:
+    # The SDK bot needs a MatchStart before the decisions and a MatchEnd to stop.
+    frames = match_frames() if sdk_bot else None
+    servicer = RawPingPong(sample_decisions(), rounds, connections, frames)
     server, address = await start_raw_server(servicer, connections)
     try:
         with tempfile.TemporaryDirectory(prefix="raw-bench-") as tmp:
             tokens_file = Path(tmp) / "tokens"
             tokens_file.write_text("".join(f"raw{i}\n" for i in range(connections)))
+            if sdk_bot:
+                argv = sdk_argv(address, "raw0", 0, 1)
+            else:
+                argv = client_argv(address, tokens_file, 0, think_ms=think_ms)
             c0 = time.process_time()
-            proc = await asyncio.create_subprocess_exec(
-                *client_argv(address, tokens_file, 0, think_ms=think_ms),
-                env=child_env(),
-                cwd=ROOT,
-                stdout=asyncio.subprocess.PIPE,
-            )
-            out, _ = await asyncio.wait_for(proc.communicate(), 300)
+            procs = [
+                await asyncio.create_subprocess_exec(
+                    *argv, env=child_env(), cwd=ROOT, stdout=asyncio.subprocess.PIPE
+                )
+                for _ in range(connections if sdk_bot else 1)
+            ]
+            outs = [(await asyncio.wait_for(p.communicate(), 300))[0] for p in procs]
             end = time.perf_counter()
             server_cpu = time.process_time() - c0
     finally:
         await server.stop(0.5)
-    client = json.loads(out.decode().strip().splitlines()[-1])
+    if any(p.returncode for p in procs):
+        raise RuntimeError(f"a raw run's bot process failed: {argv[:4]}")
+    client = None if sdk_bot else json.loads(outs[0].decode().strip().splitlines()[-1])
     rtts = [x * 1000 for x in servicer.stats.rtts]
     # The server's last answer, not the client process's exit (about 30 ms later, which
     # would count against the reference).
@@ -262,10 +282,13 @@ async def _raw_async(connections: int, rounds: int, think_ms: float = 0.0) -> di
     )
 
 
-def raw_run(connections: int, rounds: int, think_ms: float = 0.0) -> dict[str, Any]:
+def raw_run(
+    connections: int, rounds: int, think_ms: float = 0.0, sdk_bot: bool = False
+) -> dict[str, Any]:
     """The raw ping-pong: ``connections`` streams of ``rounds`` round trips each, the client
-    thinking ``think_ms`` per decision."""
-    return asyncio.run(_raw_async(connections, rounds, think_ms))
+    thinking ``think_ms`` per decision; with ``sdk_bot``, each stream the SDK's random bot (a
+    process each) instead of the bench client."""
+    return asyncio.run(_raw_async(connections, rounds, think_ms, sdk_bot))
 
 
 # --- why the referee costs more live than in a loop ------------------------------------------
@@ -332,7 +355,8 @@ def run_protocol(repeats: int = 3, matches_1: int = 3, matches_8: int = 2) -> di
     """Raw and arena, 1 and 8 connections, alternating, ``repeats`` times; medians and ratios.
     Then, for scale, a few pairs with one connection whose bot thinks :data:`THINK_MS`."""
     runs: dict[str, list[dict[str, Any]]] = {
-        "raw1": [], "arena1": [], "raw8": [], "arena8": [], "raw_think": [], "arena_think": []
+        "raw1": [], "arena1": [], "raw8": [], "arena8": [], "raw_think": [], "arena_think": [],
+        "raw_sdk": [], "arena_sdk": [],
     }  # fmt: skip
     for _ in range(repeats):
         for n, k in ((1, matches_1), (8, matches_8)):
@@ -346,11 +370,20 @@ def run_protocol(repeats: int = 3, matches_1: int = 3, matches_8: int = 2) -> di
         played = trio.run(functools.partial(arena_run, 1, 2, think_ms=THINK_MS))
         runs["raw_think"].append(raw_run(1, played["decisions"], think_ms=THINK_MS))
         runs["arena_think"].append(played)
-    sdk = trio.run(
-        functools.partial(
-            arena_run, 1, 1, sdk_bot=True, label="arena, 1 connection, SDK bot (arena bot random)"
+    # The SDK's random bot, one match a run, against the raw server driving the same bot: the
+    # server's overhead as a Python bot sees it (the SDK decodes every observation for its Bot).
+    for _ in range(min(repeats, 3)):
+        played = trio.run(
+            functools.partial(
+                arena_run,
+                1,
+                1,
+                sdk_bot=True,
+                label="arena, 1 connection, SDK bot (arena bot random)",
+            )
         )
-    )
+        runs["raw_sdk"].append(raw_run(1, played["decisions"], sdk_bot=True))
+        runs["arena_sdk"].append(played)
     summary: dict[str, Any] = {}
     for n in (1, 8):
         raw, arena = runs[f"raw{n}"], runs[f"arena{n}"]
@@ -380,14 +413,18 @@ def run_protocol(repeats: int = 3, matches_1: int = 3, matches_8: int = 2) -> di
         **_ratios(runs["arena_think"], runs["raw_think"]),
     }
     raw1 = summary["1"]["raw_decisions_per_s"]
+    arena_sdk = _med(runs["arena_sdk"], "decisions_per_s")
     summary["sdk_1"] = {
-        "decisions_per_s": sdk["decisions_per_s"],
-        "ratio_to_raw": round(sdk["decisions_per_s"] / raw1, 3) if raw1 else None,
-        "latency_median_ms": sdk["latency_median_ms"],
-        "latency_p99_ms": sdk["latency_p99_ms"],
+        "arena_decisions_per_s": arena_sdk,
+        "raw_decisions_per_s": _med(runs["raw_sdk"], "decisions_per_s"),
+        **_ratios(runs["arena_sdk"], runs["raw_sdk"]),
+        # Against the bench client's raw run: what the SDK's own work costs on top.
+        "ratio_to_bench_client_raw": round(arena_sdk / raw1, 3) if raw1 else None,
+        "arena_latency_median_ms": _med(runs["arena_sdk"], "latency_median_ms"),
+        "raw_latency_median_ms": _med(runs["raw_sdk"], "latency_median_ms"),
     }
     summary["wakeup"] = wakeup_cost()
-    return {"runs": runs, "sdk_bot": sdk, "summary": summary}
+    return {"runs": runs, "summary": summary}
 
 
 def _ratios(arena: Sequence[dict[str, Any]], raw: Sequence[dict[str, Any]]) -> dict[str, Any]:

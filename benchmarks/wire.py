@@ -95,17 +95,54 @@ class RawStats:
     finished: float = 0.0
 
 
+def match_frames(match_id: str = "raw-0", seed: int = 1) -> tuple[bytes, bytes]:
+    """What a bot that plays whole matches (the Python SDK) needs around the raw server's
+    decisions: a whist MatchStart for one connection holding all four seats, and the MatchEnd
+    of a random playout, as wire bytes."""
+    game = get_game("whist")
+    config = game.configure()
+    state = game.new_match(config, seed)
+    rng = random.Random(seed)
+    while state.to_move is not None:
+        state.apply(rng.choice(state.legal_actions()))
+    result = state.result()
+    assert result is not None
+    names = game.seat_names(config)
+    start = serde.MatchStart(
+        match_id=match_id,
+        game="whist",
+        game_version=game.version,
+        options={k: serde.option_text(v) for k, v in config.options},
+        seats=tuple(range(len(names))),
+        players=tuple(serde.PlayerInfo(i, name, f"bot{i}") for i, name in enumerate(names)),
+        time_control=serde.TimeControl(),
+        fault_policy="lenient",
+        bot_seed=seed,
+    )
+    end = serde.MatchEnd(match_id, result)
+    return serde.wire(serde.server_message(start)), serde.wire(serde.server_message(end))
+
+
 class RawPingPong(pb_grpc.ArenaServicer):
     """Arena.Play as a bare ping-pong: Welcome, then ``rounds`` decisions, each answered.
 
     The first request goes out once ``expected`` streams have said Hello, as the arena run
-    starts its clock once every bot is connected; :attr:`started` is that moment.
+    starts its clock once every bot is connected; :attr:`started` is that moment. With
+    ``frames`` (:func:`match_frames`) the decisions come between a MatchStart and a MatchEnd,
+    for a bot that needs them; the clock runs from before the MatchStart to the last answer.
     """
 
-    def __init__(self, decisions: Sequence[bytes], rounds: int, expected: int) -> None:
+    def __init__(
+        self,
+        decisions: Sequence[bytes],
+        rounds: int,
+        expected: int,
+        frames: tuple[bytes, bytes] | None = None,
+    ) -> None:
         self.decisions = list(decisions)
         self.rounds = rounds
         self.expected = expected
+        self.frames = frames
         self.stats = RawStats()
         self.welcome = serde.wire(serde.server_message(serde.Welcome("raw", "raw")))
         self.started = 0.0
@@ -130,6 +167,8 @@ class RawPingPong(pb_grpc.ArenaServicer):
         rtts = self.stats.rtts
         clock = time.perf_counter
         n = len(self.decisions)
+        if self.frames is not None:
+            await context.write(self.frames[0])
         for i in range(self.rounds):
             msg = self.decisions[i % n]
             start = clock()
@@ -139,6 +178,8 @@ class RawPingPong(pb_grpc.ArenaServicer):
             if answer is EOF:
                 return
         self.stats.finished = max(self.stats.finished, clock())
+        if self.frames is not None:
+            await context.write(self.frames[1])
 
 
 async def start_raw_server(servicer: RawPingPong, streams: int) -> tuple[grpc.aio.Server, str]:

@@ -7,10 +7,12 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from arena import serde
+from arena.sdk import run_bot
 from arena.server import service
 from benchmarks import ceiling as ceiling_bench
 from benchmarks import probe as probe_bench
@@ -19,7 +21,8 @@ from benchmarks.engine_bench import OUR_GAMES, clone_costs, openspiel_available,
 from benchmarks.profiling import summarize
 from benchmarks.protocol_bench import raw_run, wakeup_cost
 from benchmarks.report import ceiling_rows, engine_rows, protocol_rows, render
-from benchmarks.wire import RawPingPong, sample_decisions, start_raw_server
+from benchmarks.wire import RawPingPong, match_frames, sample_decisions, start_raw_server
+from reference_bots.run import make_bot
 
 
 def test_percentile_is_nearest_rank() -> None:
@@ -155,6 +158,50 @@ def test_raw_clock_stops_at_the_servers_last_answer(tmp_path: Path) -> None:
     servicer, exited = asyncio.run(run())
     assert len(servicer.stats.rtts) == 60  # both streams played all their rounds
     assert servicer.started < servicer.stats.finished < exited
+
+
+def test_the_raw_server_frames_its_decisions_as_a_match_the_sdk_bot_plays_to_its_end() -> None:
+    """The SDK row's reference: the SDK's random bot plays the raw server's decisions as one
+    match (MatchStart first, MatchEnd last) and stops because the match ended."""
+
+    async def run() -> tuple[RawPingPong, Any]:
+        servicer = RawPingPong(sample_decisions(40), rounds=25, expected=1, frames=match_frames())
+        server, address = await start_raw_server(servicer, 1)
+        bot = make_bot("random", 1)
+        playing = asyncio.ensure_future(
+            asyncio.to_thread(run_bot, bot, address, "t", matches=1, give_up_s=2)
+        )
+        # A bot that never sees its match end reconnects and plays on: stop the server, and it
+        # gives up two seconds later.
+        await asyncio.wait({playing}, timeout=20)
+        await server.stop(0.5)
+        return servicer, await playing
+
+    servicer, played = asyncio.run(run())
+    assert (played.matches, played.decisions, played.stopped) == (1, 25, "matches")
+    assert len(servicer.stats.rtts) == 25
+    # And the bench's own run of it: a process of `arena bot random` per connection.
+    result = raw_run(1, 20, sdk_bot=True)
+    assert result["decisions"] == 20 and result["decisions_per_s"] > 0
+    rows = protocol_rows(
+        {
+            "summary": {
+                "1": _PROTO,
+                "8": _PROTO,
+                "sdk_1": {
+                    "arena_decisions_per_s": 1800.0,
+                    "raw_decisions_per_s": 2000.0,
+                    "ratio_median": 0.9,
+                    "ratio_range": [0.85, 0.95],
+                    "ratio_to_bench_client_raw": 0.6,
+                },
+            }
+        }
+    )
+    (sdk,) = [r for r in rows if r[0] == "arena 1 connection, SDK bot: decisions/s"]
+    assert sdk[1:] == ("1,800", "raw, same SDK bot 2,000", "0.90× (0.85–0.95)")
+    (vs,) = [r for r in rows if r[0] == "arena 1 connection, SDK bot vs the bench client's raw"]
+    assert vs[1:] == ("1,800", "raw grpc.aio 3", "0.60×")
 
 
 def test_wakeup_cost_times_each_mode_over_match_boundaries() -> None:  # and the rows render
