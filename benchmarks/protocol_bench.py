@@ -232,11 +232,11 @@ async def arena_run(
 
 
 async def _raw_async(
-    connections: int, rounds: int, think_ms: float = 0.0, sdk_bot: bool = False
+    connections: int, rounds: int, think_ms: float, sdk_bot: bool, turns: int
 ) -> dict[str, Any]:
     # The SDK bot needs a MatchStart before the decisions and a MatchEnd to stop.
     frames = match_frames() if sdk_bot else None
-    servicer = RawPingPong(sample_decisions(), rounds, connections, frames)
+    servicer = RawPingPong(sample_decisions(), rounds, connections, frames, turns)
     server, address = await start_raw_server(servicer, connections)
     try:
         with tempfile.TemporaryDirectory(prefix="raw-bench-") as tmp:
@@ -283,12 +283,17 @@ async def _raw_async(
 
 
 def raw_run(
-    connections: int, rounds: int, think_ms: float = 0.0, sdk_bot: bool = False
+    connections: int,
+    rounds: int,
+    think_ms: float = 0.0,
+    sdk_bot: bool = False,
+    turns: int = 1,
 ) -> dict[str, Any]:
     """The raw ping-pong: ``connections`` streams of ``rounds`` round trips each, the client
     thinking ``think_ms`` per decision; with ``sdk_bot``, each stream the SDK's random bot (a
-    process each) instead of the bench client."""
-    return asyncio.run(_raw_async(connections, rounds, think_ms, sdk_bot))
+    process each) instead of the bench client; with ``turns``, the streams at tables of that
+    many, taking turns (:class:`~benchmarks.wire.RawPingPong`)."""
+    return asyncio.run(_raw_async(connections, rounds, think_ms, sdk_bot, turns))
 
 
 # --- why the referee costs more live than in a loop ------------------------------------------

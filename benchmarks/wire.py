@@ -93,6 +93,9 @@ class RawStats:
     #: When the last stream read its last answer (``time.perf_counter``): the run's end on the
     #: server, as the arena run's clock stops when its last match is over.
     finished: float = 0.0
+    #: With ``RawPingPong(spans=True)``: ``(stream, written, answered)`` per round trip, the
+    #: streams numbered in Hello order (for tests of the turn taking).
+    spans: list[tuple[int, float, float]] | None = None
 
 
 def match_frames(match_id: str = "raw-0", seed: int = 1) -> tuple[bytes, bytes]:
@@ -130,6 +133,10 @@ class RawPingPong(pb_grpc.ArenaServicer):
     starts its clock once every bot is connected; :attr:`started` is that moment. With
     ``frames`` (:func:`match_frames`) the decisions come between a MatchStart and a MatchEnd,
     for a bot that needs them; the clock runs from before the MatchStart to the last answer.
+
+    With ``turns`` above 1 the streams sit at tables of ``turns`` (in the order they said
+    Hello) and take turns, as the seats of a match with one connection per seat do: only one
+    stream of a table has a request out at a time, the next one's goes out when it is answered.
     """
 
     def __init__(
@@ -138,12 +145,17 @@ class RawPingPong(pb_grpc.ArenaServicer):
         rounds: int,
         expected: int,
         frames: tuple[bytes, bytes] | None = None,
+        turns: int = 1,
+        spans: bool = False,
     ) -> None:
         self.decisions = list(decisions)
         self.rounds = rounds
         self.expected = expected
         self.frames = frames
-        self.stats = RawStats()
+        self.turns = turns
+        # Per stream, in Hello order: set when it is that stream's turn (turns > 1).
+        self._turn: list[asyncio.Event] = []
+        self.stats = RawStats(spans=[] if spans else None)
         self.welcome = serde.wire(serde.server_message(serde.Welcome("raw", "raw")))
         self.started = 0.0
         self._all_here: asyncio.Event | None = None
@@ -159,22 +171,36 @@ class RawPingPong(pb_grpc.ArenaServicer):
         await context.write(self.welcome)
         if self._all_here is None:
             self._all_here = asyncio.Event()
+        me = self.stats.streams
         self.stats.streams += 1
+        turns = self._turn
+        turns.append(asyncio.Event())
+        if me % self.turns == 0:
+            turns[me].set()  # the first seat of each table moves first
         if self.stats.streams >= self.expected:
             self.started = time.perf_counter()
             self._all_here.set()
         await self._all_here.wait()
-        rtts = self.stats.rtts
+        table = me - me % self.turns
+        after = table + (me - table + 1) % min(self.turns, len(turns) - table)
+        rtts, spans = self.stats.rtts, self.stats.spans
         clock = time.perf_counter
         n = len(self.decisions)
         if self.frames is not None:
             await context.write(self.frames[0])
         for i in range(self.rounds):
             msg = self.decisions[i % n]
+            if self.turns > 1:
+                await turns[me].wait()
+                turns[me].clear()
             start = clock()
             await context.write(msg)
             answer = await context.read()
-            rtts.append(clock() - start)
+            end = clock()
+            rtts.append(end - start)
+            if spans is not None:
+                spans.append((me, start, end))
+            turns[after].set()
             if answer is EOF:
                 return
         self.stats.finished = max(self.stats.finished, clock())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import subprocess
 import sys
 import time
@@ -20,7 +21,7 @@ from benchmarks.common import ROOT, DescendantCpu, percentile
 from benchmarks.engine_bench import OUR_GAMES, clone_costs, openspiel_available, our_slice
 from benchmarks.profiling import summarize
 from benchmarks.protocol_bench import raw_run, wakeup_cost
-from benchmarks.report import ceiling_rows, engine_rows, protocol_rows, render
+from benchmarks.report import ceiling_rows, engine_rows, protocol_rows, render, scale_rows
 from benchmarks.wire import RawPingPong, match_frames, sample_decisions, start_raw_server
 from reference_bots.run import make_bot
 
@@ -202,6 +203,64 @@ def test_the_raw_server_frames_its_decisions_as_a_match_the_sdk_bot_plays_to_its
     assert sdk[1:] == ("1,800", "raw, same SDK bot 2,000", "0.90× (0.85–0.95)")
     (vs,) = [r for r in rows if r[0] == "arena 1 connection, SDK bot vs the bench client's raw"]
     assert vs[1:] == ("1,800", "raw grpc.aio 3", "0.60×")
+
+
+@pytest.mark.parametrize("turns", [4, 1])
+def test_raw_streams_at_tables_take_turns_like_the_seats_of_a_match(
+    tmp_path: Path, turns: int
+) -> None:
+    """The scale section's reference: with ``turns=4`` each table of four streams has one
+    request out at a time, seat after seat; with 1, every stream asks at once."""
+
+    async def run() -> RawPingPong:
+        servicer = RawPingPong(sample_decisions(40), 6, 8, turns=turns, spans=True)
+        server, address = await start_raw_server(servicer, 8)
+        tokens = tmp_path / "tokens"
+        tokens.write_text("".join(f"t{i}\n" for i in range(8)))
+        try:
+            client = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "benchmarks.wire", "client", address,
+                "--tokens", str(tokens), "--matches", "0",
+                stdout=subprocess.DEVNULL,
+            )  # fmt: skip
+            await asyncio.wait_for(client.wait(), 60)
+            return servicer
+        finally:
+            await server.stop(0.5)
+
+    spans = asyncio.run(run()).stats.spans
+    assert spans is not None and len(spans) == 48
+    overlaps = 0
+    for table in (0, 1):
+        mine = sorted((s for s in spans if s[0] // 4 == table), key=lambda s: s[1])
+        overlaps += sum(1 for a, b in itertools.pairwise(mine) if b[1] < a[2])
+        if turns == 4:
+            assert [s[0] % 4 for s in mine] == [0, 1, 2, 3] * 6
+    assert (overlaps == 0) == (turns == 4)
+    rows = scale_rows(
+        {
+            "levels": [
+                {
+                    "connections": 8,
+                    "decisions_per_s": 900.0,
+                    "raw_tables": {"decisions_per_s": 1000.0, **_LATENCY},
+                    "raw": {"decisions_per_s": 1500.0, **_LATENCY},
+                    "ratio_to_raw_tables": 0.9,
+                    "ratio_to_raw": 0.6,
+                    "timeouts": 0,
+                    "latency_median_ms": 3.0,
+                    "latency_p99_ms": 9.0,
+                    "server_rss_per_connection_kb": 50,
+                    "server_threads_connected": 10,
+                }
+            ]
+        }
+    )
+    assert rows[0][1:] == ("900", "raw, tables of 4 1,000", "0.90×")
+    assert rows[1][1:] == ("900", "raw grpc.aio 1,500", "0.60×")
+
+
+_LATENCY = {"latency_median_ms": 2.0, "latency_p99_ms": 5.0}
 
 
 def test_wakeup_cost_times_each_mode_over_match_boundaries() -> None:  # and the rows render
