@@ -136,27 +136,30 @@ def test_render_prints_every_section_with_its_reference() -> None:
     assert "their start-ups alone take 74% of the machine's capacity" in table
 
 
+async def _bench_client_plays(servicer: RawPingPong, streams: int, tmp_path: Path) -> float:
+    """Serve ``servicer`` to a bench client process of ``streams`` connections until the client
+    exits; when it exited (``time.perf_counter``)."""
+    server, address = await start_raw_server(servicer, streams)
+    tokens = tmp_path / "tokens"
+    tokens.write_text("".join(f"t{i}\n" for i in range(streams)))
+    try:
+        client = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "benchmarks.wire", "client", address,
+            "--tokens", str(tokens), "--matches", "0",
+            stdout=subprocess.DEVNULL,
+        )  # fmt: skip
+        await asyncio.wait_for(client.wait(), 60)
+        return time.perf_counter()
+    finally:
+        await server.stop(0.5)
+
+
 def test_raw_clock_stops_at_the_servers_last_answer(tmp_path: Path) -> None:
     """The reference's run ends when its last answer is read, not when the client process has
     exited (about 30 ms later), as the arena's run ends with its last match."""
 
-    async def run() -> tuple[RawPingPong, float]:
-        servicer = RawPingPong(sample_decisions(40), rounds=30, expected=2)
-        server, address = await start_raw_server(servicer, 2)
-        tokens = tmp_path / "tokens"
-        tokens.write_text("a\nb\n")
-        try:
-            client = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "benchmarks.wire", "client", address,
-                "--tokens", str(tokens), "--matches", "0",
-                stdout=subprocess.DEVNULL,
-            )  # fmt: skip
-            await asyncio.wait_for(client.wait(), 60)
-            return servicer, time.perf_counter()
-        finally:
-            await server.stop(0.5)
-
-    servicer, exited = asyncio.run(run())
+    servicer = RawPingPong(sample_decisions(40), rounds=30, expected=2)
+    exited = asyncio.run(_bench_client_plays(servicer, 2, tmp_path))
     assert len(servicer.stats.rtts) == 60  # both streams played all their rounds
     assert servicer.started < servicer.stats.finished < exited
 
@@ -212,23 +215,9 @@ def test_raw_streams_at_tables_take_turns_like_the_seats_of_a_match(
     """The scale section's reference: with ``turns=4`` each table of four streams has one
     request out at a time, seat after seat; with 1, every stream asks at once."""
 
-    async def run() -> RawPingPong:
-        servicer = RawPingPong(sample_decisions(40), 6, 8, turns=turns, spans=True)
-        server, address = await start_raw_server(servicer, 8)
-        tokens = tmp_path / "tokens"
-        tokens.write_text("".join(f"t{i}\n" for i in range(8)))
-        try:
-            client = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "benchmarks.wire", "client", address,
-                "--tokens", str(tokens), "--matches", "0",
-                stdout=subprocess.DEVNULL,
-            )  # fmt: skip
-            await asyncio.wait_for(client.wait(), 60)
-            return servicer
-        finally:
-            await server.stop(0.5)
-
-    spans = asyncio.run(run()).stats.spans
+    servicer = RawPingPong(sample_decisions(40), 6, 8, turns=turns, spans=True)
+    asyncio.run(_bench_client_plays(servicer, 8, tmp_path))
+    spans = servicer.stats.spans
     assert spans is not None and len(spans) == 48
     overlaps = 0
     for table in (0, 1):
