@@ -236,7 +236,9 @@ async def _raw_async(
 ) -> dict[str, Any]:
     # The SDK bot needs a MatchStart before the decisions and a MatchEnd to stop.
     frames = match_frames() if sdk_bot else None
-    servicer = RawPingPong(sample_decisions(), rounds, connections, frames, turns)
+    # Streams at tables stand for one seat each: their requests carry what one seat sees.
+    decisions = sample_decisions(seat_per_connection=turns > 1)
+    servicer = RawPingPong(decisions, rounds, connections, frames, turns)
     server, address = await start_raw_server(servicer, connections)
     try:
         with tempfile.TemporaryDirectory(prefix="raw-bench-") as tmp:
@@ -292,7 +294,9 @@ def raw_run(
     """The raw ping-pong: ``connections`` streams of ``rounds`` round trips each, the client
     thinking ``think_ms`` per decision; with ``sdk_bot``, each stream the SDK's random bot (a
     process each) instead of the bench client; with ``turns``, the streams at tables of that
-    many, taking turns (:class:`~benchmarks.wire.RawPingPong`)."""
+    many, taking turns (:class:`~benchmarks.wire.RawPingPong`), each stream one seat: its
+    requests carry the events one seat may see (``sample_decisions(seat_per_connection=True)``),
+    as the arena's do with a connection per seat."""
     return asyncio.run(_raw_async(connections, rounds, think_ms, sdk_bot, turns))
 
 

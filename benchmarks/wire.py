@@ -12,8 +12,8 @@
   matches end (arena) or the server closes the stream (raw). The same client drives both
   servers, so the ratio of the two is the server side's overhead alone.
 * :func:`sample_decisions` builds the raw server's messages as the arena sends them to that
-  client holding all four seats of a whist match: each request lean and carrying the match's
-  events since the previous request.
+  client holding all four seats of a whist match (or, for the scale section, one seat per
+  connection): each request lean and carrying the events since the connection's previous one.
 """
 
 from __future__ import annotations
@@ -47,15 +47,20 @@ CLIENT_OPTIONS: list[tuple[str, Any]] = [
 
 
 def lean_whist_request(
-    state: MatchState, request_id: int, match_id: str, sent: int
+    state: MatchState, request_id: int, match_id: str, sent: int, *, own_seat: bool = False
 ) -> tuple[bytes, int]:
     """The DecisionRequest the referee sends for the seat to move in ``state`` to a lean bot
-    (``batch_events``, ``omit_text``, ``omit_json``) holding all four seats: it carries every
-    event from index ``sent`` on. Returns the wire bytes and the events sent so far."""
+    (``batch_events``, ``omit_text``, ``omit_json``): it carries the events from index ``sent``
+    on, every one for a bot holding all four seats, or with ``own_seat`` those the seat may see
+    (a bot playing that seat alone). Returns the wire bytes and the events sent so far."""
     seat = state.to_move
     assert seat is not None
     events = state.events
-    held = [serde.event_body(match_id, seq, events[seq]) for seq in range(sent, len(events))]
+    held = [
+        serde.event_body(match_id, seq, events[seq])
+        for seq in range(sent, len(events))
+        if not own_seat or events[seq].to is None or seat in events[seq].to
+    ]
     request = serde.decision_bytes(
         request_id, match_id, seat, "whist", state.observation(seat), state.legal_actions(),
         1000, 10000, events=held, text=False, json=False,
@@ -63,20 +68,28 @@ def lean_whist_request(
     return request, len(events)
 
 
-def sample_decisions(count: int = 400, seed: int = 1) -> list[bytes]:
+def sample_decisions(
+    count: int = 400, seed: int = 1, *, seat_per_connection: bool = False
+) -> list[bytes]:
     """Real whist DecisionRequests (``serde.decision_bytes``, the referee's own encoding) along
-    random playouts, exactly as the arena sends them to the bench client (lean Hello) holding all
-    four seats on one connection: no text or JSON rendering, and each request carrying every
-    event of the match since the previous request (such a connection may see them all). Like the
-    arena, the raw server sends them already encoded, so both write the same bytes."""
+    random playouts, exactly as the arena sends them to the bench client (lean Hello): no text or
+    JSON rendering, and each request carrying the match's events since the connection's previous
+    request. By default one connection holds all four seats (it sees every event, and its
+    previous request is the match's); with ``seat_per_connection`` each seat has a connection of
+    its own (the scale section), so a request carries what its seat may see since its own
+    previous request. Like the arena, the raw server sends them already encoded, so both write
+    the same bytes."""
     game = get_game("whist")
     rng = random.Random(seed)
     out: list[bytes] = []
     while len(out) < count:
         state = game.new_match(game.configure(), seed + len(out))
-        sent = 0  # events of this match already carried by a request
+        sent = [0, 0, 0, 0]  # per connection: events of this match already carried
         while state.to_move is not None and len(out) < count:
-            request, sent = lean_whist_request(state, len(out) + 1, "raw-0", sent)
+            conn = state.to_move if seat_per_connection else 0
+            request, sent[conn] = lean_whist_request(
+                state, len(out) + 1, "raw-0", sent[conn], own_seat=seat_per_connection
+            )
             out.append(request)
             state.apply(rng.choice(state.legal_actions()))
     return out

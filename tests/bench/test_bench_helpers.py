@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import subprocess
 import sys
 import time
@@ -250,6 +251,26 @@ def test_raw_streams_at_tables_take_turns_like_the_seats_of_a_match(
 
 
 _LATENCY = {"latency_median_ms": 2.0, "latency_p99_ms": 5.0}
+
+
+@pytest.mark.parametrize("seat_per_connection", [True, False])
+def test_sampled_requests_carry_what_their_connection_may_see(seat_per_connection: bool) -> None:
+    """The scale section's raw messages are the arena's for a connection per seat: each carries
+    the events its seat may see since that seat's previous request, in order, so another
+    seat's deal never rides in it; one connection holding every seat gets every event once."""
+    seen: dict[int, list[int]] = {}
+    foreign_deals = 0
+    for data in sample_decisions(60, seat_per_connection=seat_per_connection):
+        d = serde.server_message_of(data).decision
+        conn = d.seat if seat_per_connection else 0
+        seen.setdefault(conn, []).extend(e.seq for e in d.events)
+        foreign_deals += sum(
+            1 for e in d.events if e.kind == "deal" and json.loads(e.json)["seat"] != d.seat
+        )
+    for seqs in seen.values():
+        assert seqs == sorted(set(seqs))  # each event once, oldest first
+    assert len(seen) == (4 if seat_per_connection else 1)
+    assert (foreign_deals == 0) == seat_per_connection
 
 
 def test_wakeup_cost_times_each_mode_over_match_boundaries() -> None:  # and the rows render
