@@ -201,6 +201,9 @@ async def arena_run(
                 client = json.loads(text.splitlines()[-1]) if text else None
     timings = [t for o in outcomes for t in o.timings]
     faults = [f for o in outcomes for f in o.faults]
+    per_table = {specs[0].match_id: 0 for specs in series}
+    for o in outcomes:  # match ids are bench-TABLE-J: the series of the table's first match
+        per_table[o.spec.match_id.rsplit("-", 1)[0] + "-0"] += len(o.timings)
     answered = [t.ms for t in timings if not t.fallback]
     return _summary(
         label or f"arena, {connections} connection{'s' if connections > 1 else ''}",
@@ -213,6 +216,8 @@ async def arena_run(
         {
             "connections": len(tokens),
             "matches": len(outcomes),
+            # Per table (its connections' series of matches), for a raw run of the same shape.
+            "decisions_per_table": list(per_table.values()),
             "faults": len(faults),
             "timeouts": sum(1 for f in faults if f.kind == "timeout"),
             "fault_kinds": sorted({f.kind for f in faults}),
@@ -232,7 +237,7 @@ async def arena_run(
 
 
 async def _raw_async(
-    connections: int, rounds: int, think_ms: float, sdk_bot: bool, turns: int
+    connections: int, rounds: int | Sequence[int], think_ms: float, sdk_bot: bool, turns: int
 ) -> dict[str, Any]:
     # The SDK bot needs a MatchStart before the decisions and a MatchEnd to stop.
     frames = match_frames() if sdk_bot else None
@@ -286,7 +291,7 @@ async def _raw_async(
 
 def raw_run(
     connections: int,
-    rounds: int,
+    rounds: int | Sequence[int],
     think_ms: float = 0.0,
     sdk_bot: bool = False,
     turns: int = 1,
@@ -370,9 +375,11 @@ def run_protocol(repeats: int = 3, matches_1: int = 3, matches_8: int = 2) -> di
     for _ in range(repeats):
         for n, k in ((1, matches_1), (8, matches_8)):
             played = trio.run(functools.partial(arena_run, n, k))
-            # Twice the arena's round trips per connection: the raw run, about twice as fast,
-            # then lasts about as long, so both see the machine's load for a similar stretch.
-            rounds = max(1, 2 * played["decisions"] // n)
+            # Per connection, twice the round trips its matches had: the raw run has the
+            # arena run's shape (a connection whose matches were longer plays on alone at the
+            # end), and, being faster, lasts about as long, so both see the machine's load
+            # for a similar stretch.
+            rounds = [2 * d for d in played["decisions_per_table"]]
             runs[f"raw{n}"].append(raw_run(n, rounds))
             runs[f"arena{n}"].append(played)
     for _ in range(min(repeats, 3)):

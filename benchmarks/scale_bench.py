@@ -46,11 +46,12 @@ def _arena(n: int) -> dict[str, Any]:
 
 def scale_once(n: int) -> dict[str, Any]:
     """N connections (N/4 matches of one connection per seat) against the arena, then the raw
-    ping-pong with N connections at tables of four taking turns, as the seats of a match do
-    (the reference of the ratio), and with all N streams asking at once."""
+    ping-pong with N connections at tables of four taking turns, as the seats of a match do,
+    each table for as many rounds as its match had decisions (the reference of the ratio), and
+    with all N streams asking at once."""
     arena = _arena(n)
     per_connection = max(1, arena["decisions"] // n)
-    tables = raw_run(n, per_connection, turns=4)
+    tables = raw_run(n, arena["decisions_per_table"], turns=4)
     # Twice the arena's round trips per connection, so the faster raw run is not a blip.
     at_once = raw_run(n, 2 * per_connection)
     arena["raw_tables"] = tables

@@ -140,7 +140,10 @@ def match_frames(match_id: str = "raw-0", seed: int = 1) -> tuple[bytes, bytes]:
 
 
 class RawPingPong(pb_grpc.ArenaServicer):
-    """Arena.Play as a bare ping-pong: Welcome, then ``rounds`` decisions, each answered.
+    """Arena.Play as a bare ping-pong: Welcome, then decisions, each answered: ``rounds`` per
+    stream, or per table a number from the list ``rounds`` (a table being a stream, or
+    ``turns`` streams, below), so that the run has the shape of an arena run whose matches
+    last as long as they did.
 
     The first request goes out once ``expected`` streams have said Hello, as the arena run
     starts its clock once every bot is connected; :attr:`started` is that moment. With
@@ -155,7 +158,7 @@ class RawPingPong(pb_grpc.ArenaServicer):
     def __init__(
         self,
         decisions: Sequence[bytes],
-        rounds: int,
+        rounds: int | Sequence[int],
         expected: int,
         frames: tuple[bytes, bytes] | None = None,
         turns: int = 1,
@@ -195,13 +198,18 @@ class RawPingPong(pb_grpc.ArenaServicer):
             self._all_here.set()
         await self._all_here.wait()
         table = me - me % self.turns
-        after = table + (me - table + 1) % min(self.turns, len(turns) - table)
+        seats = min(self.turns, len(turns) - table)
+        after = table + (me - table + 1) % seats
+        rounds = self.rounds
+        if not isinstance(rounds, int):  # the table's rounds, dealt round the table
+            total = rounds[(table // self.turns) % len(rounds)]
+            rounds = total // seats + (me - table < total % seats)
         rtts, spans = self.stats.rtts, self.stats.spans
         clock = time.perf_counter
         n = len(self.decisions)
         if self.frames is not None:
             await context.write(self.frames[0])
-        for i in range(self.rounds):
+        for i in range(rounds):
             msg = self.decisions[i % n]
             if self.turns > 1:
                 await turns[me].wait()

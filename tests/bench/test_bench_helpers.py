@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
 import json
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
+import trio
 
 from arena import serde
 from arena.sdk import run_bot
@@ -21,7 +24,7 @@ from benchmarks import probe as probe_bench
 from benchmarks.common import ROOT, DescendantCpu, percentile
 from benchmarks.engine_bench import OUR_GAMES, clone_costs, openspiel_available, our_slice
 from benchmarks.profiling import summarize
-from benchmarks.protocol_bench import raw_run, wakeup_cost
+from benchmarks.protocol_bench import arena_run, raw_run, wakeup_cost
 from benchmarks.report import ceiling_rows, engine_rows, protocol_rows, render, scale_rows
 from benchmarks.wire import RawPingPong, match_frames, sample_decisions, start_raw_server
 from reference_bots.run import make_bot
@@ -214,18 +217,25 @@ def test_raw_streams_at_tables_take_turns_like_the_seats_of_a_match(
     tmp_path: Path, turns: int
 ) -> None:
     """The scale section's reference: with ``turns=4`` each table of four streams has one
-    request out at a time, seat after seat; with 1, every stream asks at once."""
+    request out at a time, seat after seat, for as many rounds as its match had decisions;
+    with 1, every stream asks at once, for as many as its connection's matches had."""
 
-    servicer = RawPingPong(sample_decisions(40), 6, 8, turns=turns, spans=True)
+    servicer = RawPingPong(sample_decisions(40), [24, 22], 8, turns=turns, spans=True)
     asyncio.run(_bench_client_plays(servicer, 8, tmp_path))
     spans = servicer.stats.spans
-    assert spans is not None and len(spans) == 48
+    assert spans is not None
+    if turns == 4:  # tables 0 and 1 play 24 and 22 rounds, dealt round the table
+        assert len(spans) == 46
+    else:  # streams 0, 2, 4, 6 play 24 rounds; 1, 3, 5, 7 play 22
+        assert sorted(Counter(s[0] for s in spans).items()) == [
+            (i, 24 if i % 2 == 0 else 22) for i in range(8)
+        ]
     overlaps = 0
-    for table in (0, 1):
+    for table, seats in ((0, [0, 1, 2, 3] * 6), (1, [0, 1, 2, 3] * 5 + [0, 1])):
         mine = sorted((s for s in spans if s[0] // 4 == table), key=lambda s: s[1])
         overlaps += sum(1 for a, b in itertools.pairwise(mine) if b[1] < a[2])
         if turns == 4:
-            assert [s[0] % 4 for s in mine] == [0, 1, 2, 3] * 6
+            assert [s[0] % 4 for s in mine] == seats
     assert (overlaps == 0) == (turns == 4)
     rows = scale_rows(
         {
@@ -251,6 +261,18 @@ def test_raw_streams_at_tables_take_turns_like_the_seats_of_a_match(
 
 
 _LATENCY = {"latency_median_ms": 2.0, "latency_p99_ms": 5.0}
+
+
+def test_an_arena_run_counts_each_tables_decisions_for_the_raw_run_to_copy() -> None:
+    played = trio.run(
+        functools.partial(
+            arena_run, 8, 1, options={"games_per_rubber": 1, "points_to_win": 5},
+            seats_per_connection=1,
+        )
+    )  # fmt: skip
+    per_table = played["decisions_per_table"]
+    assert len(per_table) == 2 and sum(per_table) == played["decisions"]
+    assert all(d > 0 and d % 52 == 0 for d in per_table)  # whole whist deals of 52 plays
 
 
 @pytest.mark.parametrize("seat_per_connection", [True, False])
