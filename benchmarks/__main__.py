@@ -120,10 +120,17 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     results: dict[str, Any] = {"machine": machine(), "quick": args.quick, "sections": {}}
     start = time.perf_counter()
+    failed: list[str] = []
     for name in chosen:
         print(f"[bench] {name} …", file=sys.stderr, flush=True)
         t0, load0 = time.perf_counter(), load_now()
-        section = RUNNERS[name](args.quick, args.out)
+        try:
+            section = RUNNERS[name](args.quick, args.out)
+        except Exception as err:  # the other sections' figures must not be lost with it
+            why = f"{type(err).__name__}: {err}".splitlines()[0]
+            print(f"[bench] {name} failed: {why}", file=sys.stderr, flush=True)
+            failed.append(name)
+            section = {"error": why}
         section["seconds"] = round(time.perf_counter() - t0, 1)
         section["load_avg_1m"] = [load0, load_now()]
         results["sections"][name] = section
@@ -136,6 +143,9 @@ def main(argv: list[str] | None = None) -> int:
     path.write_text(json.dumps(results, indent=1) + "\n")
     (args.out / "latest.txt").write_text(table + "\n")
     print(f"\nwritten: {path} (and latest.txt, profiles in {args.out})")
+    if failed:
+        print(f"[bench] failed: {', '.join(failed)} (see above)", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -39,6 +39,8 @@ from benchmarks.wire import EOF, RawPingPong, lean_whist_request, sample_decisio
 from engine import get_game
 
 VARIANTS = ("raw", "structured", "engine", "engine+encode")
+#: A run takes a few seconds; one that has not finished in this long is stuck.
+RUN_TIMEOUT_S = 120
 
 
 class Structured(RawPingPong):
@@ -81,17 +83,31 @@ class Structured(RawPingPong):
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         sent_at = clock()
 
-        def write(msg: bytes) -> None:  # stepped by hand, as service._StreamWriter does
-            coro: Coroutine[Any, Any, None] = context.write(msg)
+        # Writes stepped by hand, as service._StreamWriter does, and like it one at a time:
+        # an answer can be read before the loop has seen its request's write complete, and
+        # gRPC refuses a second write in flight (the stream would hang).
+        queued: list[bytes] = []
+        coro: Coroutine[Any, Any, None] | None = None
 
-            def step(_: object = None) -> None:
-                try:
-                    waiting = coro.send(None)
-                except StopIteration:
-                    return
-                waiting._asyncio_future_blocking = False
-                waiting.add_done_callback(step)
+        def step(_: object = None) -> None:
+            nonlocal coro
+            assert coro is not None
+            try:
+                waiting = coro.send(None)
+            except StopIteration:
+                coro = None
+                if queued:
+                    write(queued.pop(0))
+                return
+            waiting._asyncio_future_blocking = False
+            waiting.add_done_callback(step)
 
+        def write(msg: bytes) -> None:
+            nonlocal coro
+            if coro is not None:
+                queued.append(msg)
+                return
+            coro = context.write(msg)
             step()
 
         async def reader() -> None:
@@ -136,7 +152,14 @@ async def _run(variant: str, connections: int, rounds: int) -> float:
                 cwd=ROOT,
                 stdout=asyncio.subprocess.DEVNULL,
             )
-            await asyncio.wait_for(proc.wait(), 300)
+            try:
+                await asyncio.wait_for(proc.wait(), RUN_TIMEOUT_S)
+            except TimeoutError:
+                proc.kill()
+                raise RuntimeError(
+                    f"the {variant} run with {connections} connection(s) did not finish "
+                    f"in {RUN_TIMEOUT_S} s"
+                ) from None
     finally:
         await server.stop(0.5)
     wall = servicer.stats.finished - servicer.started

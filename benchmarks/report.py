@@ -357,8 +357,11 @@ def render(results: dict[str, Any]) -> str:
     ]
     rows: list[Row] = [("figure", "value", "reference (same run)", "ratio")]
     for name, fn in ROWS.items():
-        if name in results["sections"]:
-            rows.extend(fn(results["sections"][name]))
+        section = results["sections"].get(name)
+        if section is not None and "error" in section:
+            rows.append((f"{name}: failed", section["error"], "", ""))
+        elif section is not None:
+            rows.extend(fn(section))
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
     for i, r in enumerate(rows):
         lines.append("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())

@@ -19,6 +19,7 @@ import trio
 from arena import serde
 from arena.sdk import run_bot
 from arena.server import service
+from benchmarks import __main__ as bench_main
 from benchmarks import ceiling as ceiling_bench
 from benchmarks import probe as probe_bench
 from benchmarks.common import ROOT, DescendantCpu, percentile
@@ -156,6 +157,36 @@ async def _bench_client_plays(servicer: RawPingPong, streams: int, tmp_path: Pat
         return time.perf_counter()
     finally:
         await server.stop(0.5)
+
+
+def test_a_failing_section_is_reported_in_one_line_and_loses_no_other_figure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def broken(quick: bool, out: Path) -> dict[str, Any]:
+        raise RuntimeError("the raw run did not finish\nsecond line")
+
+    def tournament(quick: bool, out: Path) -> dict[str, Any]:
+        run = {
+            "concurrency": 1,
+            "matches_per_min": 170.0,
+            "ratio_to_concurrency_1": 1.0,
+            "bot_share_of_cpu": 0.9,
+            "startup_share_of_machine": 0.7,
+        }
+        return {"bot_start": {"cpu_s_median": 0.13}, "runs": [run]}
+
+    monkeypatch.setitem(bench_main.RUNNERS, "engine", broken)
+    monkeypatch.setitem(bench_main.RUNNERS, "tournament", tournament)
+    code = bench_main.main(["--only", "engine,tournament", "--out", str(tmp_path)])
+    assert code == 1
+    err = capsys.readouterr().err
+    assert "[bench] engine failed: RuntimeError: the raw run did not finish\n" in err
+    assert "Traceback" not in err
+    saved = json.loads((tmp_path / "latest.json").read_text())
+    assert saved["sections"]["engine"]["error"] == "RuntimeError: the raw run did not finish"
+    assert saved["sections"]["tournament"]["runs"][0]["matches_per_min"] == 170.0
+    table = (tmp_path / "latest.txt").read_text()
+    assert "engine: failed" in table and "tournament concurrency 1: matches/min" in table
 
 
 def test_raw_clock_stops_at_the_servers_last_answer(tmp_path: Path) -> None:
