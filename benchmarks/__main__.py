@@ -85,8 +85,10 @@ def _scale(quick: bool, out: Path) -> dict[str, Any]:
     from benchmarks.scale_bench import run_scale
 
     if quick:
-        return run_scale((40, 100), profile_at=40, out=out.resolve())
-    return run_scale((100, 200, 500), profile_at=200, out=out.resolve())
+        return run_scale((40, 100), profile_at=40, out=out.resolve(), pairs=1)
+    # Three alternating pairs per level: a level's runs last 0.5-3 s, and one pair's ratio
+    # moved by 0.2 from run to run.
+    return run_scale((100, 200, 500), profile_at=200, out=out.resolve(), pairs=3)
 
 
 def _ratings(quick: bool, out: Path) -> dict[str, Any]:

@@ -210,12 +210,14 @@ def scale_rows(s: dict[str, Any]) -> list[Row]:
         # The reference takes turns at tables of four, as the seats of a match do; the raw
         # run with every stream asking at once has four times the requests in flight.
         tables = lv["raw_tables"]
+        spread = lv.get("ratio_range")
         rows.append(
             (
                 f"scale {n} connections: decisions/s",
                 _n(lv["decisions_per_s"]),
                 f"raw, tables of 4 {_n(tables['decisions_per_s'])}",
-                _ratio(lv["ratio_to_raw_tables"]),
+                _ratio(lv["ratio_to_raw_tables"])
+                + (f" ({spread[0]:.2f}–{spread[1]:.2f})" if spread else ""),
             )
         )
         rows.append(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import json
+import statistics
 import sys
 from pathlib import Path
 from typing import Any
@@ -44,22 +45,47 @@ def _arena(n: int) -> dict[str, Any]:
     )
 
 
-def scale_once(n: int) -> dict[str, Any]:
-    """N connections (N/4 matches of one connection per seat) against the arena, then the raw
-    ping-pong with N connections at tables of four taking turns, as the seats of a match do,
-    each table for as many rounds as its match had decisions (the reference of the ratio), and
-    with all N streams asking at once."""
-    arena = _arena(n)
-    per_connection = max(1, arena["decisions"] // n)
-    tables = raw_run(n, arena["decisions_per_table"], turns=4)
+def scale_once(n: int, pairs: int = 3) -> dict[str, Any]:
+    """N connections (N/4 matches of one connection per seat) against the arena, alternating
+    ``pairs`` times with the raw ping-pong at tables of four taking turns, as the seats of a
+    match do, each table for as many rounds as its match had decisions (the reference of the
+    ratio); then once with all N streams asking at once. The memory figures are the first arena
+    run's (a clean heap); rates and latencies are medians over the pairs, timeouts their sum."""
+    arenas: list[dict[str, Any]] = []
+    tables: list[dict[str, Any]] = []
+    for _ in range(pairs):
+        arena = _arena(n)
+        arenas.append(arena)
+        tables.append(raw_run(n, arena["decisions_per_table"], turns=4))
+    result = dict(arenas[0])
+    per_connection = max(1, result["decisions"] // n)
     # Twice the arena's round trips per connection, so the faster raw run is not a blip.
     at_once = raw_run(n, 2 * per_connection)
-    arena["raw_tables"] = tables
-    arena["raw"] = at_once
-    for key, raw in (("ratio_to_raw_tables", tables), ("ratio_to_raw", at_once)):
-        rate = raw["decisions_per_s"]
-        arena[key] = round(arena["decisions_per_s"] / rate, 3) if rate else None
-    return arena
+    ratios = [
+        a["decisions_per_s"] / t["decisions_per_s"] for a, t in zip(arenas, tables, strict=True)
+    ]
+    for key in ("decisions_per_s", "latency_median_ms", "latency_p99_ms"):
+        result[key] = _median(arenas, key)
+    for key in ("faults", "timeouts"):
+        result[key] = sum(a[key] for a in arenas)
+    result["pairs"] = [
+        {"arena": a["decisions_per_s"], "raw_tables": t["decisions_per_s"]}
+        for a, t in zip(arenas, tables, strict=True)
+    ]
+    result["raw_tables"] = {
+        key: _median(tables, key)
+        for key in ("decisions_per_s", "latency_median_ms", "latency_p99_ms")
+    }
+    result["ratio_to_raw_tables"] = round(statistics.median(ratios), 3)
+    result["ratio_range"] = [round(min(ratios), 3), round(max(ratios), 3)]
+    result["raw"] = at_once
+    rate = at_once["decisions_per_s"]
+    result["ratio_to_raw"] = round(result["decisions_per_s"] / rate, 3) if rate else None
+    return result
+
+
+def _median(runs: list[dict[str, Any]], key: str) -> float:
+    return round(float(statistics.median(r[key] for r in runs)), 3)
 
 
 def profile_once(n: int, out: Path) -> dict[str, Any]:
@@ -74,13 +100,16 @@ def run_scale(
     profile_at: int | None = 200,
     out: Path | None = None,
     timeout: float = 240,
+    pairs: int = 3,
 ) -> dict[str, Any]:
-    """Every level in its own process, then a profiled run at ``profile_at`` connections."""
+    """Every level in its own process (``pairs`` alternating pairs), then a profiled run at
+    ``profile_at`` connections."""
     result: dict[str, Any] = {
         "deadline_ms": DEADLINE.move_ms,
         "options": OPTIONS,
         "levels": [
-            run_json(python_module("benchmarks.scale_bench", str(n)), timeout) for n in levels
+            run_json(python_module("benchmarks.scale_bench", str(n), str(pairs)), timeout)
+            for n in levels
         ],
     }
     if profile_at is not None and out is not None:
@@ -94,5 +123,5 @@ if __name__ == "__main__":
     configure("error")
     if sys.argv[2:3] == ["--profile"]:
         print(json.dumps(profile_once(int(sys.argv[1]), Path(sys.argv[3]).resolve())))
-    else:
-        print(json.dumps(scale_once(int(sys.argv[1]))))
+    else:  # N [PAIRS]
+        print(json.dumps(scale_once(int(sys.argv[1]), int(sys.argv[2]) if sys.argv[2:] else 3)))

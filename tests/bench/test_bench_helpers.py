@@ -27,6 +27,7 @@ from benchmarks.engine_bench import OUR_GAMES, clone_costs, openspiel_available,
 from benchmarks.profiling import summarize
 from benchmarks.protocol_bench import arena_run, raw_run, wakeup_cost
 from benchmarks.report import ceiling_rows, engine_rows, protocol_rows, render, scale_rows
+from benchmarks.scale_bench import scale_once
 from benchmarks.wire import RawPingPong, match_frames, sample_decisions, start_raw_server
 from reference_bots.run import make_bot
 
@@ -277,6 +278,7 @@ def test_raw_streams_at_tables_take_turns_like_the_seats_of_a_match(
                     "raw_tables": {"decisions_per_s": 1000.0, **_LATENCY},
                     "raw": {"decisions_per_s": 1500.0, **_LATENCY},
                     "ratio_to_raw_tables": 0.9,
+                    "ratio_range": [0.85, 0.95],
                     "ratio_to_raw": 0.6,
                     "timeouts": 0,
                     "latency_median_ms": 3.0,
@@ -287,11 +289,22 @@ def test_raw_streams_at_tables_take_turns_like_the_seats_of_a_match(
             ]
         }
     )
-    assert rows[0][1:] == ("900", "raw, tables of 4 1,000", "0.90×")
+    assert rows[0][1:] == ("900", "raw, tables of 4 1,000", "0.90× (0.85–0.95)")
     assert rows[1][1:] == ("900", "raw grpc.aio 1,500", "0.60×")
 
 
 _LATENCY = {"latency_median_ms": 2.0, "latency_p99_ms": 5.0}
+
+
+def test_a_scale_level_alternates_arena_and_raw_tables_and_reports_their_medians() -> None:
+    level = scale_once(8, pairs=2)
+    pairs = level["pairs"]
+    assert len(pairs) == 2 and level["timeouts"] == 0
+    ratios = sorted(p["arena"] / p["raw_tables"] for p in pairs)
+    assert level["ratio_to_raw_tables"] == round((ratios[0] + ratios[1]) / 2, 3)
+    assert level["ratio_range"] == [round(ratios[0], 3), round(ratios[1], 3)]
+    assert level["decisions_per_s"] == round((pairs[0]["arena"] + pairs[1]["arena"]) / 2, 3)
+    assert level["raw"]["connections"] == 8 and level["ratio_to_raw"] > 0
 
 
 def test_an_arena_run_counts_each_tables_decisions_for_the_raw_run_to_copy() -> None:
