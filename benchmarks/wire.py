@@ -209,11 +209,12 @@ class RawPingPong(pb_grpc.ArenaServicer):
         n = len(self.decisions)
         if self.frames is not None:
             await context.write(self.frames[0])
+        mine, next_turn = (turns[me], turns[after]) if self.turns > 1 else (None, None)
         for i in range(rounds):
             msg = self.decisions[i % n]
-            if self.turns > 1:
-                await turns[me].wait()
-                turns[me].clear()
+            if mine is not None:
+                await mine.wait()
+                mine.clear()
             start = clock()
             await context.write(msg)
             answer = await context.read()
@@ -221,7 +222,8 @@ class RawPingPong(pb_grpc.ArenaServicer):
             rtts.append(end - start)
             if spans is not None:
                 spans.append((me, start, end))
-            turns[after].set()
+            if next_turn is not None:
+                next_turn.set()
             if answer is EOF:
                 return
         self.stats.finished = max(self.stats.finished, clock())
