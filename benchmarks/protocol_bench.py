@@ -184,11 +184,12 @@ async def arena_run(
                     await server.wait_ready(specs[0].match_id)
             connect_s = time.perf_counter() - connect_start
             connected_rss, connected_threads = rss_bytes(), thread_count()
-            outcomes: list[MatchOutcome] = []
+            # Per table, its series' outcomes: the raw run copies each table's decisions.
+            per_table: list[list[MatchOutcome]] = [[] for _ in series]
             c0, w0 = time.process_time(), time.perf_counter()
             async with trio.open_nursery() as nursery:
-                for specs in series:
-                    nursery.start_soon(_arena_series, server, specs, outcomes)
+                for specs, table_outcomes in zip(series, per_table, strict=True):
+                    nursery.start_soon(_arena_series, server, specs, table_outcomes)
             wall = time.perf_counter() - w0
             server_cpu = time.process_time() - c0
             with trio.fail_after(60):
@@ -199,11 +200,9 @@ async def arena_run(
                 out_file.close()
                 text = (Path(tmp) / "client.json").read_text().strip()
                 client = json.loads(text.splitlines()[-1]) if text else None
+    outcomes = [o for table_outcomes in per_table for o in table_outcomes]
     timings = [t for o in outcomes for t in o.timings]
     faults = [f for o in outcomes for f in o.faults]
-    per_table = {specs[0].match_id: 0 for specs in series}
-    for o in outcomes:  # match ids are bench-TABLE-J: the series of the table's first match
-        per_table[o.spec.match_id.rsplit("-", 1)[0] + "-0"] += len(o.timings)
     answered = [t.ms for t in timings if not t.fallback]
     return _summary(
         label or f"arena, {connections} connection{'s' if connections > 1 else ''}",
@@ -217,7 +216,7 @@ async def arena_run(
             "connections": len(tokens),
             "matches": len(outcomes),
             # Per table (its connections' series of matches), for a raw run of the same shape.
-            "decisions_per_table": list(per_table.values()),
+            "decisions_per_table": [sum(len(o.timings) for o in t) for t in per_table],
             "faults": len(faults),
             "timeouts": sum(1 for f in faults if f.kind == "timeout"),
             "fault_kinds": sorted({f.kind for f in faults}),
@@ -404,17 +403,17 @@ def run_protocol(repeats: int = 3, matches_1: int = 3, matches_8: int = 2) -> di
     for n in (1, 8):
         raw, arena = runs[f"raw{n}"], runs[f"arena{n}"]
         summary[f"{n}"] = {
-            "raw_decisions_per_s": _med(raw, "decisions_per_s"),
-            "arena_decisions_per_s": _med(arena, "decisions_per_s"),
+            "raw_decisions_per_s": median_of(raw, "decisions_per_s"),
+            "arena_decisions_per_s": median_of(arena, "decisions_per_s"),
             **_ratios(arena, raw),
-            "raw_cycle_ms": _med(raw, "cycle_ms"),
-            "arena_cycle_ms": _med(arena, "cycle_ms"),
-            "raw_latency_median_ms": _med(raw, "latency_median_ms"),
-            "raw_latency_p99_ms": _med(raw, "latency_p99_ms"),
-            "arena_latency_median_ms": _med(arena, "latency_median_ms"),
-            "arena_latency_p99_ms": _med(arena, "latency_p99_ms"),
-            "arena_server_cpu_share": _med(arena, "server_cpu_share"),
-            "raw_server_cpu_share": _med(raw, "server_cpu_share"),
+            "raw_cycle_ms": median_of(raw, "cycle_ms"),
+            "arena_cycle_ms": median_of(arena, "cycle_ms"),
+            "raw_latency_median_ms": median_of(raw, "latency_median_ms"),
+            "raw_latency_p99_ms": median_of(raw, "latency_p99_ms"),
+            "arena_latency_median_ms": median_of(arena, "latency_median_ms"),
+            "arena_latency_p99_ms": median_of(arena, "latency_p99_ms"),
+            "arena_server_cpu_share": median_of(arena, "server_cpu_share"),
+            "raw_server_cpu_share": median_of(raw, "server_cpu_share"),
             "arena_messages_per_decision": round(
                 statistics.median(
                     a["client"]["messages"] / a["decisions"] for a in arena if a["client"]
@@ -424,20 +423,20 @@ def run_protocol(repeats: int = 3, matches_1: int = 3, matches_8: int = 2) -> di
         }
     summary["think"] = {
         "think_ms": THINK_MS,
-        "raw_decisions_per_s": _med(runs["raw_think"], "decisions_per_s"),
-        "arena_decisions_per_s": _med(runs["arena_think"], "decisions_per_s"),
+        "raw_decisions_per_s": median_of(runs["raw_think"], "decisions_per_s"),
+        "arena_decisions_per_s": median_of(runs["arena_think"], "decisions_per_s"),
         **_ratios(runs["arena_think"], runs["raw_think"]),
     }
     raw1 = summary["1"]["raw_decisions_per_s"]
-    arena_sdk = _med(runs["arena_sdk"], "decisions_per_s")
+    arena_sdk = median_of(runs["arena_sdk"], "decisions_per_s")
     summary["sdk_1"] = {
         "arena_decisions_per_s": arena_sdk,
-        "raw_decisions_per_s": _med(runs["raw_sdk"], "decisions_per_s"),
+        "raw_decisions_per_s": median_of(runs["raw_sdk"], "decisions_per_s"),
         **_ratios(runs["arena_sdk"], runs["raw_sdk"]),
         # Against the bench client's raw run: what the SDK's own work costs on top.
         "ratio_to_bench_client_raw": round(arena_sdk / raw1, 3) if raw1 else None,
-        "arena_latency_median_ms": _med(runs["arena_sdk"], "latency_median_ms"),
-        "raw_latency_median_ms": _med(runs["raw_sdk"], "latency_median_ms"),
+        "arena_latency_median_ms": median_of(runs["arena_sdk"], "latency_median_ms"),
+        "raw_latency_median_ms": median_of(runs["raw_sdk"], "latency_median_ms"),
     }
     summary["wakeup"] = wakeup_cost()
     return {"runs": runs, "summary": summary}
@@ -452,7 +451,8 @@ def _ratios(arena: Sequence[dict[str, Any]], raw: Sequence[dict[str, Any]]) -> d
     }
 
 
-def _med(runs: Sequence[dict[str, Any]], key: str) -> float:
+def median_of(runs: Sequence[dict[str, Any]], key: str) -> float:
+    """The median of ``key`` over ``runs``, rounded to three decimals."""
     return round(float(statistics.median(r[key] for r in runs)), 3)
 
 

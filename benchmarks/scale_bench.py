@@ -10,20 +10,21 @@ short rubber, so the run is bounded and stops by itself.
 
 from __future__ import annotations
 
+import argparse
 import functools
 import json
 import statistics
-import sys
 from pathlib import Path
 from typing import Any
 
 import trio
 
+from arena.cli import POSITIVE
 from arena.logging import configure
 from arena.serde import TimeControl
 from benchmarks.common import python_module, run_json
 from benchmarks.profiling import profiled
-from benchmarks.protocol_bench import arena_run, raw_run
+from benchmarks.protocol_bench import arena_run, median_of, raw_run
 
 #: One game to 5 points: a deal or two per match.
 OPTIONS = {"games_per_rubber": 1, "points_to_win": 5}
@@ -65,7 +66,7 @@ def scale_once(n: int, pairs: int = 3) -> dict[str, Any]:
         a["decisions_per_s"] / t["decisions_per_s"] for a, t in zip(arenas, tables, strict=True)
     ]
     for key in ("decisions_per_s", "latency_median_ms", "latency_p99_ms"):
-        result[key] = _median(arenas, key)
+        result[key] = median_of(arenas, key)
     for key in ("faults", "timeouts"):
         result[key] = sum(a[key] for a in arenas)
     result["pairs"] = [
@@ -73,7 +74,7 @@ def scale_once(n: int, pairs: int = 3) -> dict[str, Any]:
         for a, t in zip(arenas, tables, strict=True)
     ]
     result["raw_tables"] = {
-        key: _median(tables, key)
+        key: median_of(tables, key)
         for key in ("decisions_per_s", "latency_median_ms", "latency_p99_ms")
     }
     result["ratio_to_raw_tables"] = round(statistics.median(ratios), 3)
@@ -82,10 +83,6 @@ def scale_once(n: int, pairs: int = 3) -> dict[str, Any]:
     rate = at_once["decisions_per_s"]
     result["ratio_to_raw"] = round(result["decisions_per_s"] / rate, 3) if rate else None
     return result
-
-
-def _median(runs: list[dict[str, Any]], key: str) -> float:
-    return round(float(statistics.median(r[key] for r in runs)), 3)
 
 
 def profile_once(n: int, out: Path) -> dict[str, Any]:
@@ -108,7 +105,9 @@ def run_scale(
         "deadline_ms": DEADLINE.move_ms,
         "options": OPTIONS,
         "levels": [
-            run_json(python_module("benchmarks.scale_bench", str(n), str(pairs)), timeout)
+            run_json(
+                python_module("benchmarks.scale_bench", str(n), "--pairs", str(pairs)), timeout
+            )
             for n in levels
         ],
     }
@@ -119,9 +118,21 @@ def run_scale(
     return result
 
 
-if __name__ == "__main__":
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.scale_bench",
+        description="One scale level: prints its figures as JSON (make bench runs 100, 200, 500).",
+    )
+    parser.add_argument("connections", type=POSITIVE, help="bot connections (N/4 matches)")
+    parser.add_argument("--pairs", type=POSITIVE, default=3, help="arena/raw pairs (default 3)")
+    parser.add_argument("--profile", type=Path, help="instead, one arena run under py-spy")
+    args = parser.parse_args()
     configure("error")
-    if sys.argv[2:3] == ["--profile"]:
-        print(json.dumps(profile_once(int(sys.argv[1]), Path(sys.argv[3]).resolve())))
-    else:  # N [PAIRS]
-        print(json.dumps(scale_once(int(sys.argv[1]), int(sys.argv[2]) if sys.argv[2:] else 3)))
+    if args.profile is not None:
+        print(json.dumps(profile_once(args.connections, args.profile.resolve())))
+    else:
+        print(json.dumps(scale_once(args.connections, args.pairs)))
+
+
+if __name__ == "__main__":
+    main()

@@ -439,6 +439,7 @@ def test_clone_costs_time_every_game_and_the_rows_compare_with_oh_hell() -> None
         ("ceiling", "--runs"),
         ("native", "--pairs"),
         ("native", "--connections"),
+        ("scale_bench", "--pairs"),
     ],
 )
 def test_the_bench_tools_refuse_counts_below_one_in_one_line(module: str, option: str) -> None:
