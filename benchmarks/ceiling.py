@@ -15,6 +15,12 @@ median decisions per second and its ratio to the plain server:
 All four send the same pre-built bytes; only the work between an answer and the next request
 differs. ``engine+encode`` is the arena without its routing and bookkeeping: a ceiling for the
 referee as designed.
+
+With ``--bare`` two more variants weigh a protocol whose requests carry no observation (the bot
+rebuilding its view from the events, which every request carries anyway): ``raw-bare`` sends
+the same requests without their observations, and ``engine+encode-bare`` applies a move, lists
+the legal actions and encodes such a request, with no observation to build. Its ratio is taken
+against ``raw-bare``, as the protocol section compares messages of the same size.
 """
 
 from __future__ import annotations
@@ -39,6 +45,8 @@ from benchmarks.wire import EOF, RawPingPong, lean_whist_request, sample_decisio
 from engine import get_game
 
 VARIANTS = ("raw", "structured", "engine", "engine+encode")
+#: ``--bare``: the same ceiling for requests without observations, and its own reference.
+BARE_VARIANTS = ("raw-bare", "engine+encode-bare")
 #: A run takes a few seconds; one that has not finished in this long is stuck.
 RUN_TIMEOUT_S = 120
 
@@ -66,6 +74,8 @@ class Structured(RawPingPong):
             return
         if self.work == "engine+encode":
             _, self.sent = lean_whist_request(state, 1, "m", self.sent)
+        elif self.work == "engine+encode-bare":
+            _, self.sent = lean_whist_request(state, 1, "m", self.sent, observation=False)
         else:
             state.legal_actions()
             state.observation(state.to_move)
@@ -135,10 +145,10 @@ class Structured(RawPingPong):
 
 
 async def _run(variant: str, connections: int, rounds: int) -> float:
-    decisions = sample_decisions()
+    decisions = sample_decisions(observation=not variant.endswith("-bare"))
     servicer = (
         RawPingPong(decisions, rounds, connections)
-        if variant == "raw"
+        if variant.startswith("raw")
         else Structured(decisions, rounds, connections, variant)
     )
     server, address = await start_raw_server(servicer, connections)
@@ -166,21 +176,27 @@ async def _run(variant: str, connections: int, rounds: int) -> float:
     return len(servicer.stats.rtts) / wall
 
 
-def ceiling(runs: int = 4, connections: int = 1, rounds: int = 3000) -> dict[str, Any]:
-    """Each variant ``runs`` times, alternating; medians and ratios to ``raw``."""
-    rates: dict[str, list[float]] = {v: [] for v in VARIANTS}
+def ceiling(
+    runs: int = 4, connections: int = 1, rounds: int = 3000, *, bare: bool = False
+) -> dict[str, Any]:
+    """Each variant ``runs`` times, alternating; medians and ratios to ``raw`` (to ``raw-bare``
+    for the ``bare`` variants)."""
+    variants = VARIANTS + BARE_VARIANTS if bare else VARIANTS
+    rates: dict[str, list[float]] = {v: [] for v in variants}
     for _ in range(runs):
-        for variant in VARIANTS:
+        for variant in variants:
             per_stream = rounds if connections == 1 else max(1, 2 * rounds // connections)
             rates[variant].append(asyncio.run(_run(variant, connections, per_stream)))
-    raw = statistics.median(rates["raw"])
+    medians = {v: statistics.median(r) for v, r in rates.items()}
     return {
         "encoder": serde.encoder_name(),
         "connections": connections,
         "variants": {
             v: {
-                "decisions_per_s": round(statistics.median(r)),
-                "ratio_to_raw": round(statistics.median(r) / raw, 3),
+                "decisions_per_s": round(medians[v]),
+                "ratio_to_raw": round(
+                    medians[v] / medians["raw-bare" if v.endswith("-bare") else "raw"], 3
+                ),
                 "runs": [round(x) for x in r],
             }
             for v, r in rates.items()
@@ -192,11 +208,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.ceiling", description=__doc__)
     parser.add_argument("--runs", type=POSITIVE, default=4, help="runs per variant (default 4)")
     parser.add_argument("--connections", type=POSITIVE, default=1, help="1 or 8, as the bench")
+    parser.add_argument(
+        "--bare", action="store_true", help="also requests without observations (see above)"
+    )
     args = parser.parse_args()
-    result = ceiling(args.runs, args.connections)
+    result = ceiling(args.runs, args.connections, bare=args.bare)
     print(f"encoder: {result['encoder']}; {args.connections} connection(s)")
     for v, r in result["variants"].items():
-        print(f"{v:14s} {r['decisions_per_s']:7,} decisions/s   {r['ratio_to_raw']:.2f}× raw")
+        ref = "raw-bare" if v.endswith("-bare") else "raw"
+        print(f"{v:18s} {r['decisions_per_s']:7,} decisions/s   {r['ratio_to_raw']:.2f}× {ref}")
 
 
 if __name__ == "__main__":

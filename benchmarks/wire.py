@@ -33,7 +33,7 @@ import grpc
 from arena import serde
 from arena._pb import arena_pb2 as pb
 from arena._pb import arena_pb2_grpc as pb_grpc
-from engine import MatchState, get_game
+from engine import Action, MatchState, get_game
 
 #: What ``read()`` returns at the end of a grpc.aio stream (missing from grpc-stubs).
 EOF: Any = getattr(grpc.aio, "EOF")  # noqa: B009
@@ -47,12 +47,21 @@ CLIENT_OPTIONS: list[tuple[str, Any]] = [
 
 
 def lean_whist_request(
-    state: MatchState, request_id: int, match_id: str, sent: int, *, own_seat: bool = False
+    state: MatchState,
+    request_id: int,
+    match_id: str,
+    sent: int,
+    *,
+    own_seat: bool = False,
+    observation: bool = True,
 ) -> tuple[bytes, int]:
     """The DecisionRequest the referee sends for the seat to move in ``state`` to a lean bot
     (``batch_events``, ``omit_text``, ``omit_json``): it carries the events from index ``sent``
     on, every one for a bot holding all four seats, or with ``own_seat`` those the seat may see
-    (a bot playing that seat alone). Returns the wire bytes and the events sent so far."""
+    (a bot playing that seat alone). Returns the wire bytes and the events sent so far.
+
+    Without ``observation``, the request a protocol with no observation in its requests would
+    send (the bot rebuilding its view from the events): :func:`bare_request`."""
     seat = state.to_move
     assert seat is not None
     events = state.events
@@ -61,6 +70,8 @@ def lean_whist_request(
         for seq in range(sent, len(events))
         if not own_seat or events[seq].to is None or seat in events[seq].to
     ]
+    if not observation:
+        return bare_request(request_id, match_id, seat, state.legal_actions(), held), len(events)
     request = serde.decision_bytes(
         request_id, match_id, seat, "whist", state.observation(seat), state.legal_actions(),
         1000, 10000, events=held, text=False, json=False,
@@ -68,8 +79,22 @@ def lean_whist_request(
     return request, len(events)
 
 
+def bare_request(
+    request_id: int, match_id: str, seat: int, legal: Sequence[Action], events: Sequence[bytes]
+) -> bytes:
+    """``serde.decision_bytes`` without the observation, assembled from serde's own field
+    encoders the way its Python path does (``benchmarks.ceiling --bare`` measures what such a
+    protocol would gain; the protocol has no such message, so serde has no encoder for it)."""
+    out = [serde._REQUEST_ID_KEY + serde._varint(request_id), serde._MATCH_ID[match_id]]
+    if seat:
+        out.append(serde._SEAT_KEY + serde._varint(seat))
+    out += [serde._legal_bytes(legal), serde._DEADLINE[1000], serde._BANK[10000]]
+    out += [serde._delimited(serde._EVENTS_KEY, e) for e in events]
+    return serde._delimited(serde._DECISION_KEY, b"".join(out))
+
+
 def sample_decisions(
-    count: int = 400, seed: int = 1, *, seat_per_connection: bool = False
+    count: int = 400, seed: int = 1, *, seat_per_connection: bool = False, observation: bool = True
 ) -> list[bytes]:
     """Real whist DecisionRequests (``serde.decision_bytes``, the referee's own encoding) along
     random playouts, exactly as the arena sends them to the bench client (lean Hello): no text or
@@ -78,7 +103,8 @@ def sample_decisions(
     previous request is the match's); with ``seat_per_connection`` each seat has a connection of
     its own (the scale section), so a request carries what its seat may see since its own
     previous request. Like the arena, the raw server sends them already encoded, so both write
-    the same bytes."""
+    the same bytes. Without ``observation``, the same requests with no observation in them
+    (:func:`bare_request`)."""
     game = get_game("whist")
     rng = random.Random(seed)
     out: list[bytes] = []
@@ -88,7 +114,12 @@ def sample_decisions(
         while state.to_move is not None and len(out) < count:
             conn = state.to_move if seat_per_connection else 0
             request, sent[conn] = lean_whist_request(
-                state, len(out) + 1, "raw-0", sent[conn], own_seat=seat_per_connection
+                state,
+                len(out) + 1,
+                "raw-0",
+                sent[conn],
+                own_seat=seat_per_connection,
+                observation=observation,
             )
             out.append(request)
             state.apply(rng.choice(state.legal_actions()))

@@ -339,6 +339,23 @@ def test_sampled_requests_carry_what_their_connection_may_see(seat_per_connectio
     assert (foreign_deals == 0) == seat_per_connection
 
 
+@pytest.mark.parametrize("seat_per_connection", [True, False])
+def test_bare_requests_are_the_arenas_without_their_observation(seat_per_connection: bool) -> None:
+    """``ceiling --bare`` weighs requests without observations: they must be the referee's
+    own requests minus that one field, byte for byte, and so shorter."""
+    full = sample_decisions(60, seat_per_connection=seat_per_connection)
+    bare = sample_decisions(60, seat_per_connection=seat_per_connection, observation=False)
+    assert len(full) == len(bare) == 60
+    for f, b in zip(full, bare, strict=True):
+        expected = serde.server_message_of(f)
+        assert expected.decision.HasField("observation")
+        expected.decision.ClearField("observation")
+        got = serde.server_message_of(b)
+        assert not got.decision.HasField("observation")
+        assert got == expected and len(got.decision.legal_actions) > 0
+        assert b == expected.SerializeToString() and len(b) < len(f)
+
+
 def test_wakeup_cost_times_each_mode_over_match_boundaries() -> None:  # and the rows render
     result = wakeup_cost(decisions=700, rounds=2, pause_s=0.0001)
     assert set(result) == {"back_to_back", "busy_wait", "asleep", "pause_ms", "matches"}
@@ -389,13 +406,18 @@ def test_the_ceiling_variants_each_do_their_share_of_the_referees_work(
         referee(self)
 
     monkeypatch.setattr(ceiling_bench.Structured, "referee", counted)
-    result = ceiling_bench.ceiling(runs=1, connections=1, rounds=50)
-    assert list(result["variants"]) == ["raw", "structured", "engine", "engine+encode"]
-    assert result["variants"]["raw"]["ratio_to_raw"] == 1.0
-    assert all(v["decisions_per_s"] > 0 for v in result["variants"].values())
+    result = ceiling_bench.ceiling(runs=1, connections=1, rounds=50, bare=True)
+    variants = result["variants"]
+    assert list(variants) == [
+        "raw", "structured", "engine", "engine+encode", "raw-bare", "engine+encode-bare"
+    ]  # fmt: skip
+    assert variants["raw"]["ratio_to_raw"] == variants["raw-bare"]["ratio_to_raw"] == 1.0
+    assert all(v["decisions_per_s"] > 0 for v in variants.values())
     # Every answer but the last runs the work, only in the variants that do it.
-    assert sorted(set(done)) == ["engine", "engine+encode"]
+    assert sorted(set(done)) == ["engine", "engine+encode", "engine+encode-bare"]
     assert done.count("engine") == done.count("engine+encode") == 49
+    assert done.count("engine+encode-bare") == 49
+    del variants["raw-bare"], variants["engine+encode-bare"]  # make bench runs the four
     # make bench prints every variant but the reference, each against the same raw run.
     rows = ceiling_rows({"1": result})
     raw = f"raw grpc.aio {result['variants']['raw']['decisions_per_s']:,}"
@@ -408,6 +430,26 @@ def test_the_ceiling_variants_each_do_their_share_of_the_referees_work(
     assert rows[2][3] == f"{result['variants']['engine+encode']['ratio_to_raw']:.2f}×"
     section = {"summary": {"1": _PROTO, "8": _PROTO}, "ceiling": {"1": result}}
     assert protocol_rows(section)[-3:] == rows
+
+
+def test_the_bare_ceiling_is_judged_against_raw_with_the_same_bare_requests(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rates = {"raw": [1000.0, 1200.0, 1100.0], "raw-bare": [2000.0, 2200.0, 2100.0]}
+    calls: list[tuple[str, int, int]] = []
+
+    async def fake_run(variant: str, connections: int, rounds: int) -> float:
+        calls.append((variant, connections, rounds))
+        return rates.get(variant, [900.0] * 3)[sum(c[0] == variant for c in calls) - 1]
+
+    monkeypatch.setattr(ceiling_bench, "_run", fake_run)
+    result = ceiling_bench.ceiling(runs=3, connections=8, rounds=400, bare=True)["variants"]
+    assert result["engine+encode"]["ratio_to_raw"] == round(900 / 1100, 3)
+    assert result["engine+encode-bare"]["ratio_to_raw"] == round(900 / 2100, 3)
+    assert result["raw-bare"]["runs"] == [2000, 2200, 2100]
+    # Alternating: each round runs every variant once, each stream 2 × rounds / connections.
+    assert [c[0] for c in calls[:6]] == list(ceiling_bench.VARIANTS + ceiling_bench.BARE_VARIANTS)
+    assert len(calls) == 18 and {c[1:] for c in calls} == {(8, 100)}
 
 
 def test_the_probe_compares_both_encoders_and_puts_everything_back() -> None:
