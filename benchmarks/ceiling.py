@@ -47,6 +47,13 @@ from engine import get_game
 VARIANTS = ("raw", "structured", "engine", "engine+encode")
 #: ``--bare``: the same ceiling for requests without observations, and its own reference.
 BARE_VARIANTS = ("raw-bare", "engine+encode-bare")
+
+
+def reference(variant: str) -> str:
+    """The variant a ratio is taken against: raw sending requests of the same kind."""
+    return "raw-bare" if variant.endswith("-bare") else "raw"
+
+
 #: A run takes a few seconds; one that has not finished in this long is stuck.
 RUN_TIMEOUT_S = 120
 
@@ -194,9 +201,7 @@ def ceiling(
         "variants": {
             v: {
                 "decisions_per_s": round(medians[v]),
-                "ratio_to_raw": round(
-                    medians[v] / medians["raw-bare" if v.endswith("-bare") else "raw"], 3
-                ),
+                "ratio_to_raw": round(medians[v] / medians[reference(v)], 3),
                 "runs": [round(x) for x in r],
             }
             for v, r in rates.items()
@@ -215,8 +220,8 @@ def main() -> None:
     result = ceiling(args.runs, args.connections, bare=args.bare)
     print(f"encoder: {result['encoder']}; {args.connections} connection(s)")
     for v, r in result["variants"].items():
-        ref = "raw-bare" if v.endswith("-bare") else "raw"
-        print(f"{v:18s} {r['decisions_per_s']:7,} decisions/s   {r['ratio_to_raw']:.2f}× {ref}")
+        rate, ratio = r["decisions_per_s"], r["ratio_to_raw"]
+        print(f"{v:18s} {rate:7,} decisions/s   {ratio:.2f}× {reference(v)}")
 
 
 if __name__ == "__main__":

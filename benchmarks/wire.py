@@ -45,6 +45,9 @@ CLIENT_OPTIONS: list[tuple[str, Any]] = [
     ("grpc.max_receive_message_length", 4 * 1024 * 1024),
 ]
 
+#: The time control every sampled request states (ms): the bench arena's.
+DEADLINE_MS, BANK_MS = 1000, 10000
+
 
 def lean_whist_request(
     state: MatchState,
@@ -74,7 +77,7 @@ def lean_whist_request(
         return bare_request(request_id, match_id, seat, state.legal_actions(), held), len(events)
     request = serde.decision_bytes(
         request_id, match_id, seat, "whist", state.observation(seat), state.legal_actions(),
-        1000, 10000, events=held, text=False, json=False,
+        DEADLINE_MS, BANK_MS, events=held, text=False, json=False,
     )  # fmt: skip
     return request, len(events)
 
@@ -88,7 +91,7 @@ def bare_request(
     out = [serde._REQUEST_ID_KEY + serde._varint(request_id), serde._MATCH_ID[match_id]]
     if seat:
         out.append(serde._SEAT_KEY + serde._varint(seat))
-    out += [serde._legal_bytes(legal), serde._DEADLINE[1000], serde._BANK[10000]]
+    out += [serde._legal_bytes(legal), serde._DEADLINE[DEADLINE_MS], serde._BANK[BANK_MS]]
     out += [serde._delimited(serde._EVENTS_KEY, e) for e in events]
     return serde._delimited(serde._DECISION_KEY, b"".join(out))
 
