@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 import arena.grpc_env  # noqa: F401  (first: before anything imports grpc)
+from arena.arguments import BANK_MS, MOVE_MS, POSITIVE, SECONDS, TIMEOUT
+from arena.console import reader_may_leave
 from arena.errors import ArenaError, UsageError
 from arena.logging import add_log_level_option
 from arena.replay_cli import add_replay_parser
@@ -21,29 +21,6 @@ from arena.tournament.commands import add_tournament_parsers
 from engine import EngineError, OptionValue, game_ids, get_game
 
 Handler = Callable[[argparse.Namespace], int]
-
-
-def _number(kind: Callable[[str], float], minimum: float, what: str) -> Callable[[str], Any]:
-    """An argparse type: a number of ``kind`` no smaller than ``minimum``, refused in one line."""
-
-    def parse(text: str) -> Any:
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected {what}; got {text!r}") from None
-        if not math.isfinite(value) or value < minimum:
-            raise argparse.ArgumentTypeError(f"expected {what}; got {text!r}")
-        return value
-
-    return parse
-
-
-#: ``--move-ms``, ``--matches``: whole numbers from 1.
-POSITIVE = _number(int, 1, "a whole number of at least 1")
-#: ``--bank-ms``: whole numbers from 0.
-NON_NEGATIVE = _number(int, 0, "a whole number of at least 0")
-#: ``--give-up``: seconds from 0.
-SECONDS = _number(float, 0.0, "a number of seconds of at least 0")
 
 
 def parse_options(pairs: Sequence[str]) -> dict[str, OptionValue]:
@@ -108,9 +85,11 @@ def _add_arena_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     sv.add_argument("--game", default="whist", help=f"lobby game ({games})")
     sv.add_argument("--players", type=int, default=None, help="players at the table")
     sv.add_argument("--option", action="append", default=[], metavar="K=V", help="game option")
-    sv.add_argument("--seed", type=int, default=0, help="seed of the first match")
-    sv.add_argument("--move-ms", type=POSITIVE, default=1000, help="time per decision (ms)")
-    sv.add_argument("--bank-ms", type=NON_NEGATIVE, default=10000, help="time bank (ms)")
+    sv.add_argument(
+        "--seed", type=int, default=None, help="seed the matches derive from (default: secret)"
+    )
+    sv.add_argument("--move-ms", type=MOVE_MS, default=1000, help="time per decision (ms)")
+    sv.add_argument("--bank-ms", type=BANK_MS, default=10000, help="time bank (ms)")
     sv.add_argument("--strict", action="store_true", help="the first fault forfeits")
     sv.add_argument("--out", type=Path, default=None, help="write match records here")
     add_log_level_option(sv, "info")
@@ -140,14 +119,16 @@ def _add_arena_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
         help="the next seat's bot command, e.g. 'arena bot rules', or image:IMAGE [CMD] for a "
         "Docker image (once per seat)",
     )
-    mp.add_argument("--seed", type=int, default=0, help="match seed (default 0)")
+    mp.add_argument(
+        "--seed", type=int, default=None, help="match seed (default: a fresh one nobody can guess)"
+    )
     mp.add_argument("--out", type=Path, default=Path("out/matches"), help="record directory")
     mp.add_argument(
-        "--move-ms", type=POSITIVE, default=1000, help="time per decision (default 1000)"
+        "--move-ms", type=MOVE_MS, default=1000, help="time per decision (default 1000)"
     )
-    mp.add_argument("--bank-ms", type=NON_NEGATIVE, default=10000, help="time bank (default 10000)")
+    mp.add_argument("--bank-ms", type=BANK_MS, default=10000, help="time bank (default 10000)")
     mp.add_argument("--strict", action="store_true", help="the first fault forfeits")
-    mp.add_argument("--connect-timeout", type=float, default=20.0, metavar="S", help="wait S s")
+    mp.add_argument("--connect-timeout", type=TIMEOUT, default=20.0, metavar="S", help="wait S s")
     mp.add_argument("--unix", action="store_true", help="bots connect over the Unix socket")
     mp.add_argument(
         "--no-sandbox",
@@ -179,11 +160,15 @@ def _add_arena_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
 
 
 def _cmd_submit(args: argparse.Namespace) -> int:
-    from arena.registry_store import registry
+    from arena.registry_store import check_submission, registry
 
     workdir = Path(args.dir) if args.dir is not None else Path.cwd()
     if args.command is not None and not workdir.is_dir():
         raise UsageError(f"--dir {workdir}: no such directory")
+    # Refused before the home or its registry is created.
+    check_submission(
+        args.name, args.version, command=args.command, image=args.image, workdir=workdir
+    )
     with registry(args.home) as reg:
         bot, token = reg.submit(
             args.name, args.version, command=args.command, image=args.image, workdir=workdir
@@ -238,7 +223,12 @@ def _add_state_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     su.add_argument("name", help="bot name (letters, digits, '_', '.', '-')")
     su.add_argument("--version", required=True, help="version label; never replaced once given")
     what = su.add_mutually_exclusive_group(required=True)
-    what.add_argument("--command", default=None, metavar="CMD", help="shell command of the bot")
+    what.add_argument(
+        "--command",
+        default=None,
+        metavar="CMD",
+        help="shell command of the bot; its program must exist (on PATH or in --dir)",
+    )
     what.add_argument("--image", default=None, metavar="IMAGE", help="Docker image of the bot")
     su.add_argument("--dir", default=None, metavar="DIR", help="the command's directory")
     su.add_argument("--json", action="store_true", help="print one JSON object (with the token)")
@@ -282,7 +272,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     handler: Handler = args.handler
     try:
-        return handler(args)
+        with reader_may_leave():  # `arena … | head -1`: a reader that leaves is no error
+            return handler(args)
+        return 0  # only when the reader left
     except (EngineError, ArenaError) as err:
         print(f"arena: error: {err}", file=sys.stderr)
         return 2

@@ -5,7 +5,8 @@ capability dropped, no new privileges, uid ``nobody``, memory, pid and open-file
 private /tmp, and the arena's socket directory mounted read-only at ``/arena``. The bot finds the
 arena through ``ARENA_ADDRESS=unix:/arena/arena.sock`` (plus ``ARENA_TOKEN`` and ``ARENA_SEED``);
 nothing else of the arena's environment goes in. The container's output is saved to the seat's
-log file and the container is removed when the match ends (or when the bot exits).
+log file (capped like a process bot's, arena/launcher.py; the engine itself keeps only about that
+much of it) and the container is removed when the match ends (or when the bot exits).
 
 An image is never pulled: it must already be on the engine (``docker pull`` or ``docker build``
 it first), so a match never waits on a registry. With no engine reachable the arena says so in
@@ -27,6 +28,7 @@ from typing import Any
 import trio
 
 from arena.errors import ArenaError
+from arena.launcher import LOG_CAP, CappedLog
 from arena.sandbox import NOBODY, Limits
 
 #: Where the arena's socket directory appears inside a bot's container.
@@ -130,6 +132,12 @@ def container_options(limits: Limits, socket_dir: Path) -> dict[str, Any]:
         "volumes": {str(socket_dir.resolve()): {"bind": CONTAINER_SOCKET_DIR, "mode": "ro"}},
         "working_dir": "/tmp",
         "labels": {LABEL: "1"},
+        # The engine's own copy of the output, bounded (its default keeps it all, on the
+        # engine's disk): two files of half the log cap each, so it holds the newest output.
+        "log_config": docker.types.LogConfig(
+            type="json-file",
+            config={"max-size": f"{max(1, LOG_CAP // 2048)}k", "max-file": "2"},
+        ),
     }
 
 
@@ -159,7 +167,13 @@ class ContainerBot:
     def _collect(self) -> None:
         """Save the container's output and exit state (thread)."""
         with contextlib.suppress(Exception):
-            self.log_path.write_bytes(self._container.logs(stdout=True, stderr=True))
+            # Streamed into a capped log: the whole output at once could be large.
+            log = CappedLog(self.log_path)
+            try:
+                for chunk in self._container.logs(stdout=True, stderr=True, stream=True):
+                    log.write(chunk)
+            finally:
+                log.close()
         with contextlib.suppress(Exception):
             self._container.reload()
             state = self._container.attrs.get("State", {})

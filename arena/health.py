@@ -12,6 +12,7 @@ import grpc
 
 from arena._pb import arena_pb2 as pb
 from arena._pb import arena_pb2_grpc as pb_grpc
+from arena.arguments import TIMEOUT
 
 #: Seconds the server has to answer.
 DEFAULT_TIMEOUT_S = 2.0
@@ -53,6 +54,10 @@ def add_health_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "--server", default="127.0.0.1:50051", metavar="ADDR", help="host:port or unix:PATH"
     )
     hp.add_argument(
-        "--timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="S", help="seconds (default 2)"
+        "--timeout",
+        type=TIMEOUT,
+        default=DEFAULT_TIMEOUT_S,
+        metavar="S",
+        help="seconds (default 2)",
     )
     hp.set_defaults(handler=health_command)

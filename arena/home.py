@@ -12,7 +12,7 @@ import argparse
 import os
 from pathlib import Path
 
-from arena.errors import ArenaError
+from arena.errors import ArenaError, UsageError
 
 #: The environment variable naming the state directory.
 ENV_VAR = "ARENA_HOME"
@@ -29,9 +29,13 @@ def default_home() -> Path:
 def arena_home(explicit: str | os.PathLike[str] | None = None) -> Path:
     """The state directory: ``explicit`` (from ``--home``), else ``$ARENA_HOME``, else the default.
 
-    Nothing is created; see :func:`ensure_home`.
+    Nothing is created; see :func:`ensure_home`. An empty ``explicit`` (``--home ""``, an unset
+    shell variable) is refused rather than taken for "the default": that would put the state
+    where the user did not ask.
     """
-    if explicit is not None and str(explicit):
+    if explicit is not None:
+        if not str(explicit):
+            raise UsageError("--home is empty; give the arena's state directory")
         return Path(explicit).expanduser()
     env = os.environ.get(ENV_VAR)
     if env:

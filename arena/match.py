@@ -27,6 +27,7 @@ from arena.launcher import Confinement, RunningBot, bot_environment, last_line, 
 from arena.outdir import make_output_dir
 from arena.records import write_record
 from arena.sandbox import SOCKET_NAME, Limits, prepare_socket, prepare_socket_dir
+from arena.seeds import fresh_seed, seat_seed
 from arena.serde import TimeControl
 from arena.server import (
     FAULT_POLICIES,
@@ -37,7 +38,6 @@ from arena.server import (
     SeatSpec,
     new_token,
     open_arena_server,
-    seat_seed,
 )
 from arena.server.api import run_trio
 from engine import OptionValue, get_game
@@ -69,7 +69,7 @@ async def play_commands(
     *,
     players: int | None = None,
     options: Mapping[str, OptionValue] | None = None,
-    seed: int = 0,
+    seed: int | None = None,
     out_dir: Path = DEFAULT_OUT,
     time_control: TimeControl | None = None,
     fault_policy: FaultPolicy = "lenient",
@@ -91,7 +91,10 @@ async def play_commands(
             f"{game_id} with {config.players} players needs {seats} --bot commands; "
             f"got {len(commands)}"
         )
-    match_id = match_id or f"{game_id}-{seed}-{secrets.token_hex(4)}"
+    if seed is None:
+        seed = fresh_seed()
+    # Not the seed in the id: every bot is told its match id.
+    match_id = match_id or f"{game_id}-{secrets.token_hex(4)}"
     spec = MatchSpec(
         match_id=match_id,
         game=game_id,

@@ -11,15 +11,14 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
-import os
-import tempfile
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from arena.errors import ArenaError
+from arena.outdir import TEMP_SUFFIX, write_atomically
 from engine import Event, Game, MatchConfig, MatchState
 
 #: Version of the record format; readers refuse other versions.
@@ -58,6 +57,20 @@ def encode_record(
     return b"\n".join(lines) + b"\n"
 
 
+def remove_stale_temps(directory: Path) -> int:
+    """Delete the temporary files that writers killed mid-write left in ``directory``; returns
+    how many. Only for a directory no one is writing to now (a tournament's records, under its
+    lock, before any match starts): a live writer's file would go too."""
+    removed = 0
+    try:
+        for tmp in list(directory.glob(f".*.jsonl.gz.*{TEMP_SUFFIX}")):
+            tmp.unlink(missing_ok=True)
+            removed += 1
+    except OSError:
+        pass  # an unreadable directory fails the record writes, with a clearer message
+    return removed
+
+
 def write_record(
     path: Path,
     header: Mapping[str, Any],
@@ -71,24 +84,11 @@ def write_record(
     a lobby goes on without it).
     """
     data = gzip.compress(encode_record(header, entries, result), mtime=0)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    except OSError as err:
-        raise RecordError(f"{path}: cannot write the match record ({err.strerror})") from None
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)  # mkstemp makes 0600; records are meant to be shared
-        os.replace(tmp, path)
-    except OSError as err:
-        Path(tmp).unlink(missing_ok=True)
-        raise RecordError(f"{path}: cannot write the match record ({err.strerror})") from None
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+
+    def fail(why: str) -> RecordError:
+        return RecordError(f"{path}: cannot write the match record ({why})")
+
+    write_atomically(path, data, fail)
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,3 +239,27 @@ class Recorder:
         """Record a fault charged to ``seat``."""
         self.sync()
         self.entries.append(fault_entry(seat, kind, detail))
+
+
+# --- the fault policy --------------------------------------------------------------------------
+# Here rather than in arena/server/faults.py so that ``arena replay verify`` can check a recorded
+# forfeit against the referee's own rule without importing the server (and gRPC).
+
+#: Strikes that forfeit a match under the lenient policy.
+STRIKES_TO_FORFEIT: Final = 3
+
+
+def forfeit_reason(policy: str, strikes: int, kind: str, detail: str) -> str | None:
+    """Why a seat forfeits when charged its ``strikes``-th fault of the match, ``kind`` with
+    ``detail``, under the fault ``policy``; ``None`` when it plays on.
+
+    The referee's rule (the first charge that returns a reason forfeits that seat, with this
+    reason as the forfeit event's ``why``) and what ``arena replay verify`` holds a recorded
+    forfeit to: ``strict`` forfeits on the first fault, ``lenient`` on the
+    :data:`STRIKES_TO_FORFEIT`-th.
+    """
+    if policy == "strict":
+        return f"{kind}: {detail}"
+    if strikes >= STRIKES_TO_FORFEIT:
+        return f"{kind}: {detail} ({strikes} strikes)"
+    return None

@@ -4,7 +4,8 @@
 token once; only its SHA-256 is stored, so a copied database does not let anyone act as the bot.
 Tournaments name registered bots ``NAME`` (the most recently submitted version) or
 ``NAME@VERSION``; ``arena bots`` lists them. A version, once submitted, is never replaced: results
-stored under ``NAME@VERSION`` always mean the same code.
+stored under ``NAME@VERSION`` always mean the same code. A command is checked as a tournament
+config's is (:mod:`arena.bot_command`): one whose program is not found is refused at once.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from arena.bot_command import check_command
 from arena.errors import ArenaError
 from arena.home import arena_home, ensure_home, registry_path
 
@@ -131,6 +133,39 @@ def _row(row: sqlite3.Row) -> RegisteredBot:
     )
 
 
+def check_submission(
+    name: str,
+    version: str,
+    *,
+    command: str | None = None,
+    image: str | None = None,
+    workdir: Path | None = None,
+) -> None:
+    """Raise :class:`RegistryError` when :meth:`Registry.submit` would refuse these (short of a
+    version already registered): the CLI checks before it creates the home or the registry."""
+    if not NAME_RE.fullmatch(name):
+        raise RegistryError(
+            f"bot name {name!r}: use 1-32 letters, digits, '_', '.' or '-', starting with a "
+            "letter or digit"
+        )
+    if name in RESERVED:
+        raise RegistryError(f"bot name {name!r} is a reference bot's; choose another")
+    if not VERSION_RE.fullmatch(version):
+        raise RegistryError(f"version {version!r}: use 1-32 letters, digits, '_', '.', '+' or '-'")
+    if (command is None) == (image is None):
+        raise RegistryError("give exactly one of --command and --image")
+    if command is not None and not command.strip():
+        raise RegistryError("--command is empty")
+    if image is not None and (not image.strip() or any(c.isspace() for c in image)):
+        raise RegistryError(f"--image {image!r} is not an image name")
+    if command is not None:
+        # A command that cannot start would forfeit every match of every tournament naming it.
+        try:
+            check_command(command, workdir or Path.cwd())
+        except ArenaError as err:
+            raise RegistryError(f"--command {command.strip()!r}: {err}") from None
+
+
 class Registry:
     """The registry database of one arena home."""
 
@@ -180,23 +215,7 @@ class Registry:
     ) -> tuple[RegisteredBot, str]:
         """Register a version of a bot (exactly one of ``command`` and ``image``); the new entry
         and its token, which is shown only now."""
-        if not NAME_RE.fullmatch(name):
-            raise RegistryError(
-                f"bot name {name!r}: use 1-32 letters, digits, '_', '.' or '-', starting with a "
-                "letter or digit"
-            )
-        if name in RESERVED:
-            raise RegistryError(f"bot name {name!r} is a reference bot's; choose another")
-        if not VERSION_RE.fullmatch(version):
-            raise RegistryError(
-                f"version {version!r}: use 1-32 letters, digits, '_', '.', '+' or '-'"
-            )
-        if (command is None) == (image is None):
-            raise RegistryError("give exactly one of --command and --image")
-        if command is not None and not command.strip():
-            raise RegistryError("--command is empty")
-        if image is not None and (not image.strip() or any(c.isspace() for c in image)):
-            raise RegistryError(f"--image {image!r} is not an image name")
+        check_submission(name, version, command=command, image=image, workdir=workdir)
         kind: BotKind = "command" if command is not None else "image"
         token = new_bot_token()
         created = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

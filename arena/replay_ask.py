@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, TextIO
+from typing import Any, TextIO
 
 import grpc
 
@@ -36,13 +36,18 @@ from arena import serde
 from arena._pb import arena_pb2 as pb
 from arena._pb import arena_pb2_grpc as pb_grpc
 from arena.errors import ArenaError, UsageError
-from arena.launcher import bot_environment
+from arena.launcher import BotOutput, bot_environment
 from arena.records import Record, read_record
 from arena.replay import replay
 from engine import Action, MatchState, Result
 
 #: How many lines of the bot's output to show when it fails.
 _LOG_TAIL = 8
+#: Bytes read from the end of the bot's log for them, and characters shown of each.
+_TAIL_BYTES = 4096
+_LINE_CHARS = 300
+#: Seconds to wait for the bot's last output once it is stopped.
+_DRAIN_S = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +117,7 @@ def find_position(record: Record, at: int, where: str = "record") -> Position:
 
 def _seat_seed(match_seed: int, seat: int) -> int:
     """The seed the seat's bot got in the match (``ARENA_SEED``)."""
-    from arena.server.spec import seat_seed
+    from arena.seeds import seat_seed
 
     return seat_seed(match_seed, seat)
 
@@ -245,9 +250,15 @@ def _grpc_options() -> list[tuple[str, Any]]:
     return list(GRPC_OPTIONS)
 
 
-def _tail(log: IO[str]) -> str:
-    log.seek(0)
-    lines = [line.rstrip() for line in log.read().splitlines() if line.strip()]
+def _tail(path: Path) -> str:
+    """The bot's last output lines, from the end of its log only (a chatty bot's is large)."""
+    try:
+        with path.open("rb") as f:
+            f.seek(max(0, path.stat().st_size - _TAIL_BYTES))
+            text = f.read(_TAIL_BYTES).decode(errors="replace")
+    except OSError:
+        return ""
+    lines = [line.rstrip()[:_LINE_CHARS] for line in text.splitlines() if line.strip()]
     return " | ".join(lines[-_LOG_TAIL:])
 
 
@@ -276,25 +287,30 @@ def ask(
     # Launched as `arena match` launches bots (its launcher's environment: the venv's bin first
     # on PATH, ARENA_ADDRESS, ARENA_TOKEN, ARENA_SEED = the seat's seed in that match).
     env = bot_environment(address, token, _seat_seed(int(record.header.get("seed", 0)), pos.seat))
-    with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as log:
+    with tempfile.TemporaryDirectory(prefix="arena-ask-") as tmp:
+        log = Path(tmp) / "bot.log"
         try:
+            # Through a capped pipe as in a match: a chatty bot must not fill the disk.
+            output = BotOutput(log)
             try:
                 proc = subprocess.Popen(
                     bot_command,
                     shell=True,
                     env=env,
                     stdin=subprocess.DEVNULL,
-                    stdout=log,
+                    stdout=output.child_fd,
                     stderr=subprocess.STDOUT,
-                    text=True,
                     start_new_session=True,  # its children are stopped with it
                 )
             except OSError as err:
                 raise ArenaError(f"cannot start bot {bot_command!r}: {err}") from None
+            finally:
+                output.close_child_fd()
             try:
                 got = _wait(service, proc, timeout)
             finally:
                 _stop_group(proc)
+                output.finish(_DRAIN_S, hurry=True)
             if got[0] == "error":
                 raise ArenaError(f"bot {bot_command!r}: {got[1]}; output: {_tail(log) or '-'}")
             if got[0] == "exited":
@@ -313,7 +329,7 @@ def ask(
     return _judge(pos, answer, ms, bot)
 
 
-def _wait(service: _OneDecision, proc: subprocess.Popen[str], timeout: float) -> tuple[Any, ...]:
+def _wait(service: _OneDecision, proc: subprocess.Popen[bytes], timeout: float) -> tuple[Any, ...]:
     deadline = time.monotonic() + timeout
     while True:
         try:
@@ -331,7 +347,7 @@ def _wait(service: _OneDecision, proc: subprocess.Popen[str], timeout: float) ->
             return ("timeout",)
 
 
-def _stop_group(proc: subprocess.Popen[str]) -> None:
+def _stop_group(proc: subprocess.Popen[bytes]) -> None:
     """Stop the bot and whatever its shell started (it runs in its own process group)."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGTERM)

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
+from arena.arguments import TIMEOUT
 from arena.errors import ArenaError
 
 
@@ -33,17 +33,13 @@ def _cmd_show(args: argparse.Namespace) -> int:
     seat = None if args.seat is None else rep.seat_index(args.seat)
     if args.at is not None:
         rep.frame(args.at)  # range check before any output
-    try:
-        if args.step:
-            step_through(rep, seat, args.at or 0, sys.stdin, sys.stdout)
-            return 0
-        for text in frames_text(rep, seat, args.at):
-            print(text)
-            print()
-        sys.stdout.flush()
-    except BrokenPipeError:
-        # `arena replay show FILE | head`: the reader left; stop quietly, as cat does.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    # `arena replay show FILE | head`: cli.main lets the reader leave early.
+    if args.step:
+        step_through(rep, seat, args.at or 0, sys.stdin, sys.stdout)
+        return 0
+    for text in frames_text(rep, seat, args.at):
+        print(text)
+        print()
     return 0
 
 
@@ -93,7 +89,14 @@ def add_replay_parser(sub: Any) -> None:
         "html", help="write a self-contained HTML page that steps through the match"
     )
     hp.add_argument("file", metavar="FILE", help="match record (.jsonl.gz)")
-    hp.add_argument("-o", "--output", required=True, metavar="OUT.html", help="page to write")
+    hp.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="OUT.html",
+        help="page to write: a new or empty file, or a page this command wrote (nothing else is "
+        "overwritten)",
+    )
     hp.set_defaults(handler=_cmd_html)
 
     ap = rsub.add_parser(
@@ -107,6 +110,6 @@ def add_replay_parser(sub: Any) -> None:
     ap.add_argument("--at", type=int, required=True, metavar="K", help="decision number")
     ap.add_argument("--bot", required=True, metavar="CMD", help="shell command that runs the bot")
     ap.add_argument(
-        "--timeout", type=float, default=10.0, metavar="S", help="seconds to wait (default 10)"
+        "--timeout", type=TIMEOUT, default=10.0, metavar="S", help="seconds to wait (default 10)"
     )
     ap.set_defaults(handler=_cmd_ask)

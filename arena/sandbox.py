@@ -1,13 +1,13 @@
 """The box a submitted bot command runs in: bubblewrap plus resource limits.
 
 Every namespace is unshared (no network at all: the bot reaches the arena only through the Unix
-socket bound read-only into the box), the bot's directory is read-only, /tmp is a small private
-tmpfs, the bot runs as uid ``nobody`` with no capabilities and may not create user namespaces of
-its own, and the environment is reduced to an allow-list. prlimit caps address space, CPU time
-and open files; a pids cgroup caps processes and a memory cgroup caps the bot's total memory where
-the machine lets us make them (RLIMIT_NPROC is not enforced for root-owned processes, which is
-what bwrap's user namespace maps ``nobody`` to when the arena runs as root), else RLIMIT_NPROC
-counts the bot's processes.
+socket bound read-only into the box), the bot's directory is read-only, /tmp and /dev/shm are small
+private tmpfs (the rest of /dev is read-only), the bot runs as uid ``nobody`` with no capabilities
+and may not create user namespaces of its own, and the environment is reduced to an allow-list.
+prlimit caps address space, CPU time, open files and file size; a pids cgroup caps processes and a
+memory cgroup caps the bot's total memory where the machine lets us make them (RLIMIT_NPROC is not
+enforced for root-owned processes, which is what bwrap's user namespace maps ``nobody`` to when the
+arena runs as root), else RLIMIT_NPROC counts the bot's processes.
 
 When the arena runs as root the bot's files are checked as root's (the user namespace maps
 ``nobody`` to the caller), so nothing but read-only system and runtime directories is bound in,
@@ -60,7 +60,7 @@ class Limits:
     processes: int = 64
     #: Open file descriptors (RLIMIT_NOFILE).
     open_files: int = 256
-    #: Size of the private /tmp, in MiB.
+    #: Size of the private /tmp, and of /dev/shm, in MiB; no file may grow larger (RLIMIT_FSIZE).
     tmp_mb: int = 64
 
 
@@ -353,6 +353,9 @@ def wrap(
         f"--as={limits.memory_mb * 1024 * 1024}",
         f"--cpu={limits.cpu_seconds}",
         f"--nofile={limits.open_files}",
+        # No file the bot writes may outgrow its /tmp (bwraps without --size leave /tmp unsized).
+        # Its output is a pipe (arena/launcher.py caps the log), so this never cuts a log.
+        f"--fsize={limits.tmp_mb * 1024 * 1024}",
         "--core=0",
     ]
     cgroups = _make_cgroups(limits)
@@ -380,6 +383,11 @@ def wrap(
         for private, is_dir in _private_entries("/etc"):
             argv += ["--tmpfs", private] if is_dir else ["--ro-bind", "/dev/null", private]
     argv += ["--proc", "/proc", "--dev", "/dev"]
+    # bwrap's /dev is a tmpfs the bot may write, as large as half the RAM: a /dev/shm of its
+    # own (shared memory, POSIX semaphores) sized like /tmp, then the rest of /dev read-only.
+    if "--size" in _supported:
+        argv += ["--size", str(limits.tmp_mb * 1024 * 1024)]
+    argv += ["--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
     argv += ["--ro-bind", str(bot_dir), str(bot_dir)]
     argv += ["--ro-bind", str(socket_dir), str(socket_dir)]
     bound = [*read_only, bot_dir]

@@ -15,6 +15,7 @@ runs on), ``lobby`` (``arena serve``: pairs up whoever connects).
 
 from __future__ import annotations
 
+from arena.seeds import seat_seed
 from arena.serde import FaultInfo, PlayerInfo, TimeControl
 from arena.server.api import ArenaServer, open_arena_server
 from arena.server.hub import new_token
@@ -25,7 +26,6 @@ from arena.server.spec import (
     MatchOutcome,
     MatchSpec,
     SeatSpec,
-    seat_seed,
 )
 
 __all__ = [

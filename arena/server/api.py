@@ -214,6 +214,7 @@ async def open_arena_server(
 ) -> AsyncIterator[ArenaServer]:
     """Listen on ``listen`` (``host:port``; port 0 picks a free one) and optionally on the Unix
     socket ``unix``, and yield the :class:`ArenaServer`. Must be entered on a trio thread.
+    ``max_connections``: lobby guests admitted at once (bots with known tokens always are).
 
     Raises :class:`ArenaError` when an address cannot be bound.
     """

@@ -111,6 +111,8 @@ class Connection:
         self.closed = False
         #: Matches a lobby has seated this connection in (checked against Hello.max_matches).
         self.seated = 0
+        #: When the stream opened (the loop's clock).
+        self.opened_at = 0.0
         #: Events (``serde.event_body``) held back for the next DecisionRequest (the bot set
         #: Hello.batch_events).
         self.held: list[bytes] = []

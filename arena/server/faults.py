@@ -5,8 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-#: Strikes that forfeit a match under the lenient policy.
-STRIKES_TO_FORFEIT: Final = 3
+# The policy's rule (strikes that forfeit, the forfeit's reason) lives with the records, so that
+# `arena replay verify` checks a recorded forfeit against it without importing the server.
+from arena.records import STRIKES_TO_FORFEIT as STRIKES_TO_FORFEIT
+from arena.records import forfeit_reason as forfeit_reason
 
 #: Every fault kind (see Fault.kind in the proto) and the Error code it is sent with.
 ERROR_CODE: Final = {

@@ -37,6 +37,19 @@ log = structlog.get_logger("arena.server")
 
 #: Seconds a new stream has to send its Hello.
 HELLO_TIMEOUT_S = 10.0
+#: Streams that may wait to say Hello at once before the server closes those that have waited
+#: :data:`HELLO_GRACE_S`: a bot says Hello as it opens its stream, so only a stream opened to hold
+#: the server's capacity (a denial of service against the other bots) waits that long.
+MAX_GREETING = 32
+#: Seconds a stream may wait for its Hello while more than :data:`MAX_GREETING` do. Many bots
+#: starting at once (a tournament's first matches, the scale bench) stay well inside it.
+HELLO_GRACE_S = 1.0
+#: Streams waiting for their Hello past which the oldest is closed however young: a bound on
+#: what a client opening streams faster than the grace expires can hold.
+MAX_GREETING_HARD = 1024
+#: Lobby guests (welcomed bots whose token no match or registry knows) admitted at once, unless
+#: the server is given another number. Bots with known tokens are always let in.
+MAX_GUESTS = 256
 
 
 def server_version() -> str:
@@ -65,8 +78,9 @@ class Hub:
     Many matches may run at once, each a task on the loop; they share nothing but this router.
     """
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, max_guests: int = MAX_GUESTS) -> None:
         self._loop = loop
+        self._max_guests = max_guests
         #: Set once the server is shutting down: new streams are refused.
         self.closing = False
         #: ``host:port`` of the TCP listener once listening.
@@ -81,6 +95,10 @@ class Hub:
         self._tokens: set[str] = set()
         self._by_token: dict[str, Connection] = {}
         self._conns: set[Connection] = set()
+        #: Streams still to say Hello, oldest first (a dict as an ordered set).
+        self._greeting: dict[Connection, None] = {}
+        #: Welcomed lobby guests.
+        self._guests: set[Connection] = set()
         #: When set, Hellos with unknown (or no) tokens are welcomed and handed to this hook.
         self.idle_hook: IdleHook | None = None
         #: When set, the server authenticates every Hello: a token this maps to a registered
@@ -190,8 +208,22 @@ class Hub:
     def on_open(self, conn: Connection) -> None:
         """A bot stream began."""
         self._conns.add(conn)
+        self._greeting[conn] = None
+        conn.opened_at = self._loop.time()
         log.debug("bot connected", session=conn.session_id, peer=conn.peer)
         self._loop.call_later(HELLO_TIMEOUT_S, self.dispatch, self._expect_hello, conn)
+        if len(self._greeting) > MAX_GREETING:
+            self._shed_greeting(conn.opened_at)
+
+    def _shed_greeting(self, now: float) -> None:
+        """Close streams that have waited too long for their Hello while too many wait, oldest
+        first (the dict keeps them in the order they opened)."""
+        why = f"more than {MAX_GREETING} streams are waiting to say Hello"
+        while len(self._greeting) > MAX_GREETING:
+            oldest = next(iter(self._greeting))
+            if len(self._greeting) <= MAX_GREETING_HARD and now - oldest.opened_at < HELLO_GRACE_S:
+                return
+            self._reject(oldest, why)
 
     def _expect_hello(self, conn: Connection) -> None:
         """A stream that never says Hello would hold its handler forever: end it."""
@@ -203,6 +235,8 @@ class Hub:
         if conn not in self._conns:
             return
         self._conns.discard(conn)
+        self._greeting.pop(conn, None)
+        self._guests.discard(conn)
         conn.close()  # also ends the handler if the bot ended the stream
         if conn.token is not None and self._by_token.get(conn.token) is conn:
             del self._by_token[conn.token]
@@ -248,6 +282,7 @@ class Hub:
             bot_name=_printable(hello.bot_name, 64) or "bot",
             bot_version=_printable(hello.bot_version, 32),
         )
+        self._greeting.pop(conn, None)
         if hello.protocol_version not in (0, serde.PROTOCOL_VERSION):
             v = hello.protocol_version
             self._reject(conn, f"protocol version {v} is not supported (this server speaks 1)")
@@ -272,7 +307,11 @@ class Hub:
             if self.idle_hook is None or self.token_owner is not None:
                 self._reject(conn, "unknown token" if token else "a token is required")
                 return
+            if len(self._guests) >= self._max_guests:
+                self._reject(conn, f"the server is full ({self._max_guests} bots); try later")
+                return
             token = token or new_token()
+            self._guests.add(conn)
         conn.hello = hello
         conn.token = token
         old = self._by_token.get(token)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +19,7 @@ import structlog
 import trio
 
 from arena.outdir import make_output_dir
+from arena.seeds import derive_seed, fresh_seed
 from arena.serde import TimeControl
 from arena.server.api import ArenaServer, open_arena_server, run_trio
 from arena.server.connections import Connection
@@ -41,8 +43,8 @@ class LobbyConfig:
     time_control: TimeControl = field(default_factory=TimeControl)
     #: Fault policy of every match.
     fault_policy: FaultPolicy = "lenient"
-    #: Seed of the first match; match ``i`` uses ``seed + i``.
-    seed: int = 0
+    #: Seed the matches' seeds derive from (``None``: one nobody can guess, drawn at start).
+    seed: int | None = None
     #: Directory for match records (``None``: none written).
     out: Path | None = None
 
@@ -59,13 +61,19 @@ class Lobby:
         self._waiting: list[Connection] = []
         self._changed = trio.Event()
         self._numbers = itertools.count()
+        self._seed = fresh_seed() if config.seed is None else config.seed
+        # Match ids name this server run, not the seed: a bot sees its match id.
+        self._run = secrets.token_hex(4)
         server.idle_hook = self.add
 
     def add(self, conn: Connection) -> None:
         """A connection with nothing to play joins the queue."""
         hello = conn.hello
         if hello is not None and hello.games and self._config.game not in hello.games:
-            return  # the bot does not play this lobby's game
+            # It could never be seated: waiting, it would only hold a place of the server's.
+            if conn.token is not None:
+                self._server.disconnect(conn.token, f"this server plays {self._config.game} only")
+            return
         if hello is not None and hello.max_matches and conn.seated >= hello.max_matches:
             return  # it has played what it came for and is about to leave
         if conn not in self._waiting and not conn.closed:
@@ -92,10 +100,10 @@ class Lobby:
         cfg = self._config
         number = next(self._numbers)
         spec = MatchSpec(
-            match_id=f"{cfg.game}-{cfg.seed + number}-{number + 1}",
+            match_id=f"{cfg.game}-{self._run}-{number + 1}",
             game=cfg.game,
             seats=tuple(SeatSpec(c.token or "") for c in table),
-            seed=cfg.seed + number,
+            seed=derive_seed(self._seed, "lobby", number),
             players=cfg.players,
             options=dict(cfg.options),
             time_control=cfg.time_control,

@@ -30,12 +30,23 @@ import structlog
 from arena import serde
 from arena._pb import arena_pb2 as pb
 from arena.records import decision_entry, event_entry, fault_entry, match_header
+from arena.seeds import seat_seed
 from arena.serde import ErrorInfo, FaultInfo, PlayerInfo
 from arena.server.board import Board, BoardEntry
 from arena.server.connections import Connection, PendingDecision, RequestBook
-from arena.server.faults import ERROR_CODE, STRIKES_TO_FORFEIT
-from arena.server.spec import DecisionTiming, MatchOutcome, MatchSpec, seat_seed
-from engine import JSON, Action, ConfigError, EngineError, Event, MatchState, Result, get_game
+from arena.server.faults import ERROR_CODE, forfeit_reason
+from arena.server.spec import DecisionTiming, MatchOutcome, MatchSpec
+from engine import (
+    JSON,
+    Action,
+    ConfigError,
+    EngineError,
+    Event,
+    IllegalActionError,
+    MatchState,
+    Result,
+    get_game,
+)
 
 log = structlog.get_logger("arena.referee")
 
@@ -239,11 +250,9 @@ class LiveMatch:
                 seat,
             )
             conn.send(serde.server_message(error))
-        if self.forfeit_due is None and (
-            self.spec.fault_policy == "strict" or slot.strikes >= STRIKES_TO_FORFEIT
-        ):
-            strikes = "" if self.spec.fault_policy == "strict" else f" ({slot.strikes} strikes)"
-            self.forfeit_due = (seat, f"{kind}: {detail}{strikes}")
+        why = forfeit_reason(self.spec.fault_policy, slot.strikes, kind, detail)
+        if self.forfeit_due is None and why is not None:
+            self.forfeit_due = (seat, why)
             if self.pending is not None:
                 self.pending.interrupt("forfeit", self.forfeit_due[1])
 
@@ -419,8 +428,11 @@ class LiveMatch:
                 chosen = state.find_action(answer.text)
             except EngineError as err:
                 # The engine's explanation lists the seat's legal actions: for its bot only.
-                public = f"{answer.text!r} is not a legal action"
-                self.charge(seat, "illegal", public, rid, private=f"{answer.text!r}: {err}")
+                text = _quoted(answer.text)
+                public = f"{text} is not a legal action"
+                # The engine's message quotes the text whole: only its reason is kept.
+                why = err.reason if isinstance(err, IllegalActionError) else str(err)
+                self.charge(seat, "illegal", public, rid, private=f"{text}: {why}")
             else:
                 return self._decided(seat, chosen, len(legal), ms, False)
         else:
@@ -597,3 +609,15 @@ def open_seats(matches: Iterable[LiveMatch], token: str) -> dict[LiveMatch, list
             if slot.token == token:
                 out.setdefault(m, []).append(slot)
     return out
+
+
+#: Characters of a bot's text quoted in a fault: a 64 KiB answer would otherwise be printed,
+#: logged and recorded whole, several times over.
+QUOTE_LIMIT = 80
+
+
+def _quoted(text: str) -> str:
+    """``text`` as a fault quotes it: ``repr``, cut to :data:`QUOTE_LIMIT` characters."""
+    if len(text) <= QUOTE_LIMIT:
+        return repr(text)
+    return f"{text[:QUOTE_LIMIT]!r}… ({len(text)} characters)"

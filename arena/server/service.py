@@ -61,6 +61,10 @@ GRPC_OPTIONS: list[tuple[str, Any]] = [
 
 _sessions = itertools.count(1)
 
+#: Spectator streams (WatchMatch) open at once; more are refused, so watchers cannot fill the
+#: server that bots play on.
+MAX_WATCHERS = 64
+
 #: What ``read()`` returns at the end of a grpc.aio stream (missing from grpc-stubs).
 EOF: Any = getattr(grpc.aio, "EOF")  # noqa: B009
 
@@ -179,6 +183,7 @@ class SpectatorService(pb_grpc.SpectatorServicer):
 
     def __init__(self, hub: Hub) -> None:
         self._board = hub.board
+        self._watchers = 0
 
     async def ListMatches(
         self, request: pb.ListMatchesRequest, context: grpc.aio.ServicerContext[Any, Any]
@@ -193,13 +198,20 @@ class SpectatorService(pb_grpc.SpectatorServicer):
         """Public events of one match, then its MatchEnd."""
         match_id = serde.read_watch_request(request)
         board = self._board
+        if self._watchers >= MAX_WATCHERS:
+            await context.abort(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"{MAX_WATCHERS} spectators are watching already; try later",
+            )
         q: Outbox[Outgoing] = Outbox()
         if not board.watch(match_id, q):
             await context.abort(grpc.StatusCode.NOT_FOUND, f"no match {match_id!r}")
+        self._watchers += 1
         try:
             while (msg := await q.get()) is not None:
                 yield msg
         finally:
+            self._watchers -= 1
             board.unwatch(match_id, q)
 
     async def Standings(
@@ -243,9 +255,10 @@ class GrpcHost:
 
 def start_grpc_server(listen: str, unix: Path | None, max_connections: int) -> tuple[GrpcHost, Hub]:
     """Start the loop thread, the hub and the grpc.aio server on it, bound and serving
-    (blocking); the hub's ``address``/``unix_address`` say where."""
+    (blocking); the hub's ``address``/``unix_address`` say where. ``max_connections``: lobby
+    guests admitted at once (bots with known tokens always are)."""
     host = GrpcHost()
-    server = Hub(host.loop)
+    server = Hub(host.loop, max_guests=max_connections)
     try:
         host.submit(_start(host, server, listen, unix, max_connections)).result(30.0)
     except BaseException:
@@ -257,17 +270,17 @@ def start_grpc_server(listen: str, unix: Path | None, max_connections: int) -> t
 async def _start(
     host: GrpcHost, server: Hub, listen: str, unix: Path | None, max_connections: int
 ) -> None:
-    # Past max_connections new calls fail fast with RESOURCE_EXHAUSTED instead of queueing.
-    grpc_server = grpc.aio.server(options=GRPC_OPTIONS, maximum_concurrent_rpcs=max_connections)
+    # No cap on concurrent calls here: gRPC's would refuse a bot with a known token as readily
+    # as a stream opened only to fill the cap. The hub and the spectator service bound what
+    # each kind of stream may hold instead (MAX_GREETING, guests, MAX_WATCHERS).
+    grpc_server = grpc.aio.server(options=GRPC_OPTIONS)
     host.grpc_server = grpc_server
     _add_services(grpc_server, ArenaService(server), SpectatorService(server))
     port = _bind(grpc_server, listen)
     host_part = listen.rsplit(":", 1)[0]
     server.address = f"{host_part}:{port}"
     if unix is not None:
-        if unix.exists() and stat.S_ISSOCK(unix.stat().st_mode):
-            unix.unlink()  # a stale socket from a previous run
-        unix.parent.mkdir(parents=True, exist_ok=True)
+        _claim_socket_path(unix)
         _bind(grpc_server, f"unix:{unix}")
         server.unix_address = f"unix:{unix}"
     await grpc_server.start()
@@ -326,6 +339,30 @@ def _bind(grpc_server: grpc.aio.Server, address: str) -> int:
     if port == 0 and not address.startswith("unix:"):
         raise ArenaError(f"cannot listen on {address}")
     return port
+
+
+def _claim_socket_path(path: Path) -> None:
+    """Make way for a Unix socket at ``path``: remove a stale socket file from a previous run,
+    but refuse one a running server still listens on (unlinking it would cut that server off
+    without a word), and say in words why the path cannot be used."""
+    try:
+        mode: int | None = path.stat().st_mode
+    except FileNotFoundError:
+        mode = None
+    except OSError as err:
+        raise ArenaError(f"cannot listen on unix:{path}: {err.strerror or err}") from None
+    if mode is not None and stat.S_ISSOCK(mode):
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+            try:
+                probe.connect(str(path))
+            except OSError:
+                path.unlink(missing_ok=True)  # nobody listens: stale
+            else:
+                raise ArenaError(f"cannot listen on unix:{path}: another server listens there")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise ArenaError(f"cannot listen on unix:{path}: {err.strerror or err}") from None
 
 
 def _check_tcp(address: str) -> None:

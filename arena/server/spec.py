@@ -6,7 +6,6 @@ state shared between matches.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
@@ -53,12 +52,6 @@ class MatchSpec:
     #: How long the match waits for every seat's bot to connect before it starts anyway (a seat
     #: still missing then faults on each of its decisions, without waiting).
     connect_timeout_s: float = 10.0
-
-
-def seat_seed(match_seed: int, seat: int) -> int:
-    """The seed a seat's bot gets (``ARENA_SEED``, MatchStart.bot_seed): stable everywhere."""
-    digest = hashlib.sha256(f"card-arena:{match_seed}:{seat}".encode()).digest()
-    return int.from_bytes(digest[:8], "big") >> 1  # 63 bits: fits every language's int64
 
 
 @dataclass(frozen=True, slots=True)

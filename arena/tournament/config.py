@@ -6,18 +6,18 @@ and the problem: ``whist.toml: bots[2].command: program 'nosuch' not found``.
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
 import shutil
-import sys
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from arena.bot_command import bot_path, check_command
 from arena.errors import ArenaError
+from arena.serde import MAX_TIME_MS
 from arena.tournament.schedule import FORMATS, places, rotations_per_table
 from engine import ConfigError, Game, MatchConfig, OptionValue, UnknownGameError, get_game
 
@@ -69,12 +69,6 @@ def builtin_bots() -> dict[str, str | None]:
     return {"random": "arena bot random", "rules": "arena bot rules", "node": node_bot_status()[0]}
 
 
-def bot_path() -> str:
-    """PATH for bot commands: the running interpreter's bin directory first, so ``arena`` and
-    the venv's tools resolve inside bot commands."""
-    return os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
-
-
 @dataclass(frozen=True, slots=True)
 class BotSpec:
     """A participant: its name in results and the shell command that starts one process."""
@@ -117,8 +111,9 @@ class TournamentConfig:
     matches_per_pairing: int
     #: Replay every deal in every seat rotation, so card luck cancels.
     duplicate: bool
-    #: Tournament seed: every match and bot seed derives from it.
-    seed: int
+    #: Tournament seed: every match and bot seed derives from it. ``None`` until the store
+    #: settles it: the stored tournament's, or a fresh secret one (bots must not know it).
+    seed: int | None
     #: Matches played at once.
     concurrency: int
     #: Thinking time.
@@ -189,7 +184,14 @@ class _Checker:
             raise self.fail(key, f"must be a non-empty string; got {value!r}")
         return value.strip()
 
-    def int_(self, key: str, default: int | None, minimum: int, label: str | None = None) -> int:
+    def int_(
+        self,
+        key: str,
+        default: int | None,
+        minimum: int,
+        label: str | None = None,
+        maximum: int | None = None,
+    ) -> int:
         value = self.raw.get(key, default)
         name = label or key
         if value is None:
@@ -198,6 +200,8 @@ class _Checker:
             raise self.fail(name, f"must be an integer; got {value!r}")
         if value < minimum:
             raise self.fail(name, f"must be at least {minimum}; got {value}")
+        if maximum is not None and value > maximum:
+            raise self.fail(name, f"must be at most {maximum}; got {value}")
         return value
 
     def bool_(self, key: str, default: bool) -> bool:
@@ -264,8 +268,8 @@ def check_config(raw: Mapping[str, Any], where: str, default_name: str) -> Tourn
             raise c.fail(f"time_control.{key}", f"unknown key (known: {', '.join(_TIME_KEYS)})")
     tc = _Checker(where, time_raw)
     time_control = TimeControl(
-        move_ms=tc.int_("move_ms", 2000, 1, "time_control.move_ms"),
-        bank_ms=tc.int_("bank_ms", 10000, 0, "time_control.bank_ms"),
+        move_ms=tc.int_("move_ms", 2000, 1, "time_control.move_ms", MAX_TIME_MS),
+        bank_ms=tc.int_("bank_ms", 10000, 0, "time_control.bank_ms", MAX_TIME_MS),
     )
     output = Path(c.str_("output", str(Path("out") / "tournaments" / name)))
     config = TournamentConfig(
@@ -276,7 +280,7 @@ def check_config(raw: Mapping[str, Any], where: str, default_name: str) -> Tourn
         format=fmt,
         matches_per_pairing=matches,
         duplicate=c.bool_("duplicate", True),
-        seed=c.int_("seed", 0, 0),
+        seed=c.int_("seed", None, 0) if "seed" in c.raw else None,
         concurrency=c.int_("concurrency", 2, 1),
         time_control=time_control,
         fault_policy=c.choice("fault_policy", "lenient", FAULT_POLICIES),
@@ -375,22 +379,17 @@ def _registered(c: _Checker, key: str, ref: str, builtin: Mapping[str, str | Non
             f"unknown bot {ref!r}: give a command (built-in bots: {', '.join(builtin)}) or "
             f"submit it with `arena submit` ({err})",
         ) from None
+    if bot.kind == "command":
+        # Checked when submitted, but its program (or directory) may have gone since.
+        try:
+            check_command(bot.command, Path(bot.workdir) if bot.workdir else None)
+        except ArenaError as err:
+            raise c.fail(key, f"registered bot {bot.ref} cannot run: {err}") from None
     return BotSpec(bot.ref, bot.command, image=bot.image, workdir=bot.workdir)
 
 
 def _check_program(c: _Checker, key: str, command: str) -> None:
     try:
-        words = shlex.split(command)
-    except ValueError as err:
-        raise c.fail(key, f"cannot parse the command: {err}") from None
-    if not words:
-        raise c.fail(key, "empty command")
-    program = words[0]
-    if "=" in program:  # ``VAR=value prog``: leave shell forms to the shell
-        return
-    if os.sep in program:
-        if not Path(program).exists():
-            raise c.fail(key, f"program {program!r} not found")
-        return
-    if shutil.which(program, path=bot_path()) is None:
-        raise c.fail(key, f"program {program!r} not found on PATH")
+        check_command(command)
+    except ArenaError as err:
+        raise c.fail(key, str(err)) from None

@@ -8,18 +8,24 @@ options, a fixed seed so the demo is reproducible. Output goes to ``out/demo`` (
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
+import sqlite3
 import sys
 import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from arena.errors import ArenaError
 from arena.outdir import make_output_dir
 from arena.sandbox import Limits, SandboxUnavailable, check_available, default_limits
-from arena.tournament.config import check_config, node_bot_status
-from arena.tournament.play import run_tournament
+from arena.tournament.config import TournamentConfig, check_config, node_bot_status
+from arena.tournament.play import LOGS_DIR, RECORDS_DIR, run_tournament
 from arena.tournament.progress import feedback_for
+from arena.tournament.store import DB_NAME, LOCK_NAME, try_lock
 from engine import EngineError, game_ids
 
 #: Per game: players and options that keep a match short, and the deals per table.
@@ -34,9 +40,15 @@ DEMO_SETUP: dict[str, dict[str, Any]] = {
 DEMO_SEED = 2024
 #: Matches played at once (the machine the demo is sized for has two cores).
 DEMO_CONCURRENCY = 3
-#: Written into the demo's output directory: only a directory holding it (or nothing but
-#: per-game directories, as demos made before it did) is ever deleted by a later demo.
+#: Written into the demo's output directory: only a directory holding it (or a demo's output
+#: from before it, see :func:`_is_unmarked_demo_output`) is ever emptied by a later demo. A
+#: running demo holds a ``flock`` on it, so a second demo on the same directory is refused.
 MARKER = ".arena-demo"
+#: The marker's text.
+MARKER_TEXT = b"output of `arena demo`: emptied by the next demo (which locks this file)\n"
+#: The files a game's tournament leaves at the top of its directory: the results database, its
+#: WAL journal files (left by a killed run) and its lock.
+_GAME_FILES = frozenset({DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm", LOCK_NAME})
 
 
 def demo_bots() -> tuple[list[dict[str, str]], str]:
@@ -60,35 +72,201 @@ def demo_sandbox() -> tuple[Limits | None, str]:
     return default_limits(), ""
 
 
-def prepare_output(out: Path) -> None:
-    """Make ``out`` an empty directory for the demo, removing a previous demo's output.
+def demo_config(out: Path, game_id: str, bots: Sequence[dict[str, str]]) -> TournamentConfig:
+    """The demo's tournament of ``game_id`` between ``bots``, written to ``out/<game_id>``."""
+    setup = DEMO_SETUP.get(game_id, {"options": {}, "deals": 1})
+    raw: dict[str, Any] = {
+        "game": game_id,
+        "bots": list(bots),
+        "seed": DEMO_SEED,
+        "concurrency": DEMO_CONCURRENCY,
+        "output": str(out / game_id),
+        "options": setup["options"],
+        "duplicate": True,
+    }
+    if "players" in setup:
+        raw["players"] = setup["players"]
+    # Deals per table × rotations: check once without the count to learn the rotations.
+    probe = check_config(raw, f"demo {game_id}", game_id)
+    rotations = probe.matches_per_pairing
+    return check_config(
+        {**raw, "matches_per_pairing": rotations * setup["deals"]}, f"demo {game_id}", game_id
+    )
+
+
+def _stored_config(db: Path) -> dict[str, Any] | None:
+    """The tournament config stored in the results database ``db``, read without writing
+    anything next to it; ``None`` when there is none to read."""
+    # ``immutable`` reads the file alone and creates no journal files; with a WAL journal left
+    # by a killed run the config may only be in the journal, which ``mode=ro`` reads.
+    mode = "mode=ro" if db.with_name(f"{db.name}-wal").exists() else "immutable=1"
+    try:
+        con = sqlite3.connect(f"{db.resolve().as_uri()}?{mode}", uri=True)
+        try:
+            row = con.execute("SELECT value FROM meta WHERE key = 'config'").fetchone()
+        finally:
+            con.close()
+        config = json.loads(row[0]) if row is not None else None
+    except (sqlite3.Error, OSError, ValueError, TypeError):
+        return None
+    return config if isinstance(config, dict) else None
+
+
+def _is_unmarked_demo_output(game_dir: Path) -> bool:
+    """Whether ``game_dir``, in an output directory without the marker, is exactly what a demo
+    from before the marker wrote there: its game's tournament and nothing else.
+
+    The marker came after the first version of the demo (git: "demo refuses to empty a
+    directory that is not its own output"), whose output is otherwise the same. A game's name
+    alone proves nothing (``arena tournament examples/whist.toml`` writes
+    ``out/tournaments/whist``), so the directory must hold only a tournament's files, and its
+    results database the demo's own tournament: its game, seed, bots, options, matches.
+    """
+    if game_dir.is_symlink() or not game_dir.is_dir():
+        return False
+    for entry in game_dir.iterdir():
+        if entry.is_symlink():
+            return False
+        if entry.name in _GAME_FILES:
+            if not entry.is_file():
+                return False
+        elif entry.name in (RECORDS_DIR, LOGS_DIR) and entry.is_dir():
+            # Records (and temporary files of records being written), bot logs.
+            endings = (".jsonl.gz", ".tmp") if entry.name == RECORDS_DIR else (".log",)
+            for item in entry.iterdir():
+                if item.is_symlink() or not item.is_file() or not item.name.endswith(endings):
+                    return False
+        else:
+            return False
+    stored = _stored_config(game_dir / DB_NAME)
+    if stored is None:
+        return False
+    names = [b.get("name") for b in stored.get("bots") or [] if isinstance(b, dict)]
+    if names not in (["random", "rules"], ["random", "rules", "node"]):
+        return False
+    try:
+        demo = demo_config(game_dir.parent, game_dir.name, [{"name": n} for n in names]).identity()
+    except (ArenaError, EngineError):
+        return False  # e.g. the Node bot cannot run here: refuse rather than guess
+    # Bot commands and the game's version may differ between arena versions; all else is the
+    # demo's fixed tournament, so deleting it loses nothing a demo does not play again.
+    keys = set(demo) - {"game_version", "bots"}
+    return all(stored.get(k) == demo[k] for k in keys)
+
+
+def _lock_games(out: Path) -> list[int]:
+    """Take the tournament lock of every game directory in ``out`` that has one (the demo will
+    delete them): the descriptors holding them; :class:`ArenaError` when one is held (a
+    tournament runs there), with none of them kept."""
+    held: list[int] = []
+    try:
+        for entry in sorted(out.iterdir()):
+            if entry.is_symlink() or not entry.is_dir():
+                continue
+            try:
+                fd = try_lock(entry / LOCK_NAME, create=False)
+            except FileNotFoundError:
+                continue  # never run as a tournament: no runner to disturb
+            except OSError as err:
+                raise ArenaError(
+                    f"{entry / LOCK_NAME}: cannot check the tournament lock ({err.strerror})"
+                ) from None
+            if fd is None:
+                raise ArenaError(
+                    f"{entry}: an `arena tournament` is running on this directory and the demo "
+                    "would delete it; wait for it or choose another --out"
+                )
+            held.append(fd)
+    except BaseException:
+        for fd in held:
+            os.close(fd)
+        raise
+    return held
+
+
+def _claim_output(out: Path) -> int:
+    """:func:`demo_output`'s work: the descriptor holding the lock on ``out``'s marker."""
+    if out.is_symlink() or (out.exists() and not out.is_dir()):
+        raise ArenaError(f"{out}: not a directory; choose another --out")
+    marker = out / MARKER
+    if out.is_dir() and not (marker.is_file() and not marker.is_symlink()):
+        # Without the marker, only a demo's output from before the marker is emptied.
+        games = set(game_ids())
+        for entry in sorted(out.iterdir()):
+            if entry.name not in games or not _is_unmarked_demo_output(entry):
+                raise ArenaError(
+                    f"{out} holds files that are not a demo's output ({entry.name}; no {MARKER} "
+                    "file); choose another --out (the demo empties its output directory)"
+                )
+    make_output_dir(out)
+    # The marker is the demo's lock, and it is never deleted: a lock file deleted and made
+    # again would let a third demo lock the new one while the first still runs.
+    try:
+        fd = try_lock(marker)
+    except OSError as err:
+        raise ArenaError(f"{marker}: cannot open the demo's lock ({err.strerror})") from None
+    if fd is None:
+        raise ArenaError(
+            f"{out}: another `arena demo` is running on this directory; wait for it or choose "
+            "another --out"
+        )
+    try:
+        # The game locks are held while their directories go, so a tournament starting there
+        # meanwhile is refused rather than half deleted.
+        held = _lock_games(out)
+        try:
+            for entry in out.iterdir():
+                if entry.name == MARKER:
+                    continue
+                if entry.is_dir() and not entry.is_symlink():
+                    shutil.rmtree(entry)
+                else:
+                    entry.unlink()
+        except OSError as err:
+            raise ArenaError(f"{out}: cannot empty the demo's output ({err.strerror})") from None
+        finally:
+            for game_fd in held:
+                os.close(game_fd)
+        os.ftruncate(fd, 0)
+        os.write(fd, MARKER_TEXT)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+@contextmanager
+def demo_output(out: Path) -> Iterator[None]:
+    """Make ``out`` an empty directory for the demo, removing a previous demo's output, and hold
+    it for the demo until the block ends.
 
     ``--out`` names a directory the demo recreates, and a slip (``--out .``, ``--out ~``) must
     not delete anything else: raises :class:`ArenaError` for a file, or for a directory holding
-    anything but a previous demo's output, before touching it.
+    anything but a previous demo's output, before touching it; likewise while another demo or an
+    ``arena tournament`` runs in it.
     """
-    if out.is_symlink() or (out.exists() and not out.is_dir()):
-        raise ArenaError(f"{out}: not a directory; choose another --out")
-    if out.is_dir():
-        entries = list(out.iterdir())
-        games = set(game_ids())
-        ours = (out / MARKER).is_file() or all(
-            e.is_dir() and not e.is_symlink() and e.name in games for e in entries
-        )
-        if entries and not ours:
-            raise ArenaError(
-                f"{out} holds files that are not a demo's output; choose another --out "
-                "(the demo empties its output directory)"
-            )
-        shutil.rmtree(out)
-    make_output_dir(out)
-    (out / MARKER).write_text("output of `arena demo`: emptied by the next demo\n")
+    fd = _claim_output(out)
+    try:
+        yield
+    finally:
+        os.close(fd)
+
+
+def prepare_output(out: Path) -> None:
+    """:func:`demo_output` without holding ``out`` afterwards."""
+    with demo_output(out):
+        pass
 
 
 def run_demo(out: Path, quiet: bool = False) -> int:
     """Run every game's demo tournament into ``out/<game>``; print the leaderboards."""
     t0 = time.monotonic()
-    prepare_output(out)
+    with demo_output(out):
+        return _run_games(out, t0, quiet)
+
+
+def _run_games(out: Path, t0: float, quiet: bool) -> int:
+    """The demo proper, while :func:`run_demo` holds ``out``."""
     bots, note = demo_bots()
     if note:
         print(note, file=sys.stderr)
@@ -98,27 +276,8 @@ def run_demo(out: Path, quiet: bool = False) -> int:
     reports: list[str] = []
     failed: list[str] = []
     for game_id in game_ids():
-        setup = DEMO_SETUP.get(game_id, {"options": {}, "deals": 1})
-        raw: dict[str, Any] = {
-            "game": game_id,
-            "bots": bots,
-            "seed": DEMO_SEED,
-            "concurrency": DEMO_CONCURRENCY,
-            "output": str(out / game_id),
-            "options": setup["options"],
-            "duplicate": True,
-        }
-        if "players" in setup:
-            raw["players"] = setup["players"]
         try:
-            # Deals per table × rotations: check once without the count to learn the rotations.
-            probe = check_config(raw, f"demo {game_id}", game_id)
-            rotations = probe.matches_per_pairing
-            config = check_config(
-                {**raw, "matches_per_pairing": rotations * setup["deals"]},
-                f"demo {game_id}",
-                game_id,
-            )
+            config = demo_config(out, game_id, bots)
             result = run_tournament(config, feedback_for(quiet=quiet), sandbox)
         except (ArenaError, EngineError) as err:
             print(f"arena: error: demo {game_id}: {err}", file=sys.stderr)

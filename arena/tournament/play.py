@@ -34,7 +34,7 @@ from arena.server import (
 from arena.tournament.config import TournamentConfig
 from arena.tournament.progress import Feedback
 from arena.tournament.report import Standings, standings
-from arena.tournament.runner import PlayedMatch, open_store, plan_tournament, run_matches
+from arena.tournament.runner import PlayedMatch, open_store, run_matches
 from arena.tournament.schedule import MatchPlan
 from arena.tournament.store import Store
 from engine import EngineError
@@ -96,6 +96,10 @@ async def play_match(
             )
         )
     outcome = await run_with_bots(server, spec, launches, server.address, confinement)
+    if outcome.result.reason == "error":
+        # The arena failed, not the bots: no result to rate. Left pending, the match is
+        # reported and replayed by the next run.
+        raise ArenaError(outcome.result.summary)
     record = Path(RECORDS_DIR) / f"{plan.match_id}.jsonl.gz"
     result = outcome.result_dict()
     # A RecordError (disk full, directory gone) reaches the runner like any ArenaError: the
@@ -156,8 +160,8 @@ def run_tournament(
 
     ``sandbox``: limits for boxing every bot command (``None``: plain processes).
     """
-    plans = plan_tournament(config)
-    with open_store(config, plans) as store:
+    store, config, plans = open_store(config)
+    with store:
         done, total = store.counts()
         if done < total:
             feedback.start(config.name, total, done)

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import trio
 
 from arena.errors import ArenaError
+from arena.records import remove_stale_temps
+from arena.seeds import fresh_seed
 from arena.tournament.config import TournamentConfig
 from arena.tournament.progress import Feedback
 from arena.tournament.schedule import MatchPlan, build_schedule
@@ -43,7 +45,9 @@ class MatchFailed(ArenaError):
 
 
 def plan_tournament(config: TournamentConfig) -> list[MatchPlan]:
-    """The full schedule of ``config``."""
+    """The full schedule of ``config`` (its seed settled: see :func:`open_store`)."""
+    if config.seed is None:
+        raise ValueError("plan_tournament needs the tournament's seed; open_store settles it")
     return build_schedule(
         config.game,
         config.match_config,
@@ -55,23 +59,37 @@ def plan_tournament(config: TournamentConfig) -> list[MatchPlan]:
     )
 
 
-def open_store(config: TournamentConfig, plans: Sequence[MatchPlan]) -> Store:
+def open_store(config: TournamentConfig) -> tuple[Store, TournamentConfig, list[MatchPlan]]:
     """The tournament's store, created or checked against ``config`` (a different config is an
     error: results are never mixed), locked against a second ``arena tournament`` on the same
-    directory."""
+    directory; with the config, its seed settled, and its schedule.
+
+    A config without a seed resumes with the stored tournament's, or starts a new tournament on
+    a fresh secret one: a seed the bots could guess would deal them every hand.
+    """
     store = Store(config.output / DB_NAME)
     try:
         store.lock()
+        if config.seed is None:
+            stored = (store.stored_config() or {}).get("seed")
+            seed = stored if isinstance(stored, int) else fresh_seed()
+            config = replace(config, seed=seed)
+        plans = plan_tournament(config)
         store.initialize(
             config.identity(),
             [(b.name, b.command) for b in config.bots],
             plans,
             {"name": config.name},
         )
+        # Under the lock and before any match starts, every record temp file is the leftover
+        # of a runner killed mid-write. (Imported here: play imports this module.)
+        from arena.tournament.play import RECORDS_DIR
+
+        remove_stale_temps(config.output / RECORDS_DIR)
     except BaseException:
         store.close()
         raise
-    return store
+    return store, config, plans
 
 
 def summary_line(plan: MatchPlan, played: PlayedMatch) -> str:

@@ -21,11 +21,11 @@ seat (:func:`arena.server.seat_seed`), so a tournament of seeded bots reproduces
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from arena.seeds import derive_seed
 from engine import Game, MatchConfig
 
 #: The scheduling formats.
@@ -50,12 +50,6 @@ class MatchPlan:
     seed: int
     #: The bot playing each seat.
     seats: tuple[str, ...]
-
-
-def derive_seed(*parts: object) -> int:
-    """A 63-bit seed from ``parts`` (stable across runs and platforms; fits SQLite INTEGER)."""
-    text = "/".join(str(p) for p in parts).encode()
-    return int.from_bytes(hashlib.sha256(text).digest()[:8], "big") >> 1
 
 
 def places(game: Game, config: MatchConfig) -> tuple[tuple[int, ...], ...]:

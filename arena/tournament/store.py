@@ -58,6 +58,27 @@ CREATE TABLE matches (
 """
 
 
+#: The lock file :meth:`Store.lock` holds next to the database of a running tournament.
+LOCK_NAME = DB_NAME + ".lock"
+
+
+def try_lock(path: Path, create: bool = True) -> int | None:
+    """Take an exclusive ``flock`` on ``path`` without waiting: the descriptor holding it (closing
+    it releases the lock, as does the process's end, kill -9 included), or ``None`` when another
+    process holds it. Raises ``OSError`` when the file cannot be opened (``FileNotFoundError``
+    when it is missing and ``create`` is false)."""
+    fd = os.open(path, os.O_RDWR | (os.O_CREAT if create else 0), 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 class StoreError(ArenaError):
     """The results file cannot be used (another tournament, another schema, unreadable)."""
 
@@ -82,19 +103,26 @@ class Store:
     """The results database of one tournament."""
 
     def __init__(self, path: Path, create: bool = True) -> None:
+        """Open (``create``: or create) the results file; without ``create`` it is only read:
+        ``arena ratings`` on a file that is no results file must leave it as it was."""
         if not create and not path.exists():
             raise StoreError(f"{path}: no results file (run `arena tournament` first)")
-        make_output_dir(path.parent, StoreError)
+        if create:
+            make_output_dir(path.parent, StoreError)
         #: The database file.
         self.path = path
         self._lock_fd: int | None = None
         try:
-            # Autocommit mode: transactions are explicit (BEGIN IMMEDIATE … COMMIT) below.
-            self._db = sqlite3.connect(path, isolation_level=None, timeout=30.0)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            # NORMAL is durable against a killed process (not against power loss) and fast.
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.execute("PRAGMA foreign_keys=ON")
+            if create:
+                # Autocommit mode: transactions are explicit (BEGIN IMMEDIATE … COMMIT) below.
+                self._db = sqlite3.connect(path, isolation_level=None, timeout=30.0)
+                self._db.execute("PRAGMA journal_mode=WAL")
+                # NORMAL is durable against a killed process (not against power loss) and fast.
+                self._db.execute("PRAGMA synchronous=NORMAL")
+                self._db.execute("PRAGMA foreign_keys=ON")
+            else:
+                uri = f"{path.absolute().as_uri()}?mode=ro"
+                self._db = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=30.0)
             self._check_schema()
         except sqlite3.DatabaseError as err:
             raise StoreError(f"{path}: not a usable results database ({err})") from None
@@ -104,16 +132,13 @@ class Store:
         kill -9 included): two runners on one directory would play the same matches twice."""
         lock_path = self.path.with_name(self.path.name + ".lock")
         try:
-            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+            fd = try_lock(lock_path)
         except OSError as err:
             raise StoreError(f"{lock_path}: cannot create the lock file ({err.strerror})") from None
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
+        if fd is None:
             raise StoreError(
                 f"{self.path.parent}: another `arena tournament` is running on this directory"
-            ) from None
+            )
         self._lock_fd = fd
 
     def close(self) -> None:
@@ -128,6 +153,17 @@ class Store:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    @contextmanager
+    def _reading(self, what: str) -> Iterator[None]:
+        """Turn a file whose content was damaged (edited by hand, a table dropped, a row cut)
+        into one line naming it, instead of a traceback from deep inside a report."""
+        try:
+            yield
+        except (sqlite3.DatabaseError, ValueError, TypeError, KeyError, IndexError) as err:
+            raise StoreError(
+                f"{self.path}: {what} is damaged ({err}); was the file changed outside the arena?"
+            ) from None
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
@@ -145,8 +181,10 @@ class Store:
         ).fetchone()
         if not has_meta:
             return
-        row = self._db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
-        if row is None or int(row[0]) != SCHEMA_VERSION:
+        with self._reading("the schema version"):
+            row = self._db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+            supported = row is not None and int(row[0]) == SCHEMA_VERSION
+        if not supported:
             found = None if row is None else row[0]
             raise StoreError(
                 f"{self.path}: results schema {found} is not supported (this arena uses "
@@ -161,11 +199,13 @@ class Store:
             row = self._db.execute("SELECT value FROM meta WHERE key='config'").fetchone()
         except sqlite3.OperationalError:  # no tables yet
             return None
-        return None if row is None else dict(json.loads(row[0]))
+        with self._reading("the stored config"):
+            return None if row is None else dict(json.loads(row[0]))
 
     def meta(self, key: str) -> str | None:
         """A stored meta value."""
-        row = self._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        with self._reading(f"meta {key!r}"):
+            row = self._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
         return None if row is None else str(row[0])
 
     def initialize(
@@ -237,8 +277,9 @@ class Store:
 
     def pending_ids(self) -> set[str]:
         """Ids of the matches not yet finished."""
-        rows = self._db.execute("SELECT match_id FROM matches WHERE status='pending'")
-        return {r[0] for r in rows}
+        with self._reading("the matches table"):
+            rows = self._db.execute("SELECT match_id FROM matches WHERE status='pending'")
+            return {r[0] for r in rows}
 
     def mark_started(self, match_id: str) -> None:
         """Count an attempt (the match stays pending until its result is committed)."""
@@ -274,8 +315,9 @@ class Store:
 
     def bots(self) -> list[tuple[str, str]]:
         """``(name, command)`` of every bot, in config order."""
-        rows = self._db.execute("SELECT name, command FROM bots ORDER BY position")
-        return [(str(n), str(c)) for n, c in rows]
+        with self._reading("the bots table"):
+            rows = self._db.execute("SELECT name, command FROM bots ORDER BY position")
+            return [(str(n), str(c)) for n, c in rows]
 
     def matches(self, status: str | None = None) -> list[StoredMatch]:
         """Every match (or those with ``status``), in schedule order."""
@@ -287,32 +329,59 @@ class Store:
         if status is not None:
             sql += " WHERE status=?"
             args = (status,)
+        with self._reading("the matches table"):
+            rows = self._db.execute(sql + " ORDER BY position", args).fetchall()
         out = []
-        for row in self._db.execute(sql + " ORDER BY position", args):
-            out.append(
-                StoredMatch(
-                    match_id=row[0],
-                    index=row[1],
-                    table=row[2],
-                    deal=row[3],
-                    rotation=row[4],
-                    seed=row[5],
-                    seats=tuple(json.loads(row[6])),
-                    status=row[7],
-                    attempts=row[8],
-                    result=None if row[9] is None else json.loads(row[9]),
-                    faults=[] if row[10] is None else json.loads(row[10]),
-                    record_path=row[11],
-                )
-            )
+        for row in rows:
+            with self._reading(f"match {row[0]!r}"):
+                out.append(_stored_match(row))
         return out
 
     def counts(self) -> tuple[int, int]:
         """``(done, total)`` matches."""
-        row = self._db.execute(
-            "SELECT COALESCE(SUM(status='done'), 0), COUNT(*) FROM matches"
-        ).fetchone()
-        return int(row[0]), int(row[1])
+        with self._reading("the matches table"):
+            row = self._db.execute(
+                "SELECT COALESCE(SUM(status='done'), 0), COUNT(*) FROM matches"
+            ).fetchone()
+            return int(row[0]), int(row[1])
+
+
+def _stored_match(row: Sequence[Any]) -> StoredMatch:
+    """A row of ``matches`` read back, its JSON held to the shape the reports rely on (a
+    ``ValueError`` or ``TypeError`` otherwise: :meth:`Store._reading` words it)."""
+    seats = json.loads(row[6])
+    if not isinstance(seats, list) or not all(isinstance(b, str) for b in seats):
+        raise ValueError("seats must be a list of bot names")
+    result = None if row[9] is None else json.loads(row[9])
+    if result is not None:
+        ranks = result["ranks"]
+        if not isinstance(ranks, list) or len(ranks) != len(seats):
+            raise ValueError(f"result ranks must be a list of {len(seats)}")
+        if not all(isinstance(r, int) and not isinstance(r, bool) and r >= 1 for r in ranks):
+            raise ValueError("result ranks must be whole numbers from 1")
+        by = result.get("forfeited_by")
+        if by is not None and not (isinstance(by, int) and 0 <= by < len(seats)):
+            raise ValueError(f"forfeited_by must be a seat; got {by!r}")
+    faults = [] if row[10] is None else json.loads(row[10])
+    if not isinstance(faults, list) or not all(
+        isinstance(f, dict) and isinstance(f.get("seat"), int) and 0 <= f["seat"] < len(seats)
+        for f in faults
+    ):
+        raise ValueError("faults must be a list of faults of the match's seats")
+    return StoredMatch(
+        match_id=row[0],
+        index=row[1],
+        table=row[2],
+        deal=row[3],
+        rotation=row[4],
+        seed=row[5],
+        seats=tuple(seats),
+        status=row[7],
+        attempts=row[8],
+        result=result,
+        faults=faults,
+        record_path=row[11],
+    )
 
 
 def _now() -> str:

@@ -28,3 +28,34 @@ def arena_error(*args: str, cwd: Path | None = None, env: Mapping[str, str] | No
     assert "Traceback" not in proc.stderr, proc.stderr[-2000:]
     assert proc.stdout == "", proc.stdout[-2000:]
     return proc.stderr.strip().splitlines()[-1]
+
+
+#: Two short tennis matches (one per seat order) between the two reference bots.
+TINY_TENNIS = """
+game = "tennis"
+seed = 11
+matches_per_pairing = 2
+duplicate = false
+[options]
+sets_to_win = 1
+[[bots]]
+name = "random"
+[[bots]]
+name = "rules"
+"""
+
+
+def played_tournament(where: Path, config: str = TINY_TENNIS) -> Path:
+    """Write ``config`` to ``where/t.toml``, play it to its end into ``where/out`` (no sandbox)
+    and return ``where``."""
+    (where / "t.toml").write_text(config)
+    proc = subprocess.run(
+        [ARENA, "tournament", "t.toml", "--out", "out", "--quiet", "--no-sandbox"],
+        cwd=where,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return where

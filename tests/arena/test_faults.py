@@ -13,6 +13,7 @@ import trio
 
 from arena._pb import arena_pb2 as pb
 from arena.server import MatchOutcome, MatchSpec, open_arena_server
+from arena.server.referee import QUOTE_LIMIT
 from tests.arena.wire import (
     SHORT_WHIST,
     Answerer,
@@ -148,6 +149,23 @@ def test_text_that_is_no_legal_action_is_illegal() -> None:
     assert len(public.faults) == 3
     assert not any("(legal:" in f.detail for f in public.faults)
     assert "(legal:" not in public.result.summary
+
+
+def test_a_long_illegal_text_is_quoted_short() -> None:
+    # 20,000 characters (under the 64 KiB message cap): quoted whole, each fault would carry it
+    # into the MatchEnd, the logs, the record and the console several times over.
+    long_text = "x" * 20_000
+
+    def chatty(decision: pb.DecisionRequest, n: int) -> pb.BotMessage:
+        return pb.BotMessage(action=pb.Action(request_id=decision.request_id, text=long_text))
+
+    rec = Recorder()
+    out = run_scenario(make_spec("whist", 4, options=SHORT_WHIST), _table(raw(chatty, rec)))
+    faults = [f for f in out.outcome.faults if f.seat == BAD]
+    assert [f.kind for f in faults] == ["illegal"] * 3
+    quoted = f"{'x' * QUOTE_LIMIT!r}… (20000 characters)"
+    assert all(f.detail == f"{quoted} is not a legal action" for f in faults)
+    assert all(len(e.message) < 2000 and e.message.startswith(quoted) for e in _errors(rec))
 
 
 def test_text_answers_are_accepted() -> None:

@@ -56,7 +56,7 @@ def test_arena_match_command_with_reference_bots(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
-    assert "whist match whist-1-" in out and "[normal]" in out
+    assert "whist match whist-" in out and "(seed 1)" in out and "[normal]" in out
     lines = out.splitlines()
     table = lines[1:6]
     assert table[0].split() == ["seat", "name", "bot", "score", "rank", "faults", "command"]

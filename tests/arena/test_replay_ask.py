@@ -15,7 +15,7 @@ import pytest
 from arena.cli import main
 from arena.records import Recorder, match_header, read_record, write_record
 from arena.replay_ask import ask
-from arena.server.spec import seat_seed
+from arena.seeds import seat_seed
 from engine import get_game
 
 #: A bot speaking the protocol with nothing but grpc and arena.serde. Its choice is a hash of

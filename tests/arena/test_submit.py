@@ -92,7 +92,7 @@ def test_a_home_that_is_a_file_is_one_line(tmp_path: Path) -> None:
 def test_home_flag_beats_the_environment(tmp_path: Path) -> None:
     env_home, flag_home = tmp_path / "env", tmp_path / "flag"
     done = _arena(
-        "submit", "carol", "--version", "1", "--command", "x", "--home", str(flag_home),
+        "submit", "carol", "--version", "1", "--command", "true", "--home", str(flag_home),
         home=env_home,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -104,24 +104,26 @@ def test_home_flag_beats_the_environment(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["alice", "--version", "1", "--command", "x"], "alice@1 is already registered"),
-        (["random", "--version", "1", "--command", "x"], "is a reference bot's"),
-        (["bad name", "--version", "1", "--command", "x"], "bot name 'bad name'"),
-        (["dave", "--version", "v 1", "--command", "x"], "version 'v 1'"),
+        (["alice", "--version", "1", "--command", "true"], "alice@1 is already registered"),
+        (["random", "--version", "1", "--command", "true"], "is a reference bot's"),
+        (["bad name", "--version", "1", "--command", "true"], "bot name 'bad name'"),
+        (["dave", "--version", "v 1", "--command", "true"], "version 'v 1'"),
         (["dave", "--version", "1", "--image", "a b"], "is not an image name"),
-        (["dave", "--version", "1", "--command", "x", "--dir", "/no/such"], "no such directory"),
+        (["dave", "--version", "1", "--command", "true", "--dir", "/no/such"], "no such directory"),
     ],
 )
 def test_submit_refuses_in_one_line(tmp_path: Path, args: list[str], message: str) -> None:
     home = tmp_path / "home"
-    _submit(home, "alice", "1", "--command", "x")
+    _submit(home, "alice", "1", "--command", "true")
     done = _arena("submit", *args, home=home)
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and message in done.stderr, done.stderr
 
 
 def test_submit_needs_exactly_one_of_command_and_image(tmp_path: Path) -> None:
-    both = _arena("submit", "e", "--version", "1", "--command", "x", "--image", "y", home=tmp_path)
+    both = _arena(
+        "submit", "e", "--version", "1", "--command", "true", "--image", "y", home=tmp_path
+    )
     assert both.returncode == 2 and "not allowed with" in both.stderr
     neither = _arena("submit", "e", "--version", "1", home=tmp_path)
     assert neither.returncode == 2 and "one of the arguments" in neither.stderr
@@ -218,7 +220,7 @@ def test_registered_bot_connects_on_its_own_with_its_token(tmp_path: Path) -> No
     claim); any other token is rejected."""
     home = tmp_path / "home"
     records = tmp_path / "records"
-    tokens = [_submit(home, f"remote{i}", "1", "--command", "unused") for i in range(2)]
+    tokens = [_submit(home, f"remote{i}", "1", "--command", "true") for i in range(2)]
     env = {k: v for k, v in os.environ.items() if k != ENV_VAR}
     server = subprocess.Popen(
         [ARENA, "serve", "--game", "tennis", "--option", "sets_to_win=1", "--listen",

@@ -89,10 +89,13 @@ def test_the_demo_replaces_its_own_earlier_output(tmp_path: Path) -> None:
     (marked / "whist" / "results.sqlite").write_text("old")
     prepare_output(marked)
     assert [p.name for p in marked.iterdir()] == [MARKER]
-    # Output of a demo from before the marker: only per-game directories.
+    # Per-game directories without the marker are replaced only when they hold exactly what a
+    # demo from before the marker wrote (tests/arena/test_demo_output_safety.py): a file that is
+    # no demo's results is refused, untouched.
     old = tmp_path / "old"
     for game in game_ids():
         (old / game).mkdir(parents=True)
         (old / game / "results.sqlite").write_text("old")
-    prepare_output(old)
-    assert [p.name for p in old.iterdir()] == [MARKER]
+    with pytest.raises(ArenaError, match="not a demo's output"):
+        prepare_output(old)
+    assert all((old / game / "results.sqlite").read_text() == "old" for game in game_ids())

@@ -1,0 +1,48 @@
+"""Argument types for the command line: a number out of range is refused in one line.
+
+Kept apart from :mod:`arena.cli` so the subcommands' own modules (``health``, ``replay_cli``)
+use them without importing the dispatcher that imports them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections.abc import Callable
+from typing import Any
+
+from arena.serde import MAX_TIME_MS
+
+#: The longest any command waits for something (a bot to connect, an answer, a server), in s.
+MAX_WAIT_S = 86_400.0
+
+
+def number(
+    kind: Callable[[str], float], minimum: float, what: str, maximum: float = math.inf
+) -> Callable[[str], Any]:
+    """An argparse type: a finite number of ``kind`` from ``minimum`` to ``maximum``."""
+
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what}; got {text!r}") from None
+        if not math.isfinite(value) or not minimum <= value <= maximum:
+            raise argparse.ArgumentTypeError(f"expected {what}; got {text!r}")
+        return value
+
+    return parse
+
+
+#: ``--matches``: whole numbers from 1.
+POSITIVE = number(int, 1, "a whole number of at least 1")
+#: Whole numbers from 0.
+NON_NEGATIVE = number(int, 0, "a whole number of at least 0")
+#: ``--give-up``: seconds from 0.
+SECONDS = number(float, 0.0, "a number of seconds of at least 0")
+#: ``--move-ms``: what a time control can carry.
+MOVE_MS = number(int, 1, f"a whole number of milliseconds from 1 to {MAX_TIME_MS}", MAX_TIME_MS)
+#: ``--bank-ms``.
+BANK_MS = number(int, 0, f"a whole number of milliseconds from 0 to {MAX_TIME_MS}", MAX_TIME_MS)
+#: ``--timeout``, ``--connect-timeout``: a wait that ends.
+TIMEOUT = number(float, 0.001, f"a number of seconds from 0.001 to {MAX_WAIT_S:g}", MAX_WAIT_S)
