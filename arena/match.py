@@ -13,6 +13,7 @@ image (arena/docker_bots.py). ``--no-sandbox`` runs commands as plain processes.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import secrets
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -40,7 +41,10 @@ from arena.server import (
     open_arena_server,
 )
 from arena.server.api import run_trio
-from engine import OptionValue, get_game
+from engine import EngineError, OptionValue, get_game
+
+#: Seconds a bot has to exit on its own once its stream has ended after the match.
+EXIT_GRACE_S = 2.0
 
 #: Default directory for match records.
 DEFAULT_OUT = Path("out/matches")
@@ -87,9 +91,14 @@ async def play_commands(
     config = game.configure(players, options or {})
     seats = game.num_seats(config)
     if len(commands) != seats:
+        hint = ""
+        if players is None:  # the game's default table: say which one these bots would fill
+            with contextlib.suppress(EngineError):
+                if game.num_seats(game.configure(len(commands), options or {})) == len(commands):
+                    hint = f" (for {len(commands)} players: --players {len(commands)})"
         raise UsageError(
             f"{game_id} with {config.players} players needs {seats} --bot commands; "
-            f"got {len(commands)}"
+            f"got {len(commands)}{hint}"
         )
     if seed is None:
         seed = fresh_seed()
@@ -149,10 +158,12 @@ async def run_with_bots(
     A bot that exits before the match ends, or never starts, is charged a crash at once.
     """
     procs: list[RunningBot] = []
+    exited: list[trio.Event] = []
     done = False
 
-    async def watch(seat: int, proc: RunningBot) -> None:
+    async def watch(seat: int, proc: RunningBot, gone: trio.Event) -> None:
         await proc.wait()
+        gone.set()
         if not done:
             # The bot's own output stays in its log: it may name the bot's private cards.
             server.seat_crashed(spec.match_id, seat, proc.exit_detail())
@@ -174,9 +185,17 @@ async def run_with_bots(
                     server.seat_crashed(spec.match_id, seat, f"bot command did not start: {err}")
                     continue
                 procs.append(proc)
-                nursery.start_soon(watch, seat, proc)
+                exited.append(trio.Event())
+                nursery.start_soon(watch, seat, proc, exited[-1])
             outcome = await server.run_match(spec)
             done = True
+            # Each bot's stream ends after its MatchEnd, as docs/protocol.md promises, and the
+            # bot may finish (save what it learnt, exit 0) before it is stopped.
+            for seat_spec in spec.seats:
+                server.release(seat_spec.token)
+            with trio.move_on_after(EXIT_GRACE_S):
+                for gone in exited:
+                    await gone.wait()
             nursery.cancel_scope.cancel()
     finally:
         with trio.CancelScope(shield=True):

@@ -16,6 +16,7 @@ but one decision is refereed.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import queue
 import secrets
@@ -43,8 +44,10 @@ from engine import Action, MatchState, Result
 
 #: How many lines of the bot's output to show when it fails.
 _LOG_TAIL = 8
+#: Lines of the bot's output shown with its answer (a traceback fits).
+_OUTPUT_LINES = 20
 #: Bytes read from the end of the bot's log for them, and characters shown of each.
-_TAIL_BYTES = 4096
+_TAIL_BYTES = 8192
 _LINE_CHARS = 300
 #: Seconds to wait for the bot's last output once it is stopped.
 _DRAIN_S = 1.0
@@ -84,6 +87,9 @@ class AskOutcome:
     ms: float
     #: The bot's name and version from its Hello.
     bot: str
+    #: The bot's last lines of output (stdout and stderr) while it was asked: its debug prints,
+    #: or the traceback of a strategy that failed and fell back.
+    output: tuple[str, ...] = ()
 
     @property
     def same(self) -> bool:
@@ -250,16 +256,22 @@ def _grpc_options() -> list[tuple[str, Any]]:
     return list(GRPC_OPTIONS)
 
 
-def _tail(path: Path) -> str:
-    """The bot's last output lines, from the end of its log only (a chatty bot's is large)."""
+def _tail_lines(path: Path, count: int = _LOG_TAIL) -> list[str]:
+    """The bot's last ``count`` output lines, from the end of its log only (a chatty bot's is
+    large), each cut to :data:`_LINE_CHARS` characters."""
     try:
         with path.open("rb") as f:
             f.seek(max(0, path.stat().st_size - _TAIL_BYTES))
             text = f.read(_TAIL_BYTES).decode(errors="replace")
     except OSError:
-        return ""
+        return []
     lines = [line.rstrip()[:_LINE_CHARS] for line in text.splitlines() if line.strip()]
-    return " | ".join(lines[-_LOG_TAIL:])
+    return lines[-count:]
+
+
+def _tail(path: Path) -> str:
+    """The bot's last output lines on one line, for an error message."""
+    return " | ".join(_tail_lines(path))
 
 
 def ask(
@@ -323,10 +335,11 @@ def ask(
                     f"bot {bot_command!r} did not answer within {timeout:g} s; "
                     f"output: {_tail(log) or '-'}"
                 )
+            shown = tuple(_tail_lines(log, _OUTPUT_LINES))
         finally:
             server.stop(grace=None)
     _, answer, ms, bot = got
-    return _judge(pos, answer, ms, bot)
+    return dataclasses.replace(_judge(pos, answer, ms, bot), output=shown)
 
 
 def _wait(service: _OneDecision, proc: subprocess.Popen[bytes], timeout: float) -> tuple[Any, ...]:
@@ -397,6 +410,9 @@ def report(outcome: AskOutcome, record: Record) -> str:
         )
     else:
         lines.append(f"bot:      {outcome.sent}: {outcome.problem} - not a legal action")
+    if outcome.output:
+        lines.append(f"bot output (last {len(outcome.output)} lines):")
+        lines.extend("  " + line for line in outcome.output)
     return "\n".join(lines)
 
 

@@ -79,8 +79,10 @@ class BotRun:
     welcomes: int = 0
     #: The server address used (the argument, else ``$ARENA_ADDRESS``).
     address: str = ""
-    #: Why it stopped: ``matches`` (played enough), ``server gone`` (no server for
-    #: ``give_up_s`` after it had one), ``unreachable`` (never welcomed within ``give_up_s``).
+    #: Why it stopped: ``matches`` (played enough), ``ended`` (the server ended the stream:
+    #: it has nothing more for this bot, as after an ``arena match`` or tournament match),
+    #: ``server gone`` (no server for ``give_up_s`` after it had one), ``unreachable`` (never
+    #: welcomed within ``give_up_s``).
     stopped: str = ""
 
 
@@ -132,10 +134,11 @@ def run_bot(
             omit_text=True,
             omit_json=True,
         )
-        welcomed, done = _play_stream(bot, address, hello, run, matches)
+        welcomed, stop = _play_stream(bot, address, hello, run, matches)
         run.welcomes += welcomed
-        if done:
-            run.stopped = "matches"
+        if stop is not None:
+            run.stopped = stop
+            log.info("stopping", why=stop, address=address, matches=run.matches)
             return run
         now = time.monotonic()
         if welcomed:
@@ -159,8 +162,9 @@ def _in_running_loop() -> bool:
 
 def _play_stream(
     bot: Bot, address: str, hello: serde.Hello, run: BotRun, matches: int | None
-) -> tuple[bool, bool]:
-    """Play over one stream until it ends; ``(welcomed, done)``."""
+) -> tuple[bool, str | None]:
+    """Play over one stream until it ends; ``(welcomed, why to stop)``: ``matches``, ``ended``,
+    or ``None`` to connect again (the stream broke)."""
     return asyncio.run(_play(bot, address, hello, run, matches))
 
 
@@ -169,8 +173,9 @@ def _play_stream(
 # responses), about half the SDK's time per decision (docs/performance.md).
 async def _play(
     bot: Bot, address: str, hello: serde.Hello, run: BotRun, matches: int | None
-) -> tuple[bool, bool]:
+) -> tuple[bool, str | None]:
     welcomed = False
+    playing: set[str] = set()  # matches started on this stream and not yet ended
     async with grpc.aio.insecure_channel(address, options=CLIENT_OPTIONS) as channel:
         # The generated stubs are typed for the synchronous API.
         play: Any = pb_grpc.ArenaStub(channel).Play
@@ -187,10 +192,12 @@ async def _play(
                 elif isinstance(msg, serde.EventInfo):
                     continue
                 elif isinstance(msg, serde.MatchStart):
+                    playing.add(msg.match_id)
                     options = _typed_options(msg.game, msg.options)
                     for seat in msg.seats:
                         bot.start_match(msg.game, seat, options)
                 elif isinstance(msg, serde.MatchEnd):
+                    playing.discard(msg.match_id)
                     run.matches += 1
                     log.info(
                         "match over",
@@ -199,7 +206,7 @@ async def _play(
                         faults=len(msg.faults),
                     )
                     if matches is not None and run.matches >= matches:
-                        return welcomed, True
+                        return welcomed, "matches"
                 elif isinstance(msg, serde.Welcome):
                     welcomed = True
                     log.info("welcomed", address=address, session=msg.session_id)
@@ -208,12 +215,17 @@ async def _play(
                 elif isinstance(msg, serde.ErrorInfo):
                     run.errors += 1
                     log.warning("server error", code=msg.code, message=msg.message)
+            # The server ended the stream (status OK; a broken one raises). Between matches
+            # that means it has nothing more for this bot (docs/protocol.md): connecting again
+            # would only be refused. In the middle of one, connect again and resume it.
+            if welcomed and not playing:
+                return welcomed, "ended"
         except grpc.RpcError as err:
             code = err.code() if isinstance(err, grpc.Call) else None
             log.info("connection lost", address=address, code=str(code))
         finally:
             call.cancel()  # nothing more to say; the channel closes with the block
-    return welcomed, False
+    return welcomed, None
 
 
 def _choose(bot: Bot, decision: serde.Decision) -> int:
@@ -221,8 +233,13 @@ def _choose(bot: Bot, decision: serde.Decision) -> int:
     bug costs one move, not the match."""
     try:
         index = bot.choose(decision.game, decision.observation, decision.legal)
-    except Exception:
-        log.exception("bot.choose failed; playing the first legal action", game=decision.game)
+    except Exception as err:
+        # The error first: a log line cut short (replay ask shows 300 characters) still names it.
+        log.exception(
+            "bot.choose failed; playing the first legal action",
+            error=f"{type(err).__name__}: {err}",
+            game=decision.game,
+        )
         return 0
     if not isinstance(index, int) or not 0 <= index < len(decision.legal):
         log.warning("bot.choose returned a bad index; playing the first legal action", index=index)

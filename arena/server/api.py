@@ -155,6 +155,11 @@ class ArenaServer:
         it is not connected."""
         return self._call(self._hub.disconnect, token, reason)
 
+    def release(self, token: str) -> bool:
+        """After its match: end the stream of ``token``'s bot cleanly if it has nothing left to
+        play here (see :meth:`Hub.release`), so the bot exits on its own."""
+        return self._call(self._hub.release, token)
+
     def close_all(self) -> None:
         """End every bot stream (the server is shutting down)."""
         self._call(self._hub.close_all)

@@ -171,6 +171,19 @@ class Hub:
         self._drop(conn)
         return True
 
+    def release(self, token: str) -> bool:
+        """End the stream of ``token``'s bot cleanly (status OK, after everything queued, the
+        MatchEnd included) when it has nothing left to play here: no seat in a registered match,
+        not a token that waits for matches (:meth:`add_token`), not a lobby's guest. Bots exit
+        on their own when their stream ends; whether it was ended."""
+        conn = self._by_token.get(token)
+        if conn is None or conn.slots or token in self._token_slots or token in self._tokens:
+            return False
+        if self.idle_hook is not None:
+            return False
+        self._drop(conn)
+        return True
+
     def close_all(self) -> None:
         """End every bot stream (the server is shutting down)."""
         self.closing = True

@@ -140,6 +140,12 @@ def test_wrong_number_of_bots_is_one_line_and_status_2(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert proc.stderr.strip() == "arena: error: whist with 4 players needs 4 --bot commands; got 1"
     assert not list(tmp_path.iterdir())
+    # Where the game has a table for that many bots, the line says how to ask for it.
+    line = arena_error("match", "forty_five", "--bot", "a", "--bot", "b", "--out", str(tmp_path))
+    assert line == (
+        "arena: error: forty_five with 4 players needs 4 --bot commands; got 2 "
+        "(for 2 players: --players 2)"
+    )
 
 
 def test_an_output_directory_that_cannot_be_made_is_refused_before_the_match(

@@ -234,3 +234,35 @@ def test_ask_arena_bot_rules_on_a_record_of_arena_match(tmp_path: Path) -> None:
         outcome = ask(rec, at, rules, timeout=30)
         assert outcome.bot.startswith("rules")
         assert outcome.action is not None and outcome.action.text == decisions[at]["action"]
+
+
+FAILING_SDK_BOT = """
+import sys
+from arena.sdk import run_bot
+from reference_bots.base import Bot
+
+class Failing(Bot):
+    name = "failing"
+    def choose(self, game, observation, legal):
+        print("thinking about", len(legal), "moves", file=sys.stderr, flush=True)
+        raise ValueError("my strategy has a bug")
+
+run_bot(Failing())
+"""
+
+
+def test_the_bot_output_is_shown_with_its_answer(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A strategy that raises still answers (the SDK falls back to the first action): without
+    # its output, the failure would look like a choice.
+    record = hash_bot_record(tmp_path / "whist.jsonl.gz", "whist", None, seed=3)
+    bot = tmp_path / "failing.py"
+    bot.write_text(FAILING_SDK_BOT)
+    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(bot))}"
+    main(["replay", "ask", str(record), "--at", "5", "--bot", command])
+    out = capsys.readouterr().out
+    assert "bot output (last " in out
+    shown = out.split("bot output (last ", 1)[1]
+    assert "thinking about" in shown and "my strategy has a bug" in shown
+    assert "bot.choose failed; playing the first legal action" in shown

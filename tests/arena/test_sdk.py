@@ -153,11 +153,42 @@ def test_exits_cleanly_when_the_server_goes_away() -> None:
         assert time.monotonic() - start < 5
 
     trio.run(main)
-    assert runs[0].stopped == "server gone" and runs[0].matches == 0
+    # The server shut down cleanly, ending the stream between matches: nothing more to play.
+    assert runs[0].stopped == "ended" and runs[0].matches == 0
     assert runs[0].welcomes == 1
     # Never welcomed at all is told apart.
     never = run_bot(RandomBot(1), "127.0.0.1:1", "t", give_up_s=0.2)
     assert (never.stopped, never.welcomes, never.matches) == ("unreachable", 0, 0)
+
+
+def test_gives_up_when_the_server_dies() -> None:
+    # Killed, the server ends no stream: it breaks. The bot tries again for give_up_s, then stops.
+    port = free_port()
+    server = subprocess.Popen(
+        [str(Path(sys.executable).parent / "arena"), "serve", "--listen", f"127.0.0.1:{port}",
+         "--log-level", "info"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    runs: list[BotRun] = []
+    watchdog = threading.Timer(30, server.kill)  # ends the wait below if no Hello ever comes
+    watchdog.start()
+    try:
+        assert server.stderr is not None
+        thread = threading.Thread(
+            target=lambda: runs.append(run_bot(RandomBot(1), f"127.0.0.1:{port}", give_up_s=1.0)),
+            daemon=True,
+        )
+        thread.start()
+        # Welcomed, the bot waits in the lobby for three more players.
+        assert any("bot welcomed" in line for line in server.stderr)
+    finally:
+        watchdog.cancel()
+        server.send_signal(signal.SIGKILL)
+        server.wait(10)
+    thread.join(15)
+    assert runs and runs[0].stopped == "server gone" and runs[0].welcomes == 1
 
 
 def test_resumes_a_match_after_losing_the_connection() -> None:
