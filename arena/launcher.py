@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -294,7 +295,15 @@ def last_line(path: Path, limit: int = 300) -> str:
             lines = [ln.strip() for ln in f.read().decode(errors="replace").splitlines()]
     except OSError:
         return ""
-    return next((ln for ln in reversed(lines) if ln), "")[:limit]
+    # Node (and the JVM) print an uncaught error's stack frames after it, and Node its version
+    # last: the error itself is the telling line.
+    said = [ln for ln in lines if ln and not _NOT_TELLING.match(ln)]
+    return (said[-1] if said else "")[:limit]
+
+
+#: Lines that follow an uncaught error: stack frames (``at f (bot.js:3:9)``) and Node's
+#: ``Node.js v20.20.2``.
+_NOT_TELLING = re.compile(r"at \S|Node\.js v\d+(\.\d+)*$")
 
 
 async def launch_bot(

@@ -237,7 +237,10 @@ def format_outcome(played: CommandMatch, commands: Sequence[str]) -> str:
             f"  {names.get(f.seat, f.seat)} (seat {f.seat}) {f.kind}: {f.detail}"
             for f in outcome.faults
         )
-        for seat in sorted({f.seat for f in outcome.faults if f.kind == "crash"}):
+        # A bot that died may be charged `disconnect` (its stream broke first) or `crash` (its
+        # exit was seen first): either way its own output says why.
+        gone = {f.seat for f in outcome.faults if f.kind in ("crash", "disconnect")}
+        for seat in sorted(gone):
             tail = last_line(played.logs[seat])
             lines.append(f"  seat {seat} output ({played.logs[seat]}): {tail or '(none)'}")
     answered = [t.ms for t in outcome.timings if not t.fallback]

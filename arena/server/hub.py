@@ -325,6 +325,16 @@ class Hub:
                 return
             token = token or new_token()
             self._guests.add(conn)
+        if hello.games:
+            # A bot that says which games it plays is not seated in another: told why, it can
+            # say so, instead of playing a game it does not know (a match then faults it).
+            other = sorted(
+                {s.match.spec.game for s in self._token_slots.get(token, ())} - set(hello.games)
+            )
+            if other:
+                plays = ", ".join(hello.games)
+                self._reject(conn, f"this bot plays {plays}; its match here is {other[0]}")
+                return
         conn.hello = hello
         conn.token = token
         old = self._by_token.get(token)

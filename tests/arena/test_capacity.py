@@ -270,3 +270,27 @@ def test_a_stale_socket_is_reused_and_a_bad_socket_path_is_one_line(tmp_path: Pa
     blocker.write_text("")
     line = arena_error("serve", "--listen", "127.0.0.1:0", "--unix", str(blocker / "x.sock"))
     assert line == f"arena: error: cannot listen on unix:{blocker / 'x.sock'}: Not a directory"
+
+
+def test_a_bot_for_other_games_is_told_its_match_is_not_one_of_them() -> None:
+    # In a registered match too, not only in a lobby: the bot learns why it cannot play.
+    spec = make_spec("tennis", 2, options={"sets_to_win": 1}, connect_timeout_s=0.5)
+
+    def whist_only(address: str, token: str) -> None:
+        bot = RawBot(address)
+        try:
+            hello = pb.Hello(bot_name="w", token=token, protocol_version=1, games=["whist"])
+            bot.send(pb.BotMessage(hello=hello))
+            assert bot.ended.wait(10)
+            assert [r.reason for r in bot.of_kind("rejected")] == [
+                "this bot plays whist; its match here is tennis"
+            ]
+        finally:
+            bot.close()
+
+    async def main() -> None:
+        async with open_arena_server() as server:
+            scenario = await play_with(server, spec, [whist_only, raw()])
+            assert scenario.outcome.result.forfeited_by == 0
+
+    trio.run(main)

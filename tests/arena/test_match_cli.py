@@ -3,6 +3,7 @@ crash or never start (faults, never a hang or a traceback)."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import trio
 
+from arena.launcher import last_line
 from arena.match import format_outcome, play_commands
 from arena.records import read_record
 from arena.serde import TimeControl
@@ -161,3 +163,52 @@ def test_an_output_directory_that_cannot_be_made_is_refused_before_the_match(
     assert line == (
         f"arena: error: {blocker / 'out'}: cannot create the output directory (Not a directory)"
     )
+
+
+NODE_CRASH = """/bots/bot.js:1
+function f(){ throw new Error("boom on decision 3"); }
+              ^
+
+Error: boom on decision 3
+    at f (/bots/bot.js:1:21)
+    at node:internal/main/run_main_module:28:49
+
+Node.js v20.20.2
+"""
+
+PYTHON_CRASH = """Traceback (most recent call last):
+  File "/bots/bot.py", line 3, in <module>
+    raise ValueError("boom")
+ValueError: boom
+"""
+
+
+def test_the_crash_line_shown_is_the_error_not_what_follows_it(tmp_path: Path) -> None:
+    for text, error in (
+        (NODE_CRASH, "Error: boom on decision 3"),
+        (PYTHON_CRASH, "ValueError: boom"),
+    ):
+        log = tmp_path / "seat.log"
+        log.write_text(text)
+        assert last_line(log) == error
+
+
+def test_a_dead_bot_charged_a_disconnect_is_pointed_at_too(tmp_path: Path) -> None:
+    # Whether a dying bot's stream breaks before its exit is seen is a matter of timing: both
+    # faults point at its output.
+    async def main() -> None:
+        played = await play_commands(
+            "whist",
+            ["arena bot random", "arena bot random", "exit 0", "arena bot random"],
+            options=SHORT,
+            out_dir=tmp_path,
+            fault_policy="strict",
+        )
+        crash = played.outcome.faults[0]
+        as_disconnect = dataclasses.replace(crash, kind="disconnect")
+        seen = dataclasses.replace(
+            played, outcome=dataclasses.replace(played.outcome, faults=(as_disconnect,))
+        )
+        assert f"seat 2 output ({played.logs[2]}): " in format_outcome(seen, ["a", "b", "c", "d"])
+
+    trio.run(main)
