@@ -127,6 +127,13 @@ def test_strict_match_forfeits_on_a_crash(tmp_path: Path) -> None:
         assert "exited with status 0" in outcome.faults[0].detail
         assert outcome.result.forfeited_by == 2
         assert "seat 2 output (" in format_outcome(played, ["a", "b", "c", "d"])
+        # Whether a dying bot's stream breaks before its exit is seen is a matter of timing,
+        # so it may be charged `disconnect` instead: that points at its output too.
+        as_disconnect = dataclasses.replace(outcome.faults[0], kind="disconnect")
+        seen = dataclasses.replace(
+            played, outcome=dataclasses.replace(outcome, faults=(as_disconnect,))
+        )
+        assert f"seat 2 output ({played.logs[2]}): " in format_outcome(seen, ["a", "b", "c", "d"])
 
     trio.run(main)
 
@@ -191,24 +198,3 @@ def test_the_crash_line_shown_is_the_error_not_what_follows_it(tmp_path: Path) -
         log = tmp_path / "seat.log"
         log.write_text(text)
         assert last_line(log) == error
-
-
-def test_a_dead_bot_charged_a_disconnect_is_pointed_at_too(tmp_path: Path) -> None:
-    # Whether a dying bot's stream breaks before its exit is seen is a matter of timing: both
-    # faults point at its output.
-    async def main() -> None:
-        played = await play_commands(
-            "whist",
-            ["arena bot random", "arena bot random", "exit 0", "arena bot random"],
-            options=SHORT,
-            out_dir=tmp_path,
-            fault_policy="strict",
-        )
-        crash = played.outcome.faults[0]
-        as_disconnect = dataclasses.replace(crash, kind="disconnect")
-        seen = dataclasses.replace(
-            played, outcome=dataclasses.replace(played.outcome, faults=(as_disconnect,))
-        )
-        assert f"seat 2 output ({played.logs[2]}): " in format_outcome(seen, ["a", "b", "c", "d"])
-
-    trio.run(main)
