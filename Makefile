@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: node-bot demo test lint typecheck pytest venv clean proto sandbox-tools wheels test-docker \
+.PHONY: node-bot demo test lint typecheck pytest venv clean proto rules sandbox-tools wheels test-docker \
   bytecode
 
 # arena/_wire.c is compiled by the install: an edit to it reinstalls.
@@ -64,6 +64,10 @@ clean:
 # Regenerate arena/_pb (messages, gRPC stubs, typed .pyi) from proto/cardarena/v1/arena.proto.
 proto: $(STAMP)
 	$(BIN)/python scripts/gen_proto.py
+
+# The referee's law, copied from ../shared/rules/ into docs/rules/law/ (tests/engine/test_rules_law.py).
+rules:
+	python3 scripts/sync_rules.py
 
 # Wheels of the arena and its dependencies (pip's configured index) for the Docker image.
 wheels: $(STAMP)
