@@ -189,6 +189,7 @@ class PendingDecision:
         "outcome",
         "request_id",
         "seat",
+        "stray",
     )
 
     def __init__(
@@ -217,6 +218,9 @@ class PendingDecision:
         self.outcome: Answer | None = None
         #: ``(fault kind, detail)`` or ``("forfeit", why)`` when something else settled it.
         self.interrupted: tuple[str, str] | None = None
+        #: The id of the last answer its bot sent to no request of its while this one was open
+        #: (so a timeout can say the bot did answer, with the wrong id).
+        self.stray: int | None = None
 
     def resolve(self, answer: Answer) -> None:
         """The bot answered: the match referees on now."""

@@ -370,6 +370,8 @@ class Hub:
 
     def _stray_answer(self, conn: Connection, answer: Answer) -> None:
         rid = answer.request_id
+        for pending in conn.open.values():
+            pending.stray = rid
         other = self._requests.open.get(rid)
         if other is not None:
             detail = (

@@ -416,7 +416,10 @@ class LiveMatch:
             return self._fallback(state, seat, ms)
         if answer is None:
             slot.bank_ms = 0.0
-            self.charge(seat, "timeout", f"no answer within {ms:.0f} ms", rid)
+            detail = f"no answer within {ms:.0f} ms"
+            if pending.stray is not None:  # it answered, to the wrong id: say so, or it looks idle
+                detail += f" (an answer to request {pending.stray} came instead of {rid})"
+            self.charge(seat, "timeout", detail, rid)
             return self._fallback(state, seat, ms)
         if answer.index is not None:
             if answer.index < len(legal):

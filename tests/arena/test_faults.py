@@ -189,6 +189,20 @@ def test_unknown_request_id_is_a_fault() -> None:
     assert codes == {pb.ERROR_CODE_UNKNOWN_REQUEST}
 
 
+def test_a_timeout_after_a_wrong_id_says_the_bot_did_answer() -> None:
+    # A bot that echoes the wrong request_id gets an unknown_request fault, and then the
+    # request it did not answer times out: that fault must not read as a bot that sat idle.
+    def wrong_id(decision: pb.DecisionRequest, n: int) -> pb.BotMessage:
+        return pb.BotMessage(action=pb.Action(request_id=decision.request_id + 1000, index=0))
+
+    spec = make_spec("whist", 4, options=SHORT_WHIST, move_ms=200, bank_ms=0)
+    out = run_scenario(spec, _table(raw(wrong_id))).outcome
+    mine = [f for f in out.faults if f.seat == BAD]
+    assert [f.kind for f in mine] == ["unknown_request", "timeout", "unknown_request"]
+    rid = int(mine[1].detail.rsplit(" ", 1)[1].rstrip(")"))
+    assert mine[1].detail.endswith(f"(an answer to request {rid + 1000} came instead of {rid})")
+
+
 def test_a_late_answer_is_only_a_warning() -> None:
     """An answer to a request that already timed out is ignored with an Error, no new strike."""
     rec = Recorder()
