@@ -243,6 +243,7 @@ def format_outcome(played: CommandMatch, commands: Sequence[str]) -> str:
         for seat in sorted(gone):
             tail = last_line(played.logs[seat])
             lines.append(f"  seat {seat} output ({played.logs[seat]}): {tail or '(none)'}")
+    lines.extend(log_notes(played.logs))
     answered = [t.ms for t in outcome.timings if not t.fallback]
     if answered:
         mean = sum(answered) / len(answered)
@@ -254,6 +255,37 @@ def format_outcome(played: CommandMatch, commands: Sequence[str]) -> str:
         lines.append(f"decisions: {len(outcome.timings)}, all played by the referee")
     lines.append(f"record: {played.record}")
     return "\n".join(lines)
+
+
+#: What the Python SDK logs when a bot's strategy fails and it plays the first legal action
+#: (arena/sdk.py): the referee sees a legal answer, so only the bot's log knows.
+SDK_FALLBACKS = (b"bot.choose failed;", b"bot.choose returned a bad index;")
+#: What a seat's log says where its output was cut (arena/launcher.py, CappedLog).
+LOG_CUT = b"bytes of output dropped here"
+
+
+def log_notes(logs: Sequence[Path]) -> list[str]:
+    """Lines about what only the seats' logs know: strategy failures the SDK covered with a
+    fallback (no fault, yet not the bot's choice), and output past the log's cap (past it the
+    bot's writes are slowed, which may cost it time faults)."""
+    notes = []
+    for seat, path in enumerate(logs):
+        try:
+            text = path.read_bytes()
+        except OSError:
+            continue
+        failed = sum(text.count(marker) for marker in SDK_FALLBACKS)
+        if failed:
+            notes.append(
+                f"  seat {seat}: its strategy failed {failed} time(s) and the SDK played the "
+                f"first legal action instead; see {path}"
+            )
+        if LOG_CUT in text:
+            notes.append(
+                f"  seat {seat}: it wrote more output than its log keeps; past the cap its "
+                f"writes were slowed, which can cost it time; see {path}"
+            )
+    return ["bot logs:", *notes] if notes else []
 
 
 def confine_commands(commands: Sequence[str]) -> Limits:

@@ -45,3 +45,34 @@ def test_a_bot_ends_on_its_own_after_its_match_end(tmp_path: Path) -> None:
         log = (tmp_path / "out" / "logs" / f"{match_id}-seat{seat}.log").read_text()
         assert "run_bot returned: ended after 1 match(es)" in log, log
         assert "stopped by a signal" not in log
+
+
+FAILING = """
+from arena.sdk import run_bot
+from reference_bots.base import Bot
+
+class Failing(Bot):
+    name = "failing"
+    def choose(self, game, observation, legal):
+        raise ValueError("a strategy bug")
+
+run_bot(Failing())
+"""
+
+
+def test_the_summary_names_a_strategy_the_sdk_covered_for(tmp_path: Path) -> None:
+    # The SDK answers for a failing strategy (a bug costs one move): the referee sees legal
+    # answers and charges no fault, so without this line the author would not know.
+    (tmp_path / "failing.py").write_text(FAILING)
+    proc = subprocess.run(
+        [ARENA, "match", "whist", "--option", "points_to_win=1", "--option", "games_per_rubber=1",
+         "--bot", "python failing.py", *["--bot", "arena bot random"] * 3,
+         "--no-sandbox", "--out", str(tmp_path / "out")],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "faults:" not in proc.stdout  # legal answers, every one
+    assert "seat 0: its strategy failed 13 time(s) and the SDK played the first legal action" in (
+        proc.stdout
+    )
+    assert "seat 1:" not in proc.stdout
