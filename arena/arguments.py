@@ -11,8 +11,10 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from arena.serde import MAX_TIME_MS
-
+#: The longest move time or bank a time control may give, in ms: a day. The protocol's fields
+#: are uint32 (49 days); a match a bot may stall for longer than a day is no use to anyone. Here,
+#: not beside serde's TimeControl: importing serde (protobuf) would slow every command's start.
+MAX_TIME_MS = 86_400_000
 #: The longest any command waits for something (a bot to connect, an answer, a server), in s.
 MAX_WAIT_S = 86_400.0
 

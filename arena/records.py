@@ -15,7 +15,7 @@ import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from arena.errors import ArenaError
 from arena.outdir import TEMP_SUFFIX, write_atomically
@@ -245,6 +245,10 @@ class Recorder:
 # Here rather than in arena/server/faults.py so that ``arena replay verify`` can check a recorded
 # forfeit against the referee's own rule without importing the server (and gRPC).
 
+#: ``lenient``: the referee plays the fallback action and charges a strike, 3 strikes forfeit;
+#: ``strict``: the first fault forfeits.
+FaultPolicy = Literal["lenient", "strict"]
+FAULT_POLICIES: tuple[FaultPolicy, ...] = ("lenient", "strict")
 #: Strikes that forfeit a match under the lenient policy.
 STRIKES_TO_FORFEIT: Final = 3
 

@@ -9,7 +9,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeGuard
 
-from arena.records import STRIKES_TO_FORFEIT, Record, RecordError, forfeit_reason, read_record
+from arena.records import (
+    FAULT_POLICIES,
+    STRIKES_TO_FORFEIT,
+    Record,
+    RecordError,
+    forfeit_reason,
+    read_record,
+)
 from engine import EngineError, MatchState, get_game
 
 # What the referee writes on each line (``prev`` aside; the header's and the result's ``type``
@@ -35,8 +42,6 @@ _DECISION_KEYS = frozenset({"type", "seat", "legal", "action", "ms", "fallback"}
 _FAULT_KEYS = frozenset({"type", "seat", "kind", "detail"})
 #: The result line holds the engine's result (``Result.to_dict()``) plus this.
 _RESULT_FAULTS = "faults"
-#: Fault policies a referee plays under (arena/server/spec.py FAULT_POLICIES).
-_FAULT_POLICIES = ("lenient", "strict")
 
 
 def _plain(value: Any) -> Any:
@@ -135,9 +140,9 @@ def _check_header(record: Record, state: MatchState, where: str) -> _Faults:
         if not ok:
             raise RecordError(f"{where}: line 1: header's {key} has the wrong type")
     policy = h.get("fault_policy")
-    if policy not in _FAULT_POLICIES:
+    if policy not in FAULT_POLICIES:
         raise RecordError(
-            f"{where}: line 1: fault_policy {policy!r} is not one of {', '.join(_FAULT_POLICIES)}"
+            f"{where}: line 1: fault_policy {policy!r} is not one of {', '.join(FAULT_POLICIES)}"
         )
     if not _same(h.get("options"), _plain(dict(state.config.options))):
         raise RecordError(

@@ -124,16 +124,11 @@ class Pong:
     nonce: int
 
 
-#: The longest move time or bank a time control may give, in ms: a day. The protocol's fields
-#: are uint32 (49 days); a match a bot may stall for longer than a day is no use to anyone.
-MAX_TIME_MS = 86_400_000
-
-
 @dataclass(frozen=True, slots=True)
 class TimeControl:
     """How much time a bot has: per-move time plus a bank shared by the match's decisions.
 
-    Each is at most :data:`MAX_TIME_MS` (the wire's fields are 32-bit).
+    Each is at most :data:`arena.arguments.MAX_TIME_MS` (the wire's fields are 32-bit).
     """
 
     #: Milliseconds for each decision before the bank is drawn on.

@@ -8,15 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
 
+from arena.records import FAULT_POLICIES as FAULT_POLICIES
+from arena.records import FaultPolicy as FaultPolicy
 from arena.serde import FaultInfo, PlayerInfo, TimeControl
 from engine import JSON, OptionValue, Result
-
-#: ``lenient``: the referee plays the fallback action and charges a strike, 3 strikes forfeit;
-#: ``strict``: the first fault forfeits.
-FaultPolicy = Literal["lenient", "strict"]
-FAULT_POLICIES: tuple[FaultPolicy, ...] = ("lenient", "strict")
 
 
 @dataclass(frozen=True, slots=True)

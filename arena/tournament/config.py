@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from arena.arguments import MAX_TIME_MS
 from arena.bot_command import bot_path, check_command
 from arena.errors import ArenaError
-from arena.serde import MAX_TIME_MS
 from arena.tournament.schedule import FORMATS, places, rotations_per_table
 from engine import ConfigError, Game, MatchConfig, OptionValue, UnknownGameError, get_game
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from arena.arguments import MAX_TIME_MS
 from arena.cli import build_parser
-from arena.serde import MAX_TIME_MS
 
 BOT = ["bot", "random"]
 SERVE = ["serve"]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.serde import MAX_TIME_MS
+from arena.arguments import MAX_TIME_MS
 from arena.tournament.config import TimeControl, check_config
 from arena.tournament.play import run_tournament
 from arena.tournament.progress import feedback_for
