@@ -7,8 +7,8 @@ STAMP := $(VENV)/.installed
 .PHONY: node-bot demo test lint typecheck pytest venv clean proto rules sandbox-tools wheels test-docker \
   bytecode
 
-# arena/_wire.c is compiled by the install: an edit to it reinstalls.
-$(STAMP): pyproject.toml arena/_wire.c
+# arena/protocol/_wire.c is compiled by the install: an edit to it reinstalls.
+$(STAMP): pyproject.toml arena/protocol/_wire.c
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
@@ -42,7 +42,7 @@ typecheck: $(STAMP)
 pytest: $(STAMP) sandbox-tools bytecode
 	$(BIN)/pytest
 
-# Bots run boxed by bubblewrap (arena/sandbox.py); as root, install it when it is missing.
+# Bots run boxed by bubblewrap (arena/bots/sandbox.py); as root, install it when it is missing.
 sandbox-tools:
 	@if ! command -v bwrap >/dev/null 2>&1; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
@@ -61,7 +61,7 @@ clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
 	find arena engine reference_bots -name __pycache__ -type d -prune -exec rm -rf {} +
 
-# Regenerate arena/_pb (messages, gRPC stubs, typed .pyi) from proto/cardarena/v1/arena.proto.
+# Regenerate arena/protocol/_pb (messages, gRPC stubs, typed .pyi) from proto/cardarena/v1/arena.proto.
 proto: $(STAMP)
 	$(BIN)/python scripts/gen_proto.py
 

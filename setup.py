@@ -1,7 +1,8 @@
-"""The optional C module arena._wire (arena/_wire.c: the wire encoding of decision requests and
-the reading of answers, docs/performance.md); everything else is declared in pyproject.toml.
+"""The optional C module arena.protocol._wire (arena/protocol/_wire.c: the wire encoding of
+decision requests and the reading of answers, docs/performance.md); everything else is declared
+in pyproject.toml.
 
-Optional: where no C compiler is at hand the install goes on, and arena.serde's Python code
+Optional: where no C compiler is at hand the install goes on, and arena.protocol's Python code
 writes and reads the same bytes, more slowly.
 """
 
@@ -9,6 +10,11 @@ from setuptools import Extension, setup
 
 setup(
     ext_modules=[
-        Extension("arena._wire", ["arena/_wire.c"], optional=True, extra_compile_args=["-O2"])
+        Extension(
+            "arena.protocol._wire",
+            ["arena/protocol/_wire.c"],
+            optional=True,
+            extra_compile_args=["-O2"],
+        )
     ]
 )

@@ -1,4 +1,21 @@
-"""Card Arena: the server, tournaments, ratings, records and the ``arena`` command line.
+"""Card Arena: the referee server, bots' processes, tournaments, ratings, records and the
+``arena`` command line. The arena knows games only through :mod:`engine`'s interface.
 
-The arena knows games only through :mod:`engine`'s interface.
+The layers, each using only those above it (tests/test_architecture.py enforces the edges):
+
+- ``errors``, ``policy`` (fault kinds, policies, the forfeit rule), ``seeds``, ``layout`` (home,
+  output directories, record and seat-log names), ``logging``, ``version``: plain values.
+- ``protocol``: the only code that knows protobuf (``messages`` are plain values).
+- ``records``: hash-chained match records; replay, verify, view, html (``ask`` also uses
+  ``protocol`` and ``bots``).
+- ``bots``: starting a seat's bot as a sandboxed process or a container; knows no server.
+- ``server``: the gRPC referee server (hub, referee, spectators, lobby).
+- ``sdk``: what a Python bot author imports (``Bot``, ``run_bot``); uses ``protocol`` only.
+- ``match`` (one match with launched bots), ``registry`` (submitted bots), ``ratings``,
+  ``selfplay``.
+- ``tournament``: config, schedule, store, one match as a job, the runner, reports, the demo.
+- ``cli``: the ``arena`` command; nothing imports it.
+
+``engine`` never imports ``arena``; ``reference_bots`` (strategies built on ``arena.sdk.Bot``)
+is imported only by ``arena.cli``, for ``arena bot``.
 """

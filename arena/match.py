@@ -1,18 +1,18 @@
-"""``arena match``: one match between bot commands, refereed over real gRPC.
+"""One match between bot commands, refereed over real gRPC: what ``arena match`` plays, and the
+launching of a match's bots that tournaments share.
 
 The arena starts a server on a free loopback port (and a Unix socket in a temporary directory),
 launches one process per seat from the given shell commands (``ARENA_ADDRESS``, ``ARENA_TOKEN``
 and ``ARENA_SEED`` in its environment), plays the match, kills the bots, writes the record, and
 prints the result. A bot that does not start or exits early is a ``crash`` fault, never a hang.
 
-Bot commands run sandboxed by default (arena/sandbox.py: bubblewrap, no network, reaching the
+Bot commands run sandboxed by default (arena/bots/sandbox.py: bubblewrap, no network, reaching the
 arena only through the Unix socket); ``--bot image:IMAGE [CMD]`` runs a seat's bot from a Docker
-image (arena/docker_bots.py). ``--no-sandbox`` runs commands as plain processes.
+image (arena/bots/docker.py). ``--no-sandbox`` runs commands as plain processes.
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import secrets
 import tempfile
@@ -22,25 +22,23 @@ from pathlib import Path
 
 import trio
 
+from arena.bots.launch import Confinement, start_bot
+from arena.bots.process import RunningBot, bot_environment
+from arena.bots.sandbox import SOCKET_NAME, Limits, prepare_socket, prepare_socket_dir
 from arena.errors import ArenaError, UsageError
-from arena.home import arena_home
-from arena.launcher import Confinement, RunningBot, bot_environment, last_line, start_bot
-from arena.outdir import make_output_dir
-from arena.records import write_record
-from arena.sandbox import SOCKET_NAME, Limits, prepare_socket, prepare_socket_dir
+from arena.layout import LOGS_DIR, arena_home, make_output_dir, record_name, seat_log_name
+from arena.policy import FaultPolicy
+from arena.protocol.messages import TimeControl
+from arena.records.format import write_record
 from arena.seeds import fresh_seed, seat_seed
-from arena.serde import TimeControl
 from arena.server import (
-    FAULT_POLICIES,
     ArenaServer,
-    FaultPolicy,
     MatchOutcome,
     MatchSpec,
     SeatSpec,
     new_token,
     open_arena_server,
 )
-from arena.server.api import run_trio
 from engine import EngineError, OptionValue, get_game
 
 #: Seconds a bot has to exit on its own once its stream has ended after the match.
@@ -62,11 +60,6 @@ class CommandMatch:
     logs: tuple[Path, ...]
 
 
-def record_path(out_dir: Path, match_id: str) -> Path:
-    """Where a match's record goes."""
-    return out_dir / f"{match_id}.jsonl.gz"
-
-
 async def play_commands(
     game_id: str,
     commands: Sequence[str],
@@ -76,7 +69,7 @@ async def play_commands(
     seed: int | None = None,
     out_dir: Path = DEFAULT_OUT,
     time_control: TimeControl | None = None,
-    fault_policy: FaultPolicy = "lenient",
+    fault_policy: FaultPolicy = FaultPolicy.LENIENT,
     connect_timeout_s: float = 20.0,
     match_id: str | None = None,
     via_unix: bool = False,
@@ -115,7 +108,7 @@ async def play_commands(
         fault_policy=fault_policy,
         connect_timeout_s=connect_timeout_s,
     )
-    logs = tuple(out_dir / "logs" / f"{match_id}-seat{seat}.log" for seat in range(seats))
+    logs = tuple(out_dir / LOGS_DIR / seat_log_name(match_id, seat) for seat in range(seats))
     make_output_dir(out_dir)  # before the match: its record and logs need somewhere to go
     with tempfile.TemporaryDirectory(prefix="arena-") as tmp:
         async with open_arena_server("127.0.0.1:0", unix=Path(tmp) / SOCKET_NAME) as server:
@@ -127,7 +120,7 @@ async def play_commands(
             confinement = Confinement(Path(tmp), sandbox, hide=(out_dir, arena_home()))
             launches = [BotLaunch(c, log) for c, log in zip(commands, logs, strict=True)]
             outcome = await run_with_bots(server, spec, launches, address, confinement)
-    path = record_path(out_dir, match_id)
+    path = out_dir / record_name(match_id)
     write_record(path, outcome.header, outcome.entries, outcome.result_dict())
     return CommandMatch(outcome, path, logs)
 
@@ -203,131 +196,3 @@ async def run_with_bots(
                 for proc in procs:
                     stopper.start_soon(proc.stop)
     return outcome
-
-
-def format_outcome(played: CommandMatch, commands: Sequence[str]) -> str:
-    """The result as printed by ``arena match``."""
-    outcome = played.outcome
-    spec, result = outcome.spec, outcome.result
-    lines = [
-        f"{spec.game} match {spec.match_id} (seed {spec.seed}): {result.summary} [{result.reason}]"
-    ]
-    rows = [("seat", "name", "bot", "score", "rank", "faults", "command")]
-    for p in outcome.players:
-        bot = f"{p.bot_name} {p.bot_version}".strip()
-        rows.append(
-            (
-                str(p.seat),
-                p.seat_name,
-                bot,
-                f"{result.scores[p.seat]:g}",
-                str(result.ranks[p.seat]),
-                str(outcome.faults_of(p.seat)),
-                commands[p.seat] if p.seat < len(commands) else "",
-            )
-        )
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
-    for r in rows:
-        cells = [c.ljust(w) for c, w in zip(r[:-1], widths, strict=True)] + [r[-1]]
-        lines.append("  " + "  ".join(cells).rstrip())
-    if outcome.faults:
-        lines.append("faults:")
-        names = {p.seat: p.seat_name for p in outcome.players}
-        lines.extend(
-            f"  {names.get(f.seat, f.seat)} (seat {f.seat}) {f.kind}: {f.detail}"
-            for f in outcome.faults
-        )
-        # A bot that died may be charged `disconnect` (its stream broke first) or `crash` (its
-        # exit was seen first): either way its own output says why.
-        gone = {f.seat for f in outcome.faults if f.kind in ("crash", "disconnect")}
-        for seat in sorted(gone):
-            tail = last_line(played.logs[seat])
-            lines.append(f"  seat {seat} output ({played.logs[seat]}): {tail or '(none)'}")
-    lines.extend(log_notes(played.logs))
-    answered = [t.ms for t in outcome.timings if not t.fallback]
-    if answered:
-        mean = sum(answered) / len(answered)
-        lines.append(
-            f"decisions: {len(outcome.timings)} ({len(outcome.timings) - len(answered)} by the "
-            f"referee), answer time mean {mean:.2f} ms, max {max(answered):.1f} ms"
-        )
-    else:
-        lines.append(f"decisions: {len(outcome.timings)}, all played by the referee")
-    lines.append(f"record: {played.record}")
-    return "\n".join(lines)
-
-
-#: What the Python SDK logs when a bot's strategy fails and it plays the first legal action
-#: (arena/sdk.py): the referee sees a legal answer, so only the bot's log knows.
-SDK_FALLBACKS = (b"bot.choose failed;", b"bot.choose returned a bad index;")
-#: What a seat's log says where its output was cut (arena/launcher.py, CappedLog).
-LOG_CUT = b"bytes of output dropped here"
-
-
-def log_notes(logs: Sequence[Path]) -> list[str]:
-    """Lines about what only the seats' logs know: strategy failures the SDK covered with a
-    fallback (no fault, yet not the bot's choice), and output past the log's cap (past it the
-    bot's writes are slowed, which may cost it time faults)."""
-    notes = []
-    for seat, path in enumerate(logs):
-        try:
-            text = path.read_bytes()
-        except OSError:
-            continue
-        failed = sum(text.count(marker) for marker in SDK_FALLBACKS)
-        if failed:
-            notes.append(
-                f"  seat {seat}: its strategy failed {failed} time(s) and the SDK played the "
-                f"first legal action instead; see {path}"
-            )
-        if LOG_CUT in text:
-            notes.append(
-                f"  seat {seat}: it wrote more output than its log keeps; past the cap its "
-                f"writes were slowed, which can cost it time; see {path}"
-            )
-    return ["bot logs:", *notes] if notes else []
-
-
-def confine_commands(commands: Sequence[str]) -> Limits:
-    """The sandbox limits for ``commands``; raises (one line) when they need a sandbox or a
-    Docker engine this machine lacks, before anything starts."""
-    from arena.docker_bots import check_available as check_docker
-    from arena.docker_bots import parse_image_bot
-    from arena.sandbox import check_available, default_limits
-
-    images = [c for c in commands if parse_image_bot(c) is not None]
-    if len(images) < len(commands):
-        check_available()
-    if images:
-        check_docker()
-    return default_limits()
-
-
-def run_match_command(args: argparse.Namespace) -> int:
-    """The ``arena match`` command."""
-    from arena.cli import parse_options
-    from arena.logging import configure
-
-    configure(args.log_level)
-    policy: FaultPolicy = "strict" if args.strict else "lenient"
-    assert policy in FAULT_POLICIES
-    commands: list[str] = args.bot
-    sandbox = None if args.no_sandbox else confine_commands(commands)
-
-    async def main() -> CommandMatch:
-        return await play_commands(
-            args.game,
-            commands,
-            players=args.players,
-            options=parse_options(args.option),
-            seed=args.seed,
-            out_dir=args.out,
-            time_control=TimeControl(args.move_ms, args.bank_ms),
-            fault_policy=policy,
-            connect_timeout_s=args.connect_timeout,
-            via_unix=args.unix,
-            sandbox=sandbox,
-        )
-
-    print(format_outcome(run_trio(main), commands))
-    return 0

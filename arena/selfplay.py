@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from arena.records import Recorder, match_header, write_record
+from arena.records.format import Recorder, match_header, write_record
 from engine import JSON, Game, OptionValue, Result
 
 

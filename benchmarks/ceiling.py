@@ -10,7 +10,7 @@ median decisions per second and its ratio to the plain server:
 * ``engine``: that, plus per answer the engine's part of a decision on a whist match (apply a
   move, the next seat's legal actions and observation), as the referee does it;
 * ``engine+encode``: that, plus the request's encoding (the event bodies and
-  ``serde.decision_bytes``, in C when arena/_wire.c is built).
+  ``codec.decision_bytes``, in C when arena/protocol/_wire.c is built).
 
 All four send the same pre-built bytes; only the work between an answer and the next request
 differs. ``engine+encode`` is the arena without its routing and bookkeeping: a ceiling for the
@@ -37,8 +37,8 @@ from typing import Any
 
 import grpc
 
-from arena import serde
-from arena.cli import POSITIVE
+from arena.cli.main import POSITIVE
+from arena.protocol import codec
 from benchmarks.common import ROOT, child_env
 from benchmarks.protocol_bench import client_argv
 from benchmarks.wire import EOF, RawPingPong, lean_whist_request, sample_decisions, start_raw_server
@@ -196,7 +196,7 @@ def ceiling(
             rates[variant].append(asyncio.run(_run(variant, connections, per_stream)))
     medians = {v: statistics.median(r) for v, r in rates.items()}
     return {
-        "encoder": serde.encoder_name(),
+        "encoder": codec.encoder_name(),
         "connections": connections,
         "variants": {
             v: {

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from arena import serde
+from arena.protocol import codec
 
 #: Where results go (``out/`` is not versioned; docs/performance.md holds a curated run).
 OUT_DIR = Path("out/bench")
@@ -74,8 +74,9 @@ def machine() -> dict[str, Any]:
         "implementation": platform.python_implementation(),
         "platform": platform.platform(),
         "load_avg_1m_at_start": round(load[0], 2),
-        # Which wire encoder the arena ran with (arena/_wire.c, or serde's Python encoders).
-        "encoder": serde.encoder_name(),
+        # Which wire encoder the arena ran with (arena/protocol/_wire.c, or the codec's Python
+        # encoders).
+        "encoder": codec.encoder_name(),
         "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
     }
 

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from arena.cli import POSITIVE
+from arena.cli.main import POSITIVE
 from benchmarks.common import ROOT
 
 #: Thread roles, in print order.

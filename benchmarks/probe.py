@@ -1,10 +1,10 @@
 """The referee's critical path, C encoder against Python encoders (docs/performance.md).
 
 ``python -m benchmarks.probe [--pairs N] [--connections K]`` plays the protocol section's arena
-runs, alternating ``arena/_wire.c`` and serde's Python encoders in one process, and prints per
-encoder the medians over the runs of:
+runs, alternating ``arena/protocol/_wire.c`` and the codec's Python encoders in one process, and
+prints per encoder the medians over the runs of:
 
-* ``critical_us``: from the moment the server reads an answer (``serde.read_bot_bytes``) to the
+* ``critical_us``: from the moment the server reads an answer (``codec.read_bot_bytes``) to the
   start of the next request's write (``_StreamWriter.kick``), the referee's whole work on the
   path a bot waits on;
 * ``cpu_us``: the server process's CPU time per decision;
@@ -27,8 +27,8 @@ from typing import Any
 
 import trio
 
-from arena import serde
-from arena.cli import POSITIVE
+from arena.cli.main import POSITIVE
+from arena.protocol import codec, messages
 from arena.server import service
 from benchmarks.protocol_bench import arena_run, raw_run
 
@@ -49,14 +49,14 @@ def _critical_path(stamps: Sequence[tuple[float, str]]) -> list[float]:
 
 def probe(pairs: int = 4, connections: int = 1) -> dict[str, dict[str, Any]]:
     """Alternate the two encoders ``pairs`` times; medians per encoder."""
-    built = serde._built_wire
+    built = codec._built_wire
     if built is None:
-        raise SystemExit("arena/_wire.c is not built: nothing to compare")
+        raise SystemExit("arena/protocol/_wire.c is not built: nothing to compare")
     stamps: list[tuple[float, str]] = []
     clock = time.perf_counter
-    read, kick = serde.read_bot_bytes, service._StreamWriter.kick
+    read, kick = codec.read_bot_bytes, service._StreamWriter.kick
 
-    def read_stamped(data: bytes) -> serde.BotMessage:
+    def read_stamped(data: bytes) -> messages.BotMessage:
         stamps.append((clock(), "answer"))
         return read(data)
 
@@ -66,13 +66,13 @@ def probe(pairs: int = 4, connections: int = 1) -> dict[str, dict[str, Any]]:
 
     runs: dict[str, list[dict[str, float]]] = {"c": [], "python": []}
     matches = 3 if connections == 1 else 2
-    saved = serde._ACCEL
-    serde.read_bot_bytes = read_stamped  # type: ignore[assignment]
+    saved = codec._ACCEL
+    codec.read_bot_bytes = read_stamped  # type: ignore[assignment]
     service._StreamWriter.kick = kick_stamped  # type: ignore[method-assign]
     try:
         for _ in range(pairs):
             for name in runs:
-                serde._ACCEL = built if name == "c" else None
+                codec._ACCEL = built if name == "c" else None
                 stamps.clear()
                 arena = trio.run(functools.partial(arena_run, connections, matches))
                 raw = raw_run(connections, max(1, 2 * arena["decisions"] // connections))
@@ -85,8 +85,8 @@ def probe(pairs: int = 4, connections: int = 1) -> dict[str, dict[str, Any]]:
                     }
                 )
     finally:
-        serde._ACCEL = saved
-        serde.read_bot_bytes = read
+        codec._ACCEL = saved
+        codec.read_bot_bytes = read
         service._StreamWriter.kick = kick  # type: ignore[method-assign]
     return {
         name: {k: round(statistics.median(r[k] for r in rs), 3) for k in rs[0]}

@@ -74,7 +74,7 @@ def _category(frame: str) -> str:
         ("arena/server/service.py", "grpc.aio write/read (under the handlers)"),
         ("engine/", "engine"),
         ("arena/server/", "arena server (referee, hub, service)"),
-        ("arena/serde", "arena serde (message encoding)"),
+        ("arena/protocol", "arena protocol (message encoding)"),
         ("arena/", "arena other"),
         ("grpc/", "grpcio (Python side)"),
         ("google/protobuf", "protobuf"),

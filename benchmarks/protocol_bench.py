@@ -26,7 +26,7 @@ from typing import Any
 
 import trio
 
-from arena.serde import TimeControl
+from arena.protocol.messages import TimeControl
 from arena.server import (
     ArenaServer,
     MatchOutcome,

@@ -19,9 +19,9 @@ from typing import Any
 
 import trio
 
-from arena.cli import POSITIVE
+from arena.cli.main import POSITIVE
 from arena.logging import configure
-from arena.serde import TimeControl
+from arena.protocol.messages import TimeControl
 from benchmarks.common import python_module, run_json
 from benchmarks.profiling import profiled
 from benchmarks.protocol_bench import arena_run, median_of, raw_run

@@ -35,8 +35,8 @@ def _children_cpu() -> float:
 def tournament_run(concurrency: int, matches_per_pairing: int = 2) -> dict[str, Any]:
     """One full round-robin at ``concurrency``; matches per minute and where the CPU went."""
     from arena.tournament.config import load_config
-    from arena.tournament.play import run_tournament
     from arena.tournament.progress import Feedback
+    from arena.tournament.runner import run_tournament
 
     with tempfile.TemporaryDirectory(prefix="arena-bench-t-") as tmp:
         config = load_config(

@@ -30,9 +30,9 @@ from typing import Any, cast
 
 import grpc
 
-from arena import serde
-from arena._pb import arena_pb2 as pb
-from arena._pb import arena_pb2_grpc as pb_grpc
+from arena.protocol import codec, messages
+from arena.protocol._pb import arena_pb2 as pb
+from arena.protocol._pb import arena_pb2_grpc as pb_grpc
 from engine import Action, MatchState, get_game
 
 #: What ``read()`` returns at the end of a grpc.aio stream (missing from grpc-stubs).
@@ -69,13 +69,13 @@ def lean_whist_request(
     assert seat is not None
     events = state.events
     held = [
-        serde.event_body(match_id, seq, events[seq])
+        codec.event_body(match_id, seq, events[seq])
         for seq in range(sent, len(events))
         if not own_seat or events[seq].to is None or seat in events[seq].to
     ]
     if not observation:
         return bare_request(request_id, match_id, seat, state.legal_actions(), held), len(events)
-    request = serde.decision_bytes(
+    request = codec.decision_bytes(
         request_id, match_id, seat, "whist", state.observation(seat), state.legal_actions(),
         DEADLINE_MS, BANK_MS, events=held, text=False, json=False,
     )  # fmt: skip
@@ -85,21 +85,21 @@ def lean_whist_request(
 def bare_request(
     request_id: int, match_id: str, seat: int, legal: Sequence[Action], events: Sequence[bytes]
 ) -> bytes:
-    """``serde.decision_bytes`` without the observation, assembled from serde's own field
+    """``codec.decision_bytes`` without the observation, assembled from the codec's own field
     encoders the way its Python path does (``benchmarks.ceiling --bare`` measures what such a
     protocol would gain; the protocol has no such message, so serde has no encoder for it)."""
-    out = [serde._REQUEST_ID_KEY + serde._varint(request_id), serde._MATCH_ID[match_id]]
+    out = [codec._REQUEST_ID_KEY + codec._varint(request_id), codec._MATCH_ID[match_id]]
     if seat:
-        out.append(serde._SEAT_KEY + serde._varint(seat))
-    out += [serde._legal_bytes(legal), serde._DEADLINE[DEADLINE_MS], serde._BANK[BANK_MS]]
-    out += [serde._delimited(serde._EVENTS_KEY, e) for e in events]
-    return serde._delimited(serde._DECISION_KEY, b"".join(out))
+        out.append(codec._SEAT_KEY + codec._varint(seat))
+    out += [codec._legal_bytes(legal), codec._DEADLINE[DEADLINE_MS], codec._BANK[BANK_MS]]
+    out += [codec._delimited(codec._EVENTS_KEY, e) for e in events]
+    return codec._delimited(codec._DECISION_KEY, b"".join(out))
 
 
 def sample_decisions(
     count: int = 400, seed: int = 1, *, seat_per_connection: bool = False, observation: bool = True
 ) -> list[bytes]:
-    """Real whist DecisionRequests (``serde.decision_bytes``, the referee's own encoding) along
+    """Real whist DecisionRequests (``codec.decision_bytes``, the referee's own encoding) along
     random playouts, exactly as the arena sends them to the bench client (lean Hello): no text or
     JSON rendering, and each request carrying the match's events since the connection's previous
     request. By default one connection holds all four seats (it sees every event, and its
@@ -158,19 +158,19 @@ def match_frames(match_id: str = "raw-0", seed: int = 1) -> tuple[bytes, bytes]:
     result = state.result()
     assert result is not None
     names = game.seat_names(config)
-    start = serde.MatchStart(
+    start = messages.MatchStart(
         match_id=match_id,
         game="whist",
         game_version=game.version,
-        options={k: serde.option_text(v) for k, v in config.options},
+        options={k: codec.option_text(v) for k, v in config.options},
         seats=tuple(range(len(names))),
-        players=tuple(serde.PlayerInfo(i, name, f"bot{i}") for i, name in enumerate(names)),
-        time_control=serde.TimeControl(),
+        players=tuple(messages.PlayerInfo(i, name, f"bot{i}") for i, name in enumerate(names)),
+        time_control=messages.TimeControl(),
         fault_policy="lenient",
         bot_seed=seed,
     )
-    end = serde.MatchEnd(match_id, result)
-    return serde.wire(serde.server_message(start)), serde.wire(serde.server_message(end))
+    end = messages.MatchEnd(match_id, result)
+    return codec.wire(codec.server_message(start)), codec.wire(codec.server_message(end))
 
 
 class RawPingPong(pb_grpc.ArenaServicer):
@@ -206,7 +206,7 @@ class RawPingPong(pb_grpc.ArenaServicer):
         # Per stream, in Hello order: set when it is that stream's turn (turns > 1).
         self._turn: list[asyncio.Event] = []
         self.stats = RawStats(spans=[] if spans else None)
-        self.welcome = serde.wire(serde.server_message(serde.Welcome("raw", "raw")))
+        self.welcome = codec.wire(codec.server_message(messages.Welcome("raw", "raw")))
         self.started = 0.0
         self._all_here: asyncio.Event | None = None
 
@@ -310,10 +310,10 @@ async def _connection(
     async with grpc.aio.insecure_channel(address, options=CLIENT_OPTIONS) as channel:
         stub: Any = pb_grpc.ArenaStub(channel)
         call = stub.Play()  # no request iterator: the aio read()/write() API
-        hello = serde.Hello(
+        hello = messages.Hello(
             "bench", "1", token, 1, batch_events=True, omit_text=True, omit_json=True
         )
-        await call.write(serde.hello_message(hello))
+        await call.write(codec.hello_message(hello))
         ended = 0
         sent_at = 0.0
         clock = time.perf_counter

@@ -8,7 +8,7 @@
 #  4. runs the arena image with --network none and its state directory bind-mounted from the
 #     host: the image's HEALTHCHECK turns healthy, `arena health` answers inside and, through the
 #     Unix socket in the state directory, outside; four host bots play a lobby match through it;
-#  5. plays a match with one bot in a container through the Docker SDK (arena/docker_bots.py),
+#  5. plays a match with one bot in a container through the Docker SDK (arena/bots/docker.py),
 #     and a tournament with a bot registered as an image (arena submit --image), and checks the
 #     lockdown of a bot container (no network, read-only root, no capabilities, limits).
 #
@@ -106,7 +106,7 @@ printf 'FROM %s\nCMD ["arena", "bot", "random"]\n' "$image" \
   || { cat "$work/build.err" >&2; fail "docker build of $bot_image"; }
 uid=$(docker run --rm --network none "$image" id -u)
 [ "$uid" = 10001 ] || fail "the image runs as uid $uid, not the unprivileged 10001"
-# The wheel built on the host carries the C encoder (arena/_wire.c); the image's Python loads it.
+# The wheel built on the host carries the C encoder (arena/protocol/_wire.c); the image's Python loads it.
 accel=$(docker run --rm --network none "$image" python3 -c \
   "from arena import serde; print(serde.accelerated())")
 [ "$accel" = True ] || fail "the image's arena runs without its C encoder ($accel)"
@@ -183,8 +183,8 @@ from pathlib import Path
 
 import trio
 
-from arena.docker_bots import docker_client, launch_container
-from arena.sandbox import Limits, prepare_socket_dir
+from arena.bots.docker import docker_client, launch_container
+from arena.bots.sandbox import Limits, prepare_socket_dir
 
 
 async def main() -> None:

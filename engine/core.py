@@ -12,14 +12,14 @@ game where partners confer (tennis doubles by default) one seat controls a whole
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import random
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, TypeAlias, TypeVar
+from typing import Any, ClassVar, TypeAlias
 
+from engine._fast import CLONE_KINDS, SHARE, copied, quick_init, share_instances_of
 from engine.errors import ConfigError, IllegalActionError, MatchOverError
 from engine.options import OptionSpec, OptionValue, resolve_options
 
@@ -56,6 +56,9 @@ class Action:
         return self
 
 
+# Every decision makes an event: quick_init's __init__ fills the slots through their descriptors
+# rather than calling object.__setattr__ per field as the generated frozen one does.
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Event:
     """Something that happened in a match: a deal, a card played, a trick won, a score.
@@ -72,15 +75,6 @@ class Event:
     #: ``None`` when public; otherwise the seats allowed to see this event.
     to: tuple[int, ...] | None = None
 
-    # Every decision makes an event, and the generated frozen __init__ (object.__setattr__ per
-    # field) was ~5 % of a whist playout; the slot descriptors' setters do the same in ~60 %.
-    def __init__(
-        self, kind: str, data: Mapping[str, JSON], to: tuple[int, ...] | None = None
-    ) -> None:
-        _set_event_kind(self, kind)
-        _set_event_data(self, data)
-        _set_event_to(self, to)
-
     def visible_to(self, seat: int) -> bool:
         """Whether ``seat`` may see this event."""
         return self.to is None or seat in self.to
@@ -88,43 +82,6 @@ class Event:
     def to_dict(self) -> dict[str, JSON]:
         """A JSON-ready form: ``{"kind": …, "to": …, **data}``."""
         return {"kind": self.kind, "to": None if self.to is None else list(self.to), **self.data}
-
-
-# The slot descriptors' setters, which bypass the frozen __setattr__ (see Event.__init__).
-_set_event_kind, _set_event_data, _set_event_to = (
-    getattr(Event, name).__set__ for name in ("kind", "data", "to")
-)
-
-
-_Frozen = TypeVar("_Frozen")
-
-
-def quick_init(cls: type[_Frozen]) -> type[_Frozen]:
-    """Give a frozen, slotted dataclass an ``__init__`` that fills each slot through its
-    descriptor, as :class:`Event` does, instead of ``object.__setattr__`` per field: half the
-    cost. Observations are made at every decision, so it counts. Same parameters and defaults
-    as the generated one; apply it above ``@dataclass``."""
-    params: list[str] = []
-    lines: list[str] = []
-    env: dict[str, Any] = {}
-    for i, f in enumerate(dataclasses.fields(cls)):  # type: ignore[arg-type]
-        if not f.init or f.default_factory is not dataclasses.MISSING or f.kw_only:
-            raise TypeError(f"quick_init does not handle field {cls.__name__}.{f.name}")
-        if f.default is dataclasses.MISSING:
-            params.append(f.name)
-        else:
-            env[f"default{i}"] = f.default
-            params.append(f"{f.name}=default{i}")
-        env[f"set{i}"] = getattr(cls, f.name).__set__
-        lines.append(f"    set{i}(self, {f.name})")
-    if hasattr(cls, "__post_init__"):
-        lines.append("    self.__post_init__()")
-    source = f"def __init__(self, {', '.join(params)}):\n" + "\n".join(lines or ["    pass"])
-    exec(source, env)  # built above from the dataclass's own field names
-    init = env["__init__"]
-    init.__qualname__ = f"{cls.__qualname__}.__init__"
-    cls.__init__ = init  # type: ignore[method-assign]
-    return cls
 
 
 @dataclass(frozen=True, slots=True)
@@ -287,6 +244,9 @@ def _describe_counts(counts: tuple[int, ...]) -> str:
     return ", ".join(map(str, counts[:-1])) + f" or {counts[-1]}"
 
 
+share_instances_of(Game)  # a match state refers to its game; clone() never copies it
+
+
 class MatchState(ABC):
     """One match in progress. Subclasses implement the ``_``-prefixed hooks.
 
@@ -439,15 +399,15 @@ class MatchState(ABC):
         What never changes is shared, not copied: numbers, strings, tuples, frozen dataclasses
         (actions, events, tricks, the configuration) and the game itself; lists, dicts and sets
         are copied as deep as they nest, anything else with ``copy.deepcopy``. A game's state must
-        therefore keep no mutable object inside a tuple or a frozen dataclass. 25–40 µs
-        mid-match, where a deep copy of the whole state (the event log's every event included)
-        took 0.7–2.2 ms; about half of it is the generator's state.
+        therefore keep no mutable object inside a tuple or a frozen dataclass. Search bots clone
+        once per simulation, hence the sharing: a deep copy of the whole state would copy every
+        event of the log (docs/performance.md has the figures).
         """
         attrs = self.__dict__.copy()
-        kinds = _CLONE_KINDS
+        kinds = CLONE_KINDS
         for name, value in attrs.items():
-            if kinds.get(type(value)) != _SHARE:
-                attrs[name] = _copied(value)
+            if kinds.get(type(value)) != SHARE:
+                attrs[name] = copied(value)
         new = object.__new__(type(self))
         new.__dict__ = attrs
         return new
@@ -457,58 +417,6 @@ class MatchState(ABC):
     def _emit(self, kind: str, to: tuple[int, ...] | None = None, **data: JSON) -> None:
         """Record an event; ``to`` limits who sees it."""
         self.events.append(Event(kind, data, to))
-
-
-# --- what MatchState.clone() shares and what it copies ------------------------------------------
-
-_SHARE, _LIST, _DICT, _SET, _RANDOM, _DEEP = range(6)
-#: How clone() treats a value, by its exact type (filled as types occur).
-_CLONE_KINDS: dict[type, int] = {
-    **dict.fromkeys((int, float, str, bool, type(None), tuple, frozenset, bytes), _SHARE),
-    list: _LIST,
-    dict: _DICT,
-    set: _SET,
-    random.Random: _RANDOM,
-}
-
-
-#: The types clone() shares, as a set: a list whose element types are a subset is copied in C.
-_SHARED_TYPES = {t for t, kind in _CLONE_KINDS.items() if kind == _SHARE}
-
-
-def _classify(kind_of: type) -> int:
-    """How clone() treats a type it meets for the first time: frozen dataclasses and games are
-    shared, anything else is deep-copied."""
-    params = getattr(kind_of, "__dataclass_params__", None)
-    frozen = params is not None and params.frozen
-    kind = _SHARE if frozen or issubclass(kind_of, Game) else _DEEP
-    _CLONE_KINDS[kind_of] = kind
-    if kind == _SHARE:
-        _SHARED_TYPES.add(kind_of)
-    return kind
-
-
-def _copied(value: Any) -> Any:
-    """``value`` for a clone: itself when it never changes, else a copy (MatchState.clone)."""
-    kind = _CLONE_KINDS.get(type(value))
-    if kind is None:
-        kind = _classify(type(value))
-    if kind == _SHARE:
-        return value
-    if kind == _LIST:
-        # A list of values that never change (the event log, a hand) is copied in C.
-        if set(map(type, value)) <= _SHARED_TYPES:
-            return value.copy()
-        return [_copied(v) for v in value]
-    if kind == _DICT:
-        return {k: _copied(v) for k, v in value.items()}
-    if kind == _SET:
-        return set(value)  # a set holds hashable values, which clone() shares
-    if kind == _RANDOM:
-        rng = random.Random.__new__(random.Random)
-        rng.setstate(value.getstate())  # half of a clone's time: 625 words of Mersenne Twister
-        return rng
-    return copy.deepcopy(value)
 
 
 def option_error(name: str, problem: str) -> ConfigError:

@@ -8,38 +8,27 @@ The Python API (used by ``arena match``, tournaments and tests)::
         outcome = await server.run_match(spec)
 
 Modules: ``spec`` (MatchSpec, MatchOutcome), ``api`` (ArenaServer: what trio code calls),
-``hub`` (connections, tokens, routing), ``referee`` (one match), ``connections``, ``faults``,
-``board`` (spectators), ``service`` (the gRPC glue and the loop thread everything above ``api``
-runs on), ``lobby`` (``arena serve``: pairs up whoever connects).
+``hub`` (connections, tokens, routing), ``referee`` (one match), ``connections`` (a bot's stream,
+its seats and its open requests), ``outbox`` (what a stream handler reads from), ``flood`` (the
+rate limiter), ``board`` (spectators), ``service`` (the gRPC glue and the loop thread everything
+above ``api`` runs on), ``lobby`` (pairs up whoever connects), ``health`` (is a server answering).
+The referee imports ``connections``, never the reverse: what a connection needs of its match is
+the ``MatchHandle`` protocol. May use: ``engine``, ``arena.protocol``, ``arena.policy``,
+``arena.records``, ``arena.seeds``, ``arena.layout``, ``arena.logging``, ``arena.errors``.
 """
 
 from __future__ import annotations
 
-from arena.seeds import seat_seed
-from arena.serde import FaultInfo, PlayerInfo, TimeControl
 from arena.server.api import ArenaServer, open_arena_server
 from arena.server.hub import new_token
-from arena.server.spec import (
-    FAULT_POLICIES,
-    DecisionTiming,
-    FaultPolicy,
-    MatchOutcome,
-    MatchSpec,
-    SeatSpec,
-)
+from arena.server.spec import DecisionTiming, MatchOutcome, MatchSpec, SeatSpec
 
 __all__ = [
-    "FAULT_POLICIES",
     "ArenaServer",
     "DecisionTiming",
-    "FaultInfo",
-    "FaultPolicy",
     "MatchOutcome",
     "MatchSpec",
-    "PlayerInfo",
     "SeatSpec",
-    "TimeControl",
     "new_token",
     "open_arena_server",
-    "seat_seed",
 ]

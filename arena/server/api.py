@@ -22,12 +22,14 @@ from typing import Any, TypeVar
 import structlog
 import trio
 
-from arena import serde
 from arena.errors import ArenaError
-from arena.serde import MatchSummary, Standing
+from arena.logging import configure_once
+from arena.protocol import codec
+from arena.protocol.messages import MatchSummary, Standing
 from arena.server.connections import Connection
 from arena.server.hub import Hub
 from arena.server.referee import LiveMatch
+from arena.server.service import start_grpc_server
 from arena.server.spec import MatchOutcome, MatchSpec
 
 log = structlog.get_logger("arena.server")
@@ -223,9 +225,6 @@ async def open_arena_server(
 
     Raises :class:`ArenaError` when an address cannot be bound.
     """
-    from arena.logging import configure_once
-    from arena.server.service import start_grpc_server
-
     configure_once()
     unix_path = Path(unix) if unix is not None else None
     host, hub = start_grpc_server(listen, unix_path, max_connections)
@@ -233,7 +232,7 @@ async def open_arena_server(
     server.address, server.unix_address = hub.address, hub.unix_address
     # A build without a C compiler runs slower: say which encoder writes the requests.
     log.info(
-        "listening", address=server.address, unix=server.unix_address, encoder=serde.encoder_name()
+        "listening", address=server.address, unix=server.unix_address, encoder=codec.encoder_name()
     )
     try:
         yield server

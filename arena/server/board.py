@@ -10,9 +10,9 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from arena._pb import arena_pb2 as pb
-from arena.serde import FaultInfo, MatchSummary, PlayerInfo, Standing
-from arena.server.connections import Outbox, Outgoing
+from arena.protocol import rpc
+from arena.protocol.messages import FaultInfo, MatchSummary, PlayerInfo, Standing
+from arena.server.outbox import Outbox, Outgoing
 from engine import Result
 
 #: Finished matches kept for ListMatches.
@@ -38,7 +38,7 @@ class BoardEntry:
     #: Public events so far (as sent to spectators).
     events: list[Outgoing] = field(default_factory=list)
     #: The MatchEnd message once finished.
-    end: pb.ServerMessage | None = None
+    end: rpc.ServerMessage | None = None
     #: Spectator queues; ``None`` ends a spectator's stream.
     watchers: list[Outbox[Outgoing]] = field(default_factory=list)
 
@@ -74,7 +74,7 @@ class Board:
         self,
         entry: BoardEntry,
         result: Result,
-        end: pb.ServerMessage,
+        end: rpc.ServerMessage,
         players: tuple[PlayerInfo, ...],
         sides: Sequence[Sequence[int]] | None,
         faults: Sequence[FaultInfo],

@@ -9,76 +9,99 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections import OrderedDict, deque
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Generic, TypeVar
+from dataclasses import dataclass
+from typing import Protocol
 
-from arena import serde
-from arena._pb import arena_pb2 as pb
-from arena.serde import Answer, Hello
-from arena.server.faults import TokenBucket
-
-if TYPE_CHECKING:
-    from arena.server.referee import LiveMatch, SeatSlot
-    from engine import Action
+from arena.policy import FaultKind
+from arena.protocol import codec
+from arena.protocol.messages import Answer, Hello, PlayerInfo
+from arena.server.flood import TokenBucket
+from arena.server.outbox import Outbox, Outgoing
+from arena.server.spec import MatchSpec
+from engine import Action
 
 #: Closed request ids a connection remembers, to tell a late answer from an unknown one.
 REMEMBERED_CLOSED = 256
 
-M = TypeVar("M")
 
-#: What the server sends on a stream: a message, or one already in wire bytes (serde.wire).
-Outgoing = pb.ServerMessage | bytes
+class MatchHandle(Protocol):
+    """What a connection and the hub need of a match a connection plays in (the referee's
+    :class:`~arena.server.referee.LiveMatch`): declared here so that this module need not
+    import the referee, which imports it."""
+
+    @property
+    def spec(self) -> MatchSpec:
+        """The match's spec."""
+        ...
+
+    @property
+    def match_id(self) -> str:
+        """The match's id."""
+        ...
+
+    @property
+    def finished(self) -> bool:
+        """Whether the match has ended."""
+        ...
+
+    def attach(self, conn: Connection, slots: list[SeatSlot]) -> None:
+        """``conn`` now plays ``slots``."""
+        ...
+
+    def detach(self, conn: Connection) -> None:
+        """``conn`` is gone."""
+        ...
+
+    def charge(
+        self,
+        seat: int,
+        kind: FaultKind,
+        detail: str,
+        request_id: int = 0,
+        to: Connection | None = None,
+        private: str | None = None,
+    ) -> None:
+        """Charge a fault to ``seat``."""
+        ...
 
 
-class Outbox(Generic[M]):
-    """Messages for one coroutine on the loop (a bot's or a spectator's stream handler).
+@dataclass(eq=False, slots=True)
+class SeatSlot:
+    """One seat of a live match and the bot behind it."""
 
-    :meth:`put` never blocks, so a slow reader never slows a match down; ``None`` ends the
-    reader's stream. Loop thread only.
-    """
+    #: The match.
+    match: MatchHandle
+    #: Seat number.
+    seat: int
+    #: The seat's name in the game.
+    seat_name: str
+    #: The token the seat's bot authenticates with.
+    token: str
+    #: Name from the spec (``""``: use the Hello's).
+    spec_name: str
+    #: Milliseconds left in the seat's bank.
+    bank_ms: float
+    #: The seat's connection, when its bot is connected.
+    conn: Connection | None = None
+    #: The bot's name from its Hello.
+    hello_name: str = ""
+    #: The bot's version from its Hello.
+    hello_version: str = ""
+    #: Strikes charged in this match.
+    strikes: int = 0
+    #: Set when the bot's process is known to be gone: why.
+    crashed: str | None = None
 
-    __slots__ = ("_waiter", "items", "listener")
+    @property
+    def bot_name(self) -> str:
+        """The name shown for the seat."""
+        return self.spec_name or self.hello_name or f"seat{self.seat}"
 
-    def __init__(self) -> None:
-        #: The queued messages, oldest first.
-        self.items: deque[M | None] = deque()
-        self._waiter: asyncio.Future[None] | None = None
-        #: Called on every :meth:`put` instead of waking a waiting reader: for a reader that
-        #: is not a coroutine (a bot stream's writer, service.py).
-        self.listener: Callable[[], None] | None = None
-
-    def put(self, msg: M | None) -> None:
-        """Queue ``msg``, waking the reader if it waits."""
-        self.items.append(msg)
-        if self.listener is not None:
-            self.listener()
-        else:
-            self.notify()
-
-    def notify(self) -> None:
-        """Wake the reader if it waits."""
-        waiter = self._waiter
-        if waiter is not None:
-            self._waiter = None
-            if not waiter.done():
-                waiter.set_result(None)
-
-    async def wait(self) -> None:
-        """Until the next :meth:`put` or :meth:`notify`."""
-        waiter = asyncio.get_running_loop().create_future()
-        self._waiter = waiter
-        try:
-            await waiter
-        finally:
-            self._waiter = None
-
-    async def get(self) -> M | None:
-        """The next message."""
-        items = self.items
-        while not items:
-            await self.wait()
-        return items.popleft()
+    def player(self) -> PlayerInfo:
+        """The seat as the protocol shows it."""
+        return PlayerInfo(self.seat, self.seat_name, self.bot_name, self.hello_version)
 
 
 class Connection:
@@ -113,7 +136,7 @@ class Connection:
         self.seated = 0
         #: When the stream opened (the loop's clock).
         self.opened_at = 0.0
-        #: Events (``serde.event_body``) held back for the next DecisionRequest (the bot set
+        #: Events (``codec.event_body``) held back for the next DecisionRequest (the bot set
         #: Hello.batch_events).
         self.held: list[bytes] = []
 
@@ -131,14 +154,14 @@ class Connection:
             self.outbox.put(msg)
 
     def send_event(self, body: bytes) -> None:
-        """Send an Event (its body, ``serde.event_body``), or hold it for the next
+        """Send an Event (its body, ``codec.event_body``), or hold it for the next
         DecisionRequest."""
         if self.closed:
             return
         if self.batch_events:
             self.held.append(body)
         else:
-            self.outbox.put(serde.event_bytes(body))
+            self.outbox.put(codec.event_bytes(body))
 
     def take_held(self) -> list[bytes]:
         """The held events, for a DecisionRequest to carry; none are held afterwards."""
@@ -148,7 +171,7 @@ class Connection:
     def flush(self) -> None:
         """Send the held events as separate Event messages."""
         for body in self.take_held():
-            self.outbox.put(serde.event_bytes(body))
+            self.outbox.put(codec.event_bytes(body))
 
     def close(self) -> None:
         """End the stream from the server side."""
@@ -185,27 +208,27 @@ class PendingDecision:
         "done",
         "interrupted",
         "legal",
-        "match",
         "outcome",
         "request_id",
-        "seat",
+        "settle",
+        "slot",
         "stray",
     )
 
     def __init__(
         self,
         request_id: int,
-        match: LiveMatch,
-        seat: int,
+        slot: SeatSlot,
         conn: Connection,
         legal: Sequence[Action],
+        settle: Callable[[PendingDecision], None],
     ) -> None:
         #: The id the bot must echo.
         self.request_id = request_id
-        #: The match.
-        self.match = match
         #: The deciding seat.
-        self.seat = seat
+        self.slot = slot
+        #: Called once, when the decision is settled: the match referees on from there.
+        self.settle = settle
         #: The connection asked (changes if the bot reconnects meanwhile).
         self.conn = conn
         #: The legal actions the request listed (an answer's index is into these).
@@ -216,8 +239,9 @@ class PendingDecision:
         self.done = False
         #: The bot's answer, if it answered.
         self.outcome: Answer | None = None
-        #: ``(fault kind, detail)`` or ``("forfeit", why)`` when something else settled it.
-        self.interrupted: tuple[str, str] | None = None
+        #: ``(fault kind, detail)``, or ``(None, why)`` for a forfeit, when something else
+        #: settled it.
+        self.interrupted: tuple[FaultKind | None, str] | None = None
         #: The id of the last answer its bot sent to no request of its while this one was open
         #: (so a timeout can say the bot did answer, with the wrong id).
         self.stray: int | None = None
@@ -227,20 +251,31 @@ class PendingDecision:
         if not self.done:
             self.done = True
             self.outcome = answer
-            self.match.settled(self)
+            self.settle(self)
 
-    def interrupt(self, kind: str, detail: str) -> None:
-        """Settle without an answer: the bot went away, or the match must end."""
+    @property
+    def seat(self) -> int:
+        """The deciding seat's number."""
+        return self.slot.seat
+
+    @property
+    def match(self) -> MatchHandle:
+        """The match deciding."""
+        return self.slot.match
+
+    def interrupt(self, kind: FaultKind | None, detail: str) -> None:
+        """Settle without an answer: the bot went away (the fault to charge), or the match must
+        end (``None``: a forfeit, with why)."""
         if not self.done:
             self.done = True
             self.interrupted = (kind, detail)
-            asyncio.get_running_loop().call_soon(self.match.settled, self)
+            asyncio.get_running_loop().call_soon(self.settle, self)
 
     def expire(self) -> None:
         """The deadline passed with no answer (called by the match's timer)."""
         if not self.done:
             self.done = True
-            self.match.settled(self)
+            self.settle(self)
 
 
 class RequestBook:

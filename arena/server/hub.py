@@ -13,25 +13,20 @@ import asyncio
 import dataclasses
 import secrets
 from collections.abc import Callable
-from importlib import metadata
 from typing import Any
 
 import structlog
 
-from arena import serde
 from arena.errors import ArenaError
-from arena.serde import Answer, ErrorInfo, Garbage, Hello, Ping, Pong, Rejected, Welcome
+from arena.policy import ERROR_CODE, FaultKind
+from arena.protocol import codec, messages
+from arena.protocol.messages import Answer, ErrorInfo, Garbage, Hello, Ping, Pong, Rejected, Welcome
 from arena.server.board import Board
-from arena.server.connections import Connection, RequestBook
-from arena.server.faults import (
-    ERROR_CODE,
-    FLOOD_BURST,
-    FLOOD_DISCONNECT,
-    FLOOD_RATE,
-    FLOOD_STRIKE_INTERVAL_S,
-)
-from arena.server.referee import LiveMatch, SeatSlot
+from arena.server.connections import Connection, MatchHandle, RequestBook, SeatSlot
+from arena.server.flood import FLOOD_BURST, FLOOD_DISCONNECT, FLOOD_RATE, FLOOD_STRIKE_INTERVAL_S
+from arena.server.referee import LiveMatch
 from arena.server.spec import MatchOutcome, MatchSpec
+from arena.version import arena_version
 
 log = structlog.get_logger("arena.server")
 
@@ -50,14 +45,6 @@ MAX_GREETING_HARD = 1024
 #: Lobby guests (welcomed bots whose token no match or registry knows) admitted at once, unless
 #: the server is given another number. Bots with known tokens are always let in.
 MAX_GUESTS = 256
-
-
-def server_version() -> str:
-    """Version of the installed card-arena package."""
-    try:
-        return metadata.version("card-arena")
-    except metadata.PackageNotFoundError:  # running from a source tree without install
-        return "0+unknown"
 
 
 def new_token() -> str:
@@ -102,11 +89,11 @@ class Hub:
         #: When set, Hellos with unknown (or no) tokens are welcomed and handed to this hook.
         self.idle_hook: IdleHook | None = None
         #: When set, the server authenticates every Hello: a token this maps to a registered
-        #: bot's ``(name, version)`` (arena/registry_store.py) is known even with no match, and
+        #: bot's ``(name, version)`` (arena/registry.py) is known even with no match, and
         #: the bot plays under that identity whatever its Hello says; any other token not given
         #: to a match is rejected, lobby or not (``arena serve --registered-only``).
         self.token_owner: Callable[[str], tuple[str, str] | None] | None = None
-        self._version = server_version()
+        self._version = arena_version()
 
     # --- what trio code calls (through arena.server.api.ArenaServer) ----------------------------
 
@@ -258,7 +245,7 @@ class Hub:
         conn.slots = []
         log.info("bot disconnected", session=conn.session_id, token_known=conn.token is not None)
 
-    def on_message(self, conn: Connection, msg: serde.BotMessage) -> None:
+    def on_message(self, conn: Connection, msg: messages.BotMessage) -> None:
         """A message from a bot."""
         if conn not in self._conns:
             return
@@ -278,13 +265,13 @@ class Hub:
                 self._reject(conn, "the first message must be Hello")
             return
         if isinstance(msg, Ping):
-            conn.send(serde.server_message(Pong(msg.nonce)))
+            conn.send(codec.server_message(Pong(msg.nonce)))
         elif isinstance(msg, Answer):
             self._stray_answer(conn, msg)
         elif isinstance(msg, Hello):
             self._warn(conn, "protocol", "Hello was already accepted on this stream; ignored")
         elif isinstance(msg, Garbage):
-            self._charge(conn, "garbage", msg.why)
+            self._charge(conn, FaultKind.GARBAGE, msg.why)
 
     # --- connection handling -----------------------------------------------------------------
 
@@ -296,7 +283,7 @@ class Hub:
             bot_version=_printable(hello.bot_version, 32),
         )
         self._greeting.pop(conn, None)
-        if hello.protocol_version not in (0, serde.PROTOCOL_VERSION):
+        if hello.protocol_version not in (0, messages.PROTOCOL_VERSION):
             v = hello.protocol_version
             self._reject(conn, f"protocol version {v} is not supported (this server speaks 1)")
             return
@@ -339,11 +326,11 @@ class Hub:
         conn.token = token
         old = self._by_token.get(token)
         self._by_token[token] = conn
-        conn.send(serde.server_message(Welcome(self._version, conn.session_id)))
+        conn.send(codec.server_message(Welcome(self._version, conn.session_id)))
         log.info(
             "bot welcomed", session=conn.session_id, bot=hello.bot_name, version=hello.bot_version
         )
-        by_match: dict[LiveMatch, list[SeatSlot]] = {}
+        by_match: dict[MatchHandle, list[SeatSlot]] = {}
         for slot in self._token_slots.get(token, ()):
             if not slot.match.finished:
                 by_match.setdefault(slot.match, []).append(slot)
@@ -358,7 +345,7 @@ class Hub:
 
     def _reject(self, conn: Connection, reason: str) -> None:
         log.info("bot rejected", session=conn.session_id, peer=conn.peer, reason=reason)
-        conn.send(serde.server_message(Rejected(reason)))
+        conn.send(codec.server_message(Rejected(reason)))
         self._drop(conn)
 
     def _drop(self, conn: Connection) -> None:
@@ -366,7 +353,7 @@ class Hub:
         self.on_close(conn)
 
     def _warn(self, conn: Connection, code: str, message: str, request_id: int = 0) -> None:
-        conn.send(serde.server_message(ErrorInfo(code, message, request_id=request_id)))
+        conn.send(codec.server_message(ErrorInfo(code, message, request_id=request_id)))
 
     def _stray_answer(self, conn: Connection, answer: Answer) -> None:
         rid = answer.request_id
@@ -378,22 +365,24 @@ class Hub:
                 f"request {rid} is for seat {other.seat} of match {other.match.match_id}, "
                 "which this connection does not play"
             )
-            self._charge(conn, "wrong_seat", detail, rid)
+            self._charge(conn, FaultKind.WRONG_SEAT, detail, rid)
         elif rid in conn.closed_ids:
             self._warn(
                 conn,
-                "unknown_request",
+                FaultKind.UNKNOWN_REQUEST,
                 f"request {rid} is already settled (answered, timed out or played by the "
                 "referee); answer ignored",
                 rid,
             )
         else:
-            self._charge(conn, "unknown_request", f"no request {rid} was sent to this bot", rid)
+            self._charge(
+                conn, FaultKind.UNKNOWN_REQUEST, f"no request {rid} was sent to this bot", rid
+            )
 
-    def _charge(self, conn: Connection, kind: str, detail: str, request_id: int = 0) -> None:
+    def _charge(self, conn: Connection, kind: FaultKind, detail: str, request_id: int = 0) -> None:
         """Charge a connection-level fault to the seat it concerns: the seat of its oldest open
         request, else its first seat in a match; a bot with no seat only gets the Error."""
-        target: tuple[LiveMatch, int] | None = None
+        target: tuple[MatchHandle, int] | None = None
         if conn.open:
             pending = conn.open[min(conn.open)]
             target = (pending.match, pending.seat)
@@ -419,7 +408,7 @@ class Hub:
                 f"more than {FLOOD_BURST} unsolicited messages at once "
                 f"({FLOOD_RATE:g}/s allowed); extra messages are dropped"
             )
-            self._charge(conn, "flood", detail)
+            self._charge(conn, FaultKind.FLOOD, detail)
 
 
 def _printable(text: str, limit: int) -> str:

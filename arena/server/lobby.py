@@ -8,7 +8,6 @@ the standings meanwhile.
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import secrets
 from collections.abc import Mapping
@@ -18,12 +17,14 @@ from pathlib import Path
 import structlog
 import trio
 
-from arena.outdir import make_output_dir
+from arena.layout import record_name
+from arena.policy import FaultPolicy
+from arena.protocol.messages import TimeControl
+from arena.records.format import RecordError, write_record
 from arena.seeds import derive_seed, fresh_seed
-from arena.serde import TimeControl
-from arena.server.api import ArenaServer, open_arena_server, run_trio
+from arena.server.api import ArenaServer
 from arena.server.connections import Connection
-from arena.server.spec import FaultPolicy, MatchSpec, SeatSpec
+from arena.server.spec import MatchSpec, SeatSpec
 from engine import OptionValue, get_game
 
 log = structlog.get_logger("arena.lobby")
@@ -42,7 +43,7 @@ class LobbyConfig:
     #: Time control of every match.
     time_control: TimeControl = field(default_factory=TimeControl)
     #: Fault policy of every match.
-    fault_policy: FaultPolicy = "lenient"
+    fault_policy: FaultPolicy = FaultPolicy.LENIENT
     #: Seed the matches' seeds derive from (``None``: one nobody can guess, drawn at start).
     seed: int | None = None
     #: Directory for match records (``None``: none written).
@@ -113,47 +114,9 @@ class Lobby:
         outcome = await self._server.run_match(spec)
         log.info("lobby match over", match_id=spec.match_id, summary=outcome.result.summary)
         if cfg.out is not None:
-            from arena.records import RecordError, write_record
-
-            path = cfg.out / f"{spec.match_id}.jsonl.gz"
+            path = cfg.out / record_name(spec.match_id)
             try:
                 write_record(path, outcome.header, outcome.entries, outcome.result_dict())
             except RecordError as err:
                 # A full or vanished disk costs this record, not the server and its matches.
                 log.error("record lost", error=str(err))
-
-
-def serve_command(args: argparse.Namespace) -> int:
-    """The ``arena serve`` command: listen until interrupted."""
-    from arena.cli import parse_options
-    from arena.logging import configure
-
-    configure(args.log_level)
-    config = LobbyConfig(
-        game=args.game,
-        players=args.players,
-        options=parse_options(args.option),
-        time_control=TimeControl(args.move_ms, args.bank_ms),
-        fault_policy="strict" if args.strict else "lenient",
-        seed=args.seed,
-        out=args.out,
-    )
-    get_game(config.game).configure(config.players, config.options)  # fail early on bad options
-    if config.out is not None:
-        make_output_dir(config.out)
-
-    async def main() -> None:
-        async with open_arena_server(args.listen, args.unix) as server:
-            if getattr(args, "registered_only", False):
-                # Only bots submitted to the arena's home (arena submit) may play.
-                from arena.registry_store import open_registry
-
-                registry = open_registry(getattr(args, "home", None))
-                server.token_owner = registry.owner
-            lobby = Lobby(server, config)
-            where = server.address + (f" and {server.unix_address}" if server.unix_address else "")
-            print(f"arena: serving {config.game} on {where}; Ctrl-C stops", flush=True)
-            await lobby.run()
-
-    run_trio(main)
-    return 0

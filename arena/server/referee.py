@@ -23,18 +23,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 import structlog
 
-from arena import serde
-from arena._pb import arena_pb2 as pb
-from arena.records import decision_entry, event_entry, fault_entry, match_header
+from arena.policy import ERROR_CODE, FAULT_POLICIES, FaultKind, forfeit_reason
+from arena.protocol import codec, messages, rpc
+from arena.protocol.messages import ErrorInfo, FaultInfo
+from arena.records.format import decision_entry, event_entry, fault_entry, match_header
 from arena.seeds import seat_seed
-from arena.serde import ErrorInfo, FaultInfo, PlayerInfo
 from arena.server.board import Board, BoardEntry
-from arena.server.connections import Connection, PendingDecision, RequestBook
-from arena.server.faults import ERROR_CODE, forfeit_reason
+from arena.server.connections import Connection, PendingDecision, RequestBook, SeatSlot
 from arena.server.spec import DecisionTiming, MatchOutcome, MatchSpec
 from engine import (
     JSON,
@@ -51,43 +49,6 @@ from engine import (
 log = structlog.get_logger("arena.referee")
 
 
-@dataclass(eq=False, slots=True)
-class SeatSlot:
-    """One seat of a live match and the bot behind it."""
-
-    #: The match.
-    match: LiveMatch
-    #: Seat number.
-    seat: int
-    #: The seat's name in the game.
-    seat_name: str
-    #: The token the seat's bot authenticates with.
-    token: str
-    #: Name from the spec (``""``: use the Hello's).
-    spec_name: str
-    #: Milliseconds left in the seat's bank.
-    bank_ms: float
-    #: The seat's connection, when its bot is connected.
-    conn: Connection | None = None
-    #: The bot's name from its Hello.
-    hello_name: str = ""
-    #: The bot's version from its Hello.
-    hello_version: str = ""
-    #: Strikes charged in this match.
-    strikes: int = 0
-    #: Set when the bot's process is known to be gone: why.
-    crashed: str | None = None
-
-    @property
-    def bot_name(self) -> str:
-        """The name shown for the seat."""
-        return self.spec_name or self.hello_name or f"seat{self.seat}"
-
-    def player(self) -> PlayerInfo:
-        """The seat as the protocol shows it."""
-        return PlayerInfo(self.seat, self.seat_name, self.bot_name, self.hello_version)
-
-
 class LiveMatch:
     """One match from registration to its end."""
 
@@ -100,7 +61,7 @@ class LiveMatch:
                 f"{spec.game} with {config.players} players has {seats} seats; "
                 f"the match names {len(spec.seats)} bots"
             )
-        if spec.fault_policy not in ("lenient", "strict"):
+        if spec.fault_policy not in FAULT_POLICIES:
             raise ConfigError(f"fault policy must be lenient or strict; got {spec.fault_policy!r}")
         #: The spec.
         self.spec = spec
@@ -166,7 +127,7 @@ class LiveMatch:
             conn.send(self._start_message(seats))
             for seq, event in enumerate(self.state.events):
                 if event.to is None or any(s in event.to for s in seats):
-                    conn.send_event(serde.event_body(self.match_id, seq, event))
+                    conn.send_event(codec.event_body(self.match_id, seq, event))
             pending = self.pending
             if pending is not None and pending.seat in seats and not pending.done:
                 pending.conn.open.pop(pending.request_id, None)
@@ -186,7 +147,7 @@ class LiveMatch:
                 slot.conn = None
         pending = self.pending
         if pending is not None and pending.conn is conn:
-            pending.interrupt("disconnect", "the bot disconnected while deciding")
+            pending.interrupt(FaultKind.DISCONNECT, "the bot disconnected while deciding")
 
     def crash(self, seat: int, detail: str) -> None:
         """The bot process of ``seat`` is gone for good (exited, or never started)."""
@@ -196,7 +157,7 @@ class LiveMatch:
             self._log.warning("bot crashed", seat=seat, detail=detail)
         pending = self.pending
         if pending is not None and pending.seat == seat:
-            pending.interrupt("crash", detail)
+            pending.interrupt(FaultKind.CRASH, detail)
         self._check_ready()
 
     def _check_ready(self) -> None:
@@ -219,7 +180,7 @@ class LiveMatch:
     def charge(
         self,
         seat: int,
-        kind: str,
+        kind: FaultKind,
         detail: str,
         request_id: int = 0,
         to: Connection | None = None,
@@ -249,12 +210,12 @@ class LiveMatch:
                 kind,
                 seat,
             )
-            conn.send(serde.server_message(error))
+            conn.send(codec.server_message(error))
         why = forfeit_reason(self.spec.fault_policy, slot.strikes, kind, detail)
         if self.forfeit_due is None and why is not None:
             self.forfeit_due = (seat, why)
             if self.pending is not None:
-                self.pending.interrupt("forfeit", self.forfeit_due[1])
+                self.pending.interrupt(None, self.forfeit_due[1])
 
     # --- the match ---------------------------------------------------------------------------
 
@@ -338,9 +299,9 @@ class LiveMatch:
             conn = slot.conn
             if slot.crashed is not None or conn is None or conn.closed:
                 kind, detail = (
-                    ("crash", slot.crashed)
+                    (FaultKind.CRASH, slot.crashed)
                     if slot.crashed is not None
-                    else ("disconnect", "the seat's bot is not connected")
+                    else (FaultKind.DISCONNECT, "the seat's bot is not connected")
                 )
                 self.charge(seat, kind, detail)
                 action = self._fallback(state, seat, 0.0)
@@ -363,7 +324,7 @@ class LiveMatch:
     ) -> None:
         """Send ``seat`` its decision request; :meth:`settled` goes on from its answer."""
         rid = self._requests.new_id()
-        pending = PendingDecision(rid, self, seat, conn, legal)
+        pending = PendingDecision(rid, slot, conn, legal, self.settled)
         conn.open[rid] = pending
         self._requests.open[rid] = pending
         self.pending = pending
@@ -410,7 +371,7 @@ class LiveMatch:
         answer, interrupted = pending.outcome, pending.interrupted
         if interrupted is not None:
             kind, detail = interrupted
-            if kind == "forfeit":
+            if kind is None:
                 return None
             self.charge(seat, kind, detail, rid)
             return self._fallback(state, seat, ms)
@@ -419,13 +380,13 @@ class LiveMatch:
             detail = f"no answer within {ms:.0f} ms"
             if pending.stray is not None:  # it answered, to the wrong id: say so, or it looks idle
                 detail += f" (an answer to request {pending.stray} came instead of {rid})"
-            self.charge(seat, "timeout", detail, rid)
+            self.charge(seat, FaultKind.TIMEOUT, detail, rid)
             return self._fallback(state, seat, ms)
         if answer.index is not None:
             if answer.index < len(legal):
                 return self._decided(seat, legal[answer.index], len(legal), ms, False)
             problem = f"index {answer.index} is out of range (0..{len(legal) - 1})"
-            self.charge(seat, "illegal", problem, rid)
+            self.charge(seat, FaultKind.ILLEGAL, problem, rid)
         elif answer.text is not None:
             try:
                 chosen = state.find_action(answer.text)
@@ -435,11 +396,11 @@ class LiveMatch:
                 public = f"{text} is not a legal action"
                 # The engine's message quotes the text whole: only its reason is kept.
                 why = err.reason if isinstance(err, IllegalActionError) else str(err)
-                self.charge(seat, "illegal", public, rid, private=f"{text}: {why}")
+                self.charge(seat, FaultKind.ILLEGAL, public, rid, private=f"{text}: {why}")
             else:
                 return self._decided(seat, chosen, len(legal), ms, False)
         else:
-            self.charge(seat, "garbage", "an Action with neither index nor text", rid)
+            self.charge(seat, FaultKind.GARBAGE, "an Action with neither index nor text", rid)
         return self._fallback(state, seat, ms)
 
     def _arm(self, loop: asyncio.AbstractEventLoop, deadline: float) -> None:
@@ -478,7 +439,7 @@ class LiveMatch:
         """The DecisionRequest for ``seat``, shaped for ``conn`` (held events inside, renderings
         it asked to omit left out)."""
         hello = conn.hello
-        return serde.decision_bytes(
+        return codec.decision_bytes(
             rid,
             self.match_id,
             seat,
@@ -532,12 +493,12 @@ class LiveMatch:
             for conn, seats in groups:
                 if event.to is None or any(s in event.to for s in seats):
                     if body is None:
-                        body = serde.event_body(self.match_id, seq, event)
+                        body = codec.event_body(self.match_id, seq, event)
                     conn.send_event(body)
             if event.to is None and self._entry is not None:
                 if body is None:
-                    body = serde.event_body(self.match_id, seq, event)
-                self._board.event(self._entry, serde.event_bytes(body))
+                    body = codec.event_body(self.match_id, seq, event)
+                self._board.event(self._entry, codec.event_bytes(body))
         self._sent = len(events)
 
     def _close_pending(self) -> None:
@@ -549,7 +510,7 @@ class LiveMatch:
 
     def _finish(self, result: Result) -> None:
         self.finished = True
-        end = serde.server_message(serde.MatchEnd(self.match_id, result, tuple(self.faults)))
+        end = codec.server_message(messages.MatchEnd(self.match_id, result, tuple(self.faults)))
         for conn, _seats in self._groups():
             conn.send(end)
         for slot in self.slots:
@@ -571,14 +532,14 @@ class LiveMatch:
 
     # --- messages ----------------------------------------------------------------------------
 
-    def _start_message(self, seats: tuple[int, ...]) -> pb.ServerMessage:
+    def _start_message(self, seats: tuple[int, ...]) -> rpc.ServerMessage:
         spec = self.spec
-        return serde.server_message(
-            serde.MatchStart(
+        return codec.server_message(
+            messages.MatchStart(
                 match_id=spec.match_id,
                 game=spec.game,
                 game_version=self.game.version,
-                options={k: serde.option_text(v) for k, v in self.config.options},
+                options={k: codec.option_text(v) for k, v in self.config.options},
                 seats=seats,
                 players=tuple(s.player() for s in self.slots),
                 time_control=spec.time_control,

@@ -28,36 +28,15 @@ import grpc
 import grpc.aio
 import structlog
 
-from arena import serde
-from arena._pb import arena_pb2 as pb
-from arena._pb import arena_pb2_grpc as pb_grpc
 from arena.errors import ArenaError
-from arena.server.connections import Connection, Outbox, Outgoing
+from arena.protocol import codec, rpc
+from arena.server.connections import Connection
 from arena.server.hub import Hub
+from arena.server.outbox import Outbox, Outgoing
 
 log = structlog.get_logger("arena.server")
 T = TypeVar("T")
 
-#: Channel options, chosen deliberately (docs/protocol.md explains them to bot authors):
-GRPC_OPTIONS: list[tuple[str, Any]] = [
-    # A bot only ever sends Hello, Action and Ping, each well under 1 KiB: a 64 KiB cap stops a
-    # broken or hostile bot from making the server buffer megabytes per message.
-    ("grpc.max_receive_message_length", 64 * 1024),
-    # Observations are a few KiB; 4 MiB leaves room for any game without being unbounded.
-    ("grpc.max_send_message_length", 4 * 1024 * 1024),
-    # Ping idle bots every 20 s and drop them 10 s after a missed answer, so a bot whose machine
-    # vanished (no FIN) is noticed as disconnected and its decisions fault at once, instead of
-    # each waiting for its full deadline.
-    ("grpc.keepalive_time_ms", 20_000),
-    ("grpc.keepalive_timeout_ms", 10_000),
-    ("grpc.keepalive_permit_without_calls", 1),
-    # Bots may keep their own connection alive (the SDK pings every 30 s), but not more often
-    # than every 10 s: faster pings are a flood at the HTTP/2 level.
-    ("grpc.http2.min_recv_ping_interval_without_data_ms", 10_000),
-    ("grpc.http2.max_ping_strikes", 3),
-    # Never share a port with another process (the default lets two servers bind one port).
-    ("grpc.so_reuseport", 0),
-]
 
 _sessions = itertools.count(1)
 
@@ -69,7 +48,7 @@ MAX_WATCHERS = 64
 EOF: Any = getattr(grpc.aio, "EOF")  # noqa: B009
 
 
-class ArenaService(pb_grpc.ArenaServicer):
+class ArenaService(rpc.ArenaServicer):
     """The bot service."""
 
     def __init__(self, hub: Hub) -> None:
@@ -97,7 +76,7 @@ class ArenaService(pb_grpc.ArenaServicer):
 
     async def _read(self, context: grpc.aio.ServicerContext[Any, Any], conn: Connection) -> None:
         hub = self._hub
-        dispatch, on_message, read = hub.dispatch, hub.on_message, serde.read_bot_bytes
+        dispatch, on_message, read = hub.dispatch, hub.on_message, codec.read_bot_bytes
         try:
             # context.read() rather than the request iterator: one async generator less per
             # message on the hottest path.
@@ -178,7 +157,7 @@ class _StreamWriter:
         self._conn.outbox.listener = None
 
 
-class SpectatorService(pb_grpc.SpectatorServicer):
+class SpectatorService(rpc.SpectatorServicer):
     """The read-only spectator service: public information only."""
 
     def __init__(self, hub: Hub) -> None:
@@ -186,17 +165,17 @@ class SpectatorService(pb_grpc.SpectatorServicer):
         self._watchers = 0
 
     async def ListMatches(
-        self, request: pb.ListMatchesRequest, context: grpc.aio.ServicerContext[Any, Any]
-    ) -> pb.ListMatchesResponse:
+        self, request: rpc.ListMatchesRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> rpc.ListMatchesResponse:
         """Matches the server knows."""
-        running_only = serde.read_list_matches_request(request)
-        return serde.list_matches_response(self._board.summaries(running_only))
+        running_only = codec.read_list_matches_request(request)
+        return codec.list_matches_response(self._board.summaries(running_only))
 
     async def WatchMatch(  # type: ignore[override]
-        self, request: pb.WatchMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
+        self, request: rpc.WatchMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> AsyncIterator[Outgoing]:
         """Public events of one match, then its MatchEnd."""
-        match_id = serde.read_watch_request(request)
+        match_id = codec.read_watch_request(request)
         board = self._board
         if self._watchers >= MAX_WATCHERS:
             await context.abort(
@@ -215,11 +194,11 @@ class SpectatorService(pb_grpc.SpectatorServicer):
             board.unwatch(match_id, q)
 
     async def Standings(
-        self, request: pb.StandingsRequest, context: grpc.aio.ServicerContext[Any, Any]
-    ) -> pb.StandingsResponse:
+        self, request: rpc.StandingsRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> rpc.StandingsResponse:
         """Per-bot totals."""
-        game = serde.read_standings_request(request)
-        return serde.standings_response(self._board.standings(game))
+        game = codec.read_standings_request(request)
+        return codec.standings_response(self._board.standings(game))
 
 
 class GrpcHost:
@@ -273,7 +252,7 @@ async def _start(
     # No cap on concurrent calls here: gRPC's would refuse a bot with a known token as readily
     # as a stream opened only to fill the cap. The hub and the spectator service bound what
     # each kind of stream may hold instead (MAX_GREETING, guests, MAX_WATCHERS).
-    grpc_server = grpc.aio.server(options=GRPC_OPTIONS)
+    grpc_server = grpc.aio.server(options=rpc.SERVER_OPTIONS)
     host.grpc_server = grpc_server
     _add_services(grpc_server, ArenaService(server), SpectatorService(server))
     port = _bind(grpc_server, listen)
@@ -290,37 +269,37 @@ def _add_services(
     grpc_server: grpc.aio.Server, arena: ArenaService, spectator: SpectatorService
 ) -> None:
     """What the generated ``add_*Servicer_to_server`` do, except that streams of ServerMessage
-    take ``serde.wire`` as their serializer (the referee sends its decision requests and events
-    already encoded, serde.decision_bytes), and that Play reads bytes."""
+    take ``codec.wire`` as their serializer (the referee sends its decision requests and events
+    already encoded, codec.decision_bytes), and that Play reads bytes."""
     services = {
         "Arena": {
-            # Bot messages arrive as bytes: serde.read_bot_bytes reads the usual answer without
+            # Bot messages arrive as bytes: codec.read_bot_bytes reads the usual answer without
             # building a message, and tells the bot when its bytes are no BotMessage (a
             # deserializer's error would end the stream without a word).
             "Play": grpc.stream_stream_rpc_method_handler(
-                arena.Play, response_serializer=serde.wire
+                arena.Play, response_serializer=codec.wire
             )
         },
         "Spectator": {
             "ListMatches": grpc.unary_unary_rpc_method_handler(
                 spectator.ListMatches,
-                request_deserializer=pb.ListMatchesRequest.FromString,
-                response_serializer=pb.ListMatchesResponse.SerializeToString,
+                request_deserializer=rpc.ListMatchesRequest.FromString,
+                response_serializer=rpc.ListMatchesResponse.SerializeToString,
             ),
             "WatchMatch": grpc.unary_stream_rpc_method_handler(
                 spectator.WatchMatch,
-                request_deserializer=pb.WatchMatchRequest.FromString,
-                response_serializer=serde.wire,
+                request_deserializer=rpc.WatchMatchRequest.FromString,
+                response_serializer=codec.wire,
             ),
             "Standings": grpc.unary_unary_rpc_method_handler(
                 spectator.Standings,
-                request_deserializer=pb.StandingsRequest.FromString,
-                response_serializer=pb.StandingsResponse.SerializeToString,
+                request_deserializer=rpc.StandingsRequest.FromString,
+                response_serializer=rpc.StandingsResponse.SerializeToString,
             ),
         },
     }
     for name, handlers in services.items():
-        full_name = pb.DESCRIPTOR.services_by_name[name].full_name
+        full_name = rpc.service_name(name)
         grpc_server.add_generic_rpc_handlers(
             (grpc.method_handlers_generic_handler(full_name, handlers),)
         )

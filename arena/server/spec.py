@@ -9,9 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from arena.records import FAULT_POLICIES as FAULT_POLICIES
-from arena.records import FaultPolicy as FaultPolicy
-from arena.serde import FaultInfo, PlayerInfo, TimeControl
+from arena.policy import FaultPolicy
+from arena.protocol.messages import FaultInfo, PlayerInfo, TimeControl
 from engine import JSON, OptionValue, Result
 
 
@@ -43,8 +42,8 @@ class MatchSpec:
     options: Mapping[str, OptionValue] = field(default_factory=dict)
     #: Per-move time plus bank.
     time_control: TimeControl = field(default_factory=TimeControl)
-    #: ``lenient`` or ``strict``.
-    fault_policy: FaultPolicy = "lenient"
+    #: How faults are punished.
+    fault_policy: FaultPolicy = FaultPolicy.LENIENT
     #: How long the match waits for every seat's bot to connect before it starts anyway (a seat
     #: still missing then faults on each of its decisions, without waiting).
     connect_timeout_s: float = 10.0

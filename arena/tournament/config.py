@@ -15,14 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from arena.arguments import MAX_TIME_MS
-from arena.bot_command import bot_path, check_command
+from arena.bots.command import bot_path, check_command
 from arena.errors import ArenaError
+from arena.policy import FAULT_POLICIES, FaultPolicy
+from arena.protocol.messages import MAX_TIME_MS, TimeControl
+from arena.registry import RegistryError, resolve_bot
 from arena.tournament.schedule import FORMATS, places, rotations_per_table
 from engine import ConfigError, Game, MatchConfig, OptionValue, UnknownGameError, get_game
 
-#: Fault policies of the rules (../shared/rules/README.md).
-FAULT_POLICIES = ("lenient", "strict")
 #: Every top-level key a config may have.
 KNOWN_KEYS = (
     "name",
@@ -84,16 +84,6 @@ class BotSpec:
 
 
 @dataclass(frozen=True, slots=True)
-class TimeControl:
-    """Thinking time per decision plus a bank shared by a seat's decisions in one match."""
-
-    #: Milliseconds per decision before the bank is used.
-    move_ms: int
-    #: Milliseconds of bank per seat and match.
-    bank_ms: int
-
-
-@dataclass(frozen=True, slots=True)
 class TournamentConfig:
     """A checked tournament config."""
 
@@ -118,8 +108,8 @@ class TournamentConfig:
     concurrency: int
     #: Thinking time.
     time_control: TimeControl
-    #: ``lenient`` or ``strict``.
-    fault_policy: str
+    #: How faults are punished.
+    fault_policy: FaultPolicy
     #: Directory for ``results.sqlite`` and the match records.
     output: Path
 
@@ -283,7 +273,7 @@ def check_config(raw: Mapping[str, Any], where: str, default_name: str) -> Tourn
         seed=c.int_("seed", None, 0) if "seed" in c.raw else None,
         concurrency=c.int_("concurrency", 2, 1),
         time_control=time_control,
-        fault_policy=c.choice("fault_policy", "lenient", FAULT_POLICIES),
+        fault_policy=FaultPolicy(c.choice("fault_policy", "lenient", FAULT_POLICIES)),
         output=output,
     )
     return config
@@ -369,8 +359,6 @@ def _check_bots(c: _Checker) -> tuple[BotSpec, ...]:
 def _registered(c: _Checker, key: str, ref: str, builtin: Mapping[str, str | None]) -> BotSpec:
     """The registered bot ``NAME`` (its latest version) or ``NAME@VERSION``, named
     ``NAME@VERSION`` in results."""
-    from arena.registry_store import RegistryError, resolve_bot
-
     try:
         bot = resolve_bot(ref)
     except RegistryError as err:

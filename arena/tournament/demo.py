@@ -19,12 +19,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from arena.bots.sandbox import Limits, SandboxUnavailable, check_available, default_limits
 from arena.errors import ArenaError
-from arena.outdir import make_output_dir
-from arena.sandbox import Limits, SandboxUnavailable, check_available, default_limits
+from arena.layout import LOGS_DIR, RECORDS_DIR, make_output_dir
 from arena.tournament.config import TournamentConfig, check_config, node_bot_status
-from arena.tournament.play import LOGS_DIR, RECORDS_DIR, run_tournament
 from arena.tournament.progress import feedback_for
+from arena.tournament.runner import run_tournament
 from arena.tournament.store import DB_NAME, LOCK_NAME, try_lock
 from engine import EngineError, game_ids
 

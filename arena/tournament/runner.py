@@ -1,6 +1,6 @@
 """Running a tournament on trio: up to ``concurrency`` matches at once over one arena server.
 
-A match is a pure job: :func:`arena.tournament.play.play_match` turns a plan into a result and a
+A match is a pure job: :func:`arena.tournament.job.play_match` turns a plan into a result and a
 record with no state shared between matches. The runner only decides what to start, and commits
 each result with its ``done`` status in one transaction, so the tournament can be killed at any
 moment and resumed.
@@ -8,36 +8,28 @@ moment and resumed.
 
 from __future__ import annotations
 
+import functools
 import time
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
 
 import trio
 
+from arena.bots.launch import Confinement
+from arena.bots.sandbox import SOCKET_NAME, Limits, prepare_socket, socket_directory
 from arena.errors import ArenaError
-from arena.records import remove_stale_temps
+from arena.layout import RECORDS_DIR, arena_home
+from arena.records.format import remove_stale_temps
 from arena.seeds import fresh_seed
+from arena.server import open_arena_server
 from arena.tournament.config import TournamentConfig
+from arena.tournament.job import MatchFn, PlayedMatch, play_match
 from arena.tournament.progress import Feedback
+from arena.tournament.report import Standings, standings
 from arena.tournament.schedule import MatchPlan, build_schedule
 from arena.tournament.store import DB_NAME, Store
-
-
-@dataclass(frozen=True, slots=True)
-class PlayedMatch:
-    """What one finished match produced, ready to store."""
-
-    #: ``Result.to_dict()`` (a normal or forfeit result).
-    result: dict[str, Any]
-    #: Faults charged: ``{"seat", "kind", "detail"}`` each.
-    faults: list[dict[str, Any]] = field(default_factory=list)
-    #: The record file, relative to the output directory.
-    record_path: str | None = None
-
-
-#: Plays one match: the job the runner schedules.
-MatchFn = Callable[[MatchPlan], Awaitable[PlayedMatch]]
+from engine import EngineError
 
 
 class MatchFailed(ArenaError):
@@ -82,9 +74,7 @@ def open_store(config: TournamentConfig) -> tuple[Store, TournamentConfig, list[
             {"name": config.name},
         )
         # Under the lock and before any match starts, every record temp file is the leftover
-        # of a runner killed mid-write. (Imported here: play imports this module.)
-        from arena.tournament.play import RECORDS_DIR
-
+        # of a runner killed mid-write.
         remove_stale_temps(config.output / RECORDS_DIR)
     except BaseException:
         store.close()
@@ -143,3 +133,68 @@ async def run_matches(
             "run the same command again to retry them"
         )
     return len(todo)
+
+
+def _unwrap(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """What a user should see of an exception group escaping trio: Ctrl-C as KeyboardInterrupt,
+    a single arena or engine error as itself (the CLI prints it as one line)."""
+    if group.subgroup(KeyboardInterrupt) is not None:
+        return KeyboardInterrupt()
+    leaves: list[BaseException] = []
+    pending: list[BaseException] = [group]
+    while pending:
+        exc = pending.pop()
+        if isinstance(exc, BaseExceptionGroup):
+            pending.extend(exc.exceptions)
+        else:
+            leaves.append(exc)
+    if len(leaves) == 1 and isinstance(leaves[0], ArenaError | EngineError):
+        return leaves[0]
+    return group
+
+
+def _play_pending(
+    config: TournamentConfig,
+    store: Store,
+    plans: list[MatchPlan],
+    feedback: Feedback,
+    sandbox: Limits | None = None,
+) -> None:
+    async def main(sockets: Path) -> None:
+        async with open_arena_server("127.0.0.1:0", unix=sockets / SOCKET_NAME) as server:
+            prepare_socket(sockets / SOCKET_NAME)  # boxed bots run as uid nobody
+            confinement = Confinement(sockets, sandbox, hide=(config.output, arena_home()))
+            job = functools.partial(play_match, server, config, confinement=confinement)
+            await run_matches(plans, store, job, config.concurrency, feedback)
+
+    try:
+        with socket_directory() as sockets:
+            trio.run(main, sockets)
+    except BaseExceptionGroup as group:
+        raise _unwrap(group) from None
+
+
+def run_tournament(
+    config: TournamentConfig, feedback: Feedback, sandbox: Limits | None = None
+) -> Standings:
+    """Run (or resume, or just report) the tournament of ``config``; its final standings.
+
+    ``sandbox``: limits for boxing every bot command (``None``: plain processes).
+    """
+    store, config, plans = open_store(config)
+    with store:
+        done, total = store.counts()
+        if done < total:
+            feedback.start(config.name, total, done)
+            try:
+                _play_pending(config, store, plans, feedback, sandbox)
+            except KeyboardInterrupt:
+                done, total = store.counts()
+                feedback.note(
+                    f"{config.name}: stopped with {done}/{total} matches stored; run the same "
+                    "command again to resume"
+                )
+                raise
+            finally:
+                feedback.close()
+        return standings(store)

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.errors import ArenaError
-from arena.outdir import make_output_dir
+from arena.layout import make_output_dir
 from arena.tournament.schedule import MatchPlan
 
 #: Version of the database layout; a file with another version is refused.

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from engine._fast import quick_init
 from engine.cards import (
     ACE,
     CARD_TEXT,
@@ -31,7 +32,7 @@ from engine.cards import (
     card,
     mask_texts,
 )
-from engine.core import Action, Game, MatchConfig, MatchState, Observation, quick_init
+from engine.core import Action, Game, MatchConfig, MatchState, Observation
 from engine.games.tricks import (
     MAX_SEATS,
     PLAY_EVENTS,

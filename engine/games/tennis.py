@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from itertools import compress
 from typing import Final
 
+from engine._fast import quick_init
 from engine.core import (
     JSON,
     Action,
@@ -26,7 +27,6 @@ from engine.core import (
     MatchState,
     Observation,
     Result,
-    quick_init,
     ranks_from_scores,
 )
 from engine.games.tennis_cards import (

@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from engine._fast import quick_init
 from engine.cards import CARD_TEXT, FULL_DECK_MASK, SUIT_LETTERS, mask_texts, parse_card
-from engine.core import Action, Game, MatchConfig, MatchState, Observation, Result, quick_init
+from engine.core import Action, Game, MatchConfig, MatchState, Observation, Result
 from engine.games.tricks import (
     PLAY_EVENTS,
     TrickView,

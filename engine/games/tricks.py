@@ -6,8 +6,9 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from engine._fast import quick_init
 from engine.cards import CARD_TEXT, SUIT_MASKS
-from engine.core import Action, Event, quick_init
+from engine.core import Action, Event
 
 
 @quick_init
@@ -49,9 +50,9 @@ PLAY_ACTIONS: tuple[Action, ...] = tuple(Action("play", t) for t in CARD_TEXT)
 MAX_SEATS = 10
 
 #: ``PLAY_EVENTS[seat][card]``: the public ``play`` event ``{"seat": seat, "card": text}``,
-#: interned. Events are immutable facts, so one object can stand in every match's log; making a
-#: fresh Event and dict per card played was about a fifth of a whist playout (allocation, then
-#: the garbage collector walking ever longer event logs).
+#: interned. Events are immutable facts, so one object can stand in every match's log; a fresh
+#: Event and dict per card played weighed on every playout (allocation, then the garbage
+#: collector walking ever longer event logs; docs/performance.md has the figures).
 PLAY_EVENTS: tuple[tuple[Event, ...], ...] = tuple(
     tuple(Event("play", {"seat": seat, "card": text}) for text in CARD_TEXT)
     for seat in range(MAX_SEATS)
@@ -71,7 +72,7 @@ def _suit_plays(suit: int) -> tuple[tuple[Action, ...], ...]:
 #: ``SUIT_PLAYS[suit][bits]``: the ``play`` actions, ascending, for the cards of ``suit`` whose
 #: rank bits (bit 0 = the 2) are set in ``bits`` (``hand >> 13 * suit & 0x1FFF``). Legal-action
 #: lists are table look-ups instead of bit loops: the profile's biggest engine cost per decision.
-#: (4 × 8192 shared tuples, about 3 MB, built in a few ms at import.)
+#: (4 × 8192 shared tuples, built once at import.)
 SUIT_PLAYS: tuple[tuple[tuple[Action, ...], ...], ...] = tuple(_suit_plays(s) for s in range(4))
 _CLUBS, _DIAMONDS, _HEARTS, _SPADES = SUIT_PLAYS
 
@@ -114,7 +115,7 @@ _SHUFFLE_STEPS: tuple[tuple[int, int, int], ...] = tuple(
 
 
 def shuffled_pack(rng: random.Random) -> list[int]:
-    """``list(range(52))`` shuffled exactly as ``rng.shuffle`` does it, about twice as fast.
+    """``list(range(52))`` shuffled exactly as ``rng.shuffle`` does it, only faster.
 
     The same Fisher–Yates walk and the same rejection sampling from ``getrandbits`` as
     CPython's ``Random.shuffle``/``_randbelow``, minus a Python call per card, so seeds keep

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from engine._fast import quick_init
 from engine.cards import (
     ACE,
     CARD_TEXT,
@@ -19,7 +20,7 @@ from engine.cards import (
     mask_texts,
     parse_card,
 )
-from engine.core import Action, Game, MatchConfig, MatchState, Observation, Result, quick_init
+from engine.core import Action, Game, MatchConfig, MatchState, Observation, Result
 from engine.errors import ConfigError
 from engine.games.tricks import (
     PLAY_EVENTS,

@@ -13,8 +13,8 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from arena.sdk.bot import Bot
 from engine import Action
-from reference_bots.base import Bot
 
 Strategy = Callable[[Mapping[str, Any], Sequence[Action], random.Random], int]
 

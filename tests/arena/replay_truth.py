@@ -7,8 +7,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from arena.records import read_record
-from arena.replay import replay
+from arena.records.format import read_record
+from arena.records.replay import replay
 from arena.selfplay import recorded_match
 from engine import Event, get_game
 

@@ -14,7 +14,7 @@ import structlog
 import structlog.testing
 
 from arena.logging import configure, configure_once, get_logger
-from tests.arena.cli import arena_error
+from tests.arena.run_arena import arena_error
 
 
 @pytest.fixture(autouse=True)
@@ -62,7 +62,7 @@ def test_a_bot_process_that_logs_nothing_never_imports_structlog_or_rich() -> No
     # Every tournament seat is such a process: the two were over a quarter of its start.
     out = _run(
         "import sys\n"
-        "from arena.cli import main\n"
+        "from arena.cli.main import main\n"
         "main(['bot', 'random', '--server', 'unix:/nonexistent/arena.sock', '--token', 't',\n"
         "      '--give-up', '0'])\n"
         "print('structlog' in sys.modules, 'rich' in sys.modules)\n"
@@ -92,7 +92,7 @@ def test_a_lazy_setup_leaves_an_embedding_programs_structlog_alone() -> None:
     # replace it, and its records go through it, whatever their level.
     with structlog.testing.capture_logs() as logs:
         configure_once(lazy=True)
-        get_logger("arena.sdk").debug("welcomed", session="c1")
+        get_logger("arena.sdk.client").debug("welcomed", session="c1")
     assert logs == [{"event": "welcomed", "session": "c1", "log_level": "debug"}]
 
 

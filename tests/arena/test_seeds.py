@@ -12,14 +12,14 @@ from pathlib import Path
 
 import trio
 
-from arena.records import read_record
+from arena.records.format import read_record
 from arena.seeds import derive_seed, fresh_seed
 from arena.server import open_arena_server
 from arena.server.lobby import LobbyConfig
 from arena.tournament.schedule import build_schedule
 from arena.tournament.store import DB_NAME
 from engine import get_game
-from tests.arena.test_lobby import SHORT_WHIST, play_in_lobby
+from tests.arena.server.test_lobby import SHORT_WHIST, play_in_lobby
 
 ARENA = str(Path(sys.executable).parent / "arena")
 #: Games short enough for a test; "short" whist: one game of one point.

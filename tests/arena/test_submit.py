@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from arena.home import ENV_VAR, arena_home, default_home, registry_path
-from arena.records import read_record
-from arena.registry_store import Registry, RegistryError, hash_token, resolve_bot, split_ref
+from arena.layout import ENV_VAR, arena_home, default_home, registry_path
+from arena.records.format import read_record
+from arena.registry import Registry, RegistryError, hash_token, resolve_bot, split_ref
 from arena.tournament.config import TournamentConfigError, check_config
-from tests.arena.cli import arena_error
+from tests.arena.run_arena import arena_error
 
 ARENA = str(Path(sys.executable).parent / "arena")
 

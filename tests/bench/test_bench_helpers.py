@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 import trio
 
-from arena import serde
-from arena.sdk import run_bot
+from arena.protocol import codec
+from arena.sdk.client import run_bot
 from arena.server import service
 from benchmarks import __main__ as bench_main
 from benchmarks import ceiling as ceiling_bench
@@ -29,7 +29,7 @@ from benchmarks.protocol_bench import arena_run, raw_run, wakeup_cost
 from benchmarks.report import ceiling_rows, engine_rows, protocol_rows, render, scale_rows
 from benchmarks.scale_bench import scale_once
 from benchmarks.wire import RawPingPong, match_frames, sample_decisions, start_raw_server
-from reference_bots.run import make_bot
+from reference_bots.catalog import make_bot
 
 
 def test_percentile_is_nearest_rank() -> None:
@@ -327,7 +327,7 @@ def test_sampled_requests_carry_what_their_connection_may_see(seat_per_connectio
     seen: dict[int, list[int]] = {}
     foreign_deals = 0
     for data in sample_decisions(60, seat_per_connection=seat_per_connection):
-        d = serde.server_message_of(data).decision
+        d = codec.server_message_of(data).decision
         conn = d.seat if seat_per_connection else 0
         seen.setdefault(conn, []).extend(e.seq for e in d.events)
         foreign_deals += sum(
@@ -347,10 +347,10 @@ def test_bare_requests_are_the_arenas_without_their_observation(seat_per_connect
     bare = sample_decisions(60, seat_per_connection=seat_per_connection, observation=False)
     assert len(full) == len(bare) == 60
     for f, b in zip(full, bare, strict=True):
-        expected = serde.server_message_of(f)
+        expected = codec.server_message_of(f)
         assert expected.decision.HasField("observation")
         expected.decision.ClearField("observation")
-        got = serde.server_message_of(b)
+        got = codec.server_message_of(b)
         assert not got.decision.HasField("observation")
         assert got == expected and len(got.decision.legal_actions) > 0
         assert b == expected.SerializeToString() and len(b) < len(f)
@@ -453,13 +453,13 @@ def test_the_bare_ceiling_is_judged_against_raw_with_the_same_bare_requests(
 
 
 def test_the_probe_compares_both_encoders_and_puts_everything_back() -> None:
-    read, kick, accel = serde.read_bot_bytes, service._StreamWriter.kick, serde._ACCEL
+    read, kick, accel = codec.read_bot_bytes, service._StreamWriter.kick, codec._ACCEL
     result = probe_bench.probe(pairs=1)
     assert set(result) == {"c", "python"}
     for r in result.values():
         assert r["critical_us"] > 0 and r["cpu_us"] > 0 and r["rate"] > 0 and r["ratio"] > 0
-    assert serde.read_bot_bytes is read and service._StreamWriter.kick is kick
-    assert serde._ACCEL is accel
+    assert codec.read_bot_bytes is read and service._StreamWriter.kick is kick
+    assert codec._ACCEL is accel
 
 
 def test_clone_costs_time_every_game_and_the_rows_compare_with_oh_hell() -> None:

@@ -71,7 +71,7 @@ def test_competition_ranks() -> None:
 def test_quick_init_keeps_the_generated_init_s_behaviour() -> None:
     import dataclasses
 
-    from engine.core import quick_init
+    from engine._fast import quick_init
 
     @quick_init
     @dataclasses.dataclass(frozen=True, slots=True)

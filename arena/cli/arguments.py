@@ -1,0 +1,72 @@
+"""Argument types for the command line: a number out of range is refused in one line.
+
+Kept apart from :mod:`arena.cli.main` so the subcommands' modules use them without importing
+the dispatcher that imports them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from arena.errors import UsageError
+from arena.layout import ENV_VAR, default_home
+from arena.protocol.messages import MAX_TIME_MS
+from engine import OptionValue
+
+#: The longest any command waits for something (a bot to connect, an answer, a server), in s.
+MAX_WAIT_S = 86_400.0
+
+
+def number(
+    kind: Callable[[str], float], minimum: float, what: str, maximum: float = math.inf
+) -> Callable[[str], Any]:
+    """An argparse type: a finite number of ``kind`` from ``minimum`` to ``maximum``."""
+
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what}; got {text!r}") from None
+        if not math.isfinite(value) or not minimum <= value <= maximum:
+            raise argparse.ArgumentTypeError(f"expected {what}; got {text!r}")
+        return value
+
+    return parse
+
+
+#: ``--matches``: whole numbers from 1.
+POSITIVE = number(int, 1, "a whole number of at least 1")
+#: Whole numbers from 0.
+NON_NEGATIVE = number(int, 0, "a whole number of at least 0")
+#: ``--give-up``: seconds from 0.
+SECONDS = number(float, 0.0, "a number of seconds of at least 0")
+#: ``--move-ms``: what a time control can carry.
+MOVE_MS = number(int, 1, f"a whole number of milliseconds from 1 to {MAX_TIME_MS}", MAX_TIME_MS)
+#: ``--bank-ms``.
+BANK_MS = number(int, 0, f"a whole number of milliseconds from 0 to {MAX_TIME_MS}", MAX_TIME_MS)
+#: ``--timeout``, ``--connect-timeout``: a wait that ends.
+TIMEOUT = number(float, 0.001, f"a number of seconds from 0.001 to {MAX_WAIT_S:g}", MAX_WAIT_S)
+
+
+def parse_options(pairs: Sequence[str]) -> dict[str, OptionValue]:
+    """``K=V`` pairs from ``--option``; values stay text for the game to validate."""
+    options: dict[str, OptionValue] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--option expects KEY=VALUE; got {pair!r}")
+        options[key.strip()] = value.strip()
+    return options
+
+
+def add_home_argument(parser: argparse.ArgumentParser) -> None:
+    """Add ``--home DIR`` to a subcommand that touches the arena's state."""
+    parser.add_argument(
+        "--home",
+        default=None,
+        metavar="DIR",
+        help=f"the arena's state directory (default: ${ENV_VAR}, else {default_home()})",
+    )

@@ -1,0 +1,276 @@
+"""The ``arena`` command line. Each subcommand lives in its own module; this one only dispatches.
+
+A user's mistake ends in one line on stderr and exit status 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import arena.cli.grpc_env  # noqa: F401  (first: before anything imports grpc)
+from arena.cli.arguments import BANK_MS, MOVE_MS, POSITIVE, SECONDS, TIMEOUT, parse_options
+from arena.cli.console import reader_may_leave
+from arena.cli.replay import add_replay_parser
+from arena.cli.tournament import add_tournament_parsers
+from arena.errors import ArenaError, UsageError
+from arena.logging import add_log_level_option
+from engine import EngineError, game_ids, get_game
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+def _cmd_selfplay(args: argparse.Namespace) -> int:
+    from arena.selfplay import selfplay
+
+    if args.games < 1:
+        raise UsageError("--games must be at least 1")
+    game = get_game(args.game)
+    report = selfplay(game, args.players, parse_options(args.option), args.games, args.seed)
+    if args.json:
+        print(json.dumps(report.to_dict(), sort_keys=False))
+        return 0
+    data = report.to_dict()
+    print(f"{game.title}: {report.games} matches, {report.players} players, seed {report.seed}")
+    print(f"decisions: {report.decisions} ({report.decisions_per_game:.1f} per match)")
+    print("outcomes: " + ", ".join(f"{k} {v}" for k, v in data["outcomes"].items()))  # type: ignore[union-attr]
+    for key, value in report.derived.items():
+        print(f"{key}: {value:.4f}")
+    print(f"speed: {report.decisions_per_second:,.0f} decisions/s")
+    return 0
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    from arena.cli.serve import serve_command
+
+    return serve_command(args)
+
+
+def _cmd_match(args: argparse.Namespace) -> int:
+    from arena.cli.match import run_match_command
+
+    return run_match_command(args)
+
+
+def _cmd_bot(args: argparse.Namespace) -> int:
+    from arena.cli.bot import run
+
+    return run(args)
+
+
+def _add_arena_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``serve``, ``match`` and ``bot``: the gRPC arena (arena/server, arena/match.py, the SDK)."""
+    games = ", ".join(game_ids())
+    sv = sub.add_parser(
+        "serve",
+        help="run an arena server whose lobby seats whoever connects",
+        description="Listen for bots; as soon as enough wait, a match of GAME starts.",
+    )
+    sv.add_argument("--listen", default="127.0.0.1:50051", metavar="ADDR", help="host:port")
+    sv.add_argument("--unix", default=None, metavar="PATH", help="also listen on a Unix socket")
+    sv.add_argument("--game", default="whist", help=f"lobby game ({games})")
+    sv.add_argument("--players", type=int, default=None, help="players at the table")
+    sv.add_argument("--option", action="append", default=[], metavar="K=V", help="game option")
+    sv.add_argument(
+        "--seed", type=int, default=None, help="seed the matches derive from (default: secret)"
+    )
+    sv.add_argument("--move-ms", type=MOVE_MS, default=1000, help="time per decision (ms)")
+    sv.add_argument("--bank-ms", type=BANK_MS, default=10000, help="time bank (ms)")
+    sv.add_argument("--strict", action="store_true", help="the first fault forfeits")
+    sv.add_argument("--out", type=Path, default=None, help="write match records here")
+    add_log_level_option(sv, "info")
+    sv.add_argument(
+        "--registered-only",
+        action="store_true",
+        help="accept only the tokens of bots registered with `arena submit` (in --home); each "
+        "plays under its registered NAME@VERSION",
+    )
+    sv.add_argument("--home", default=None, metavar="DIR", help="the arena's state directory")
+    sv.set_defaults(handler=_cmd_serve)
+
+    mp = sub.add_parser(
+        "match",
+        help="play one match between bot commands over gRPC",
+        description="Play one match: one --bot shell command per seat, in seat order. Each bot "
+        "gets ARENA_ADDRESS, ARENA_TOKEN and ARENA_SEED in its environment.",
+    )
+    mp.add_argument("game", help=f"game id ({games})")
+    mp.add_argument("--players", type=int, default=None, help="players at the table")
+    mp.add_argument("--option", action="append", default=[], metavar="K=V", help="game option")
+    mp.add_argument(
+        "--bot",
+        action="append",
+        required=True,
+        metavar="CMD",
+        help="the next seat's bot command, e.g. 'arena bot rules', or image:IMAGE [CMD] for a "
+        "Docker image (once per seat)",
+    )
+    mp.add_argument(
+        "--seed", type=int, default=None, help="match seed (default: a fresh one nobody can guess)"
+    )
+    mp.add_argument("--out", type=Path, default=Path("out/matches"), help="record directory")
+    mp.add_argument(
+        "--move-ms", type=MOVE_MS, default=1000, help="time per decision (default 1000)"
+    )
+    mp.add_argument("--bank-ms", type=BANK_MS, default=10000, help="time bank (default 10000)")
+    mp.add_argument("--strict", action="store_true", help="the first fault forfeits")
+    mp.add_argument("--connect-timeout", type=TIMEOUT, default=20.0, metavar="S", help="wait S s")
+    mp.add_argument("--unix", action="store_true", help="bots connect over the Unix socket")
+    mp.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        help="run bot commands as plain processes (default: boxed with bubblewrap)",
+    )
+    add_log_level_option(mp, "warning", "server")
+    mp.set_defaults(handler=_cmd_match)
+
+    bp = sub.add_parser(
+        "bot",
+        help="run a reference bot (random, rules) against an arena server",
+        description="Address, token and seed default to ARENA_ADDRESS, ARENA_TOKEN, ARENA_SEED.",
+    )
+    bp.add_argument("name", help="random or rules")
+    bp.add_argument("--server", default=None, metavar="ADDR", help="host:port or unix:PATH")
+    bp.add_argument("--token", default=None, help="the bot's token")
+    bp.add_argument("--seed", type=int, default=None, help="seed of the bot's randomness")
+    bp.add_argument("--matches", type=POSITIVE, default=None, help="stop after N matches")
+    bp.add_argument(
+        "--give-up",
+        type=SECONDS,
+        default=10.0,
+        metavar="S",
+        help="stop after S s without a server (default 10); exit status 2 if none ever answered",
+    )
+    add_log_level_option(bp, "warning")
+    bp.set_defaults(handler=_cmd_bot)
+
+
+def _cmd_submit(args: argparse.Namespace) -> int:
+    from arena.registry import check_submission, registry
+
+    workdir = Path(args.dir) if args.dir is not None else Path.cwd()
+    if args.command is not None and not workdir.is_dir():
+        raise UsageError(f"--dir {workdir}: no such directory")
+    # Refused before the home or its registry is created.
+    check_submission(
+        args.name, args.version, command=args.command, image=args.image, workdir=workdir
+    )
+    with registry(args.home) as reg:
+        bot, token = reg.submit(
+            args.name, args.version, command=args.command, image=args.image, workdir=workdir
+        )
+    if args.json:
+        print(json.dumps({**bot.to_dict(), "token": token}))
+        return 0
+    where = f"`{bot.command}` in {bot.workdir}" if bot.kind == "command" else bot.image
+    print(f"registered {bot.ref} ({bot.kind}: {where}) in {reg.path.parent}")
+    print(f"token: {token}")
+    print("(shown once; a bot that connects on its own gives it as ARENA_TOKEN)")
+    return 0
+
+
+def _cmd_bots(args: argparse.Namespace) -> int:
+    from arena.layout import arena_home, registry_path
+    from arena.registry import registry
+
+    home = arena_home(args.home)
+    if not registry_path(home).exists():
+        bots = []
+    else:
+        with registry(home) as reg:
+            bots = reg.bots()
+    if args.json:
+        print(json.dumps([b.to_dict() for b in bots]))
+        return 0
+    if not bots:
+        print(f"no bots registered in {home} (arena submit NAME --version V --command CMD)")
+        return 0
+    rows = [("bot", "kind", "submitted", "runs")]
+    rows += [(b.ref, b.kind, b.created, b.target) for b in bots]
+    widths = [max(len(r[i]) for r in rows) for i in range(3)]
+    for r in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(r[:3], widths, strict=True)) + "  " + r[3])
+    return 0
+
+
+def _add_state_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``submit``, ``bots`` and ``health``: the bot registry in the arena's home, and the
+    server health check (arena/registry.py, arena/layout.py, arena/server/health.py)."""
+    from arena.cli.arguments import add_home_argument
+    from arena.cli.health import add_health_parser
+
+    su = sub.add_parser(
+        "submit",
+        help="register a bot (a command or a Docker image) and print its token",
+        description="Register version V of bot NAME in the arena's home; tournaments then name "
+        "it NAME (its latest version) or NAME@V. A command runs sandboxed in --dir (default: "
+        "the current directory); an image runs in a locked-down container.",
+    )
+    su.add_argument("name", help="bot name (letters, digits, '_', '.', '-')")
+    su.add_argument("--version", required=True, help="version label; never replaced once given")
+    what = su.add_mutually_exclusive_group(required=True)
+    what.add_argument(
+        "--command",
+        default=None,
+        metavar="CMD",
+        help="shell command of the bot; its program must exist (on PATH or in --dir)",
+    )
+    what.add_argument("--image", default=None, metavar="IMAGE", help="Docker image of the bot")
+    su.add_argument("--dir", default=None, metavar="DIR", help="the command's directory")
+    su.add_argument("--json", action="store_true", help="print one JSON object (with the token)")
+    add_home_argument(su)
+    su.set_defaults(handler=_cmd_submit)
+
+    bl = sub.add_parser("bots", help="list the registered bots")
+    bl.add_argument("--json", action="store_true", help="print a JSON list")
+    add_home_argument(bl)
+    bl.set_defaults(handler=_cmd_bots)
+
+    add_health_parser(sub)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every subcommand."""
+    parser = argparse.ArgumentParser(
+        prog="arena", description="Card Arena: bots play refereed card games."
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    sp = sub.add_parser("selfplay", help="play random legal actions in one process")
+    sp.add_argument("game", help=f"game id ({', '.join(game_ids())})")
+    sp.add_argument("--players", type=int, default=None, help="players at the table")
+    sp.add_argument("--option", action="append", default=[], metavar="K=V", help="game option")
+    sp.add_argument("--games", type=int, default=100, help="matches to play (default 100)")
+    sp.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
+    sp.add_argument("--json", action="store_true", help="print one JSON object")
+    sp.set_defaults(handler=_cmd_selfplay)
+
+    add_replay_parser(sub)
+    add_tournament_parsers(sub)
+    _add_arena_parsers(sub)
+    _add_state_parsers(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``arena`` console script."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler: Handler = args.handler
+    try:
+        with reader_may_leave():  # `arena … | head -1`: a reader that leaves is no error
+            return handler(args)
+        return 0  # only when the reader left
+    except (EngineError, ArenaError) as err:
+        print(f"arena: error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("arena: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,137 @@
+"""``arena match``: play one match between bot commands and print its result.
+
+Bot commands run sandboxed by default (arena/bots/sandbox.py: bubblewrap, no network, reaching
+the arena only through the Unix socket); ``--bot image:IMAGE [CMD]`` runs a seat's bot from a
+Docker image (arena/bots/docker.py). ``--no-sandbox`` runs commands as plain processes.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+
+from arena.bots.docker import check_available as check_docker
+from arena.bots.docker import parse_image_bot
+from arena.bots.logs import LOG_CUT, last_line
+from arena.bots.sandbox import Limits, check_available, default_limits
+from arena.cli.arguments import parse_options
+from arena.logging import configure
+from arena.match import CommandMatch, play_commands
+from arena.policy import GONE, FaultPolicy
+from arena.protocol.messages import TimeControl
+from arena.sdk.client import SDK_FALLBACKS
+from arena.server.api import run_trio
+
+
+def format_outcome(played: CommandMatch, commands: Sequence[str]) -> str:
+    """The result as printed by ``arena match``."""
+    outcome = played.outcome
+    spec, result = outcome.spec, outcome.result
+    lines = [
+        f"{spec.game} match {spec.match_id} (seed {spec.seed}): {result.summary} [{result.reason}]"
+    ]
+    rows = [("seat", "name", "bot", "score", "rank", "faults", "command")]
+    for p in outcome.players:
+        bot = f"{p.bot_name} {p.bot_version}".strip()
+        rows.append(
+            (
+                str(p.seat),
+                p.seat_name,
+                bot,
+                f"{result.scores[p.seat]:g}",
+                str(result.ranks[p.seat]),
+                str(outcome.faults_of(p.seat)),
+                commands[p.seat] if p.seat < len(commands) else "",
+            )
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    for r in rows:
+        cells = [c.ljust(w) for c, w in zip(r[:-1], widths, strict=True)] + [r[-1]]
+        lines.append("  " + "  ".join(cells).rstrip())
+    if outcome.faults:
+        lines.append("faults:")
+        names = {p.seat: p.seat_name for p in outcome.players}
+        lines.extend(
+            f"  {names.get(f.seat, f.seat)} (seat {f.seat}) {f.kind}: {f.detail}"
+            for f in outcome.faults
+        )
+        # A bot that died may be charged `disconnect` (its stream broke first) or `crash` (its
+        # exit was seen first): either way its own output says why.
+        gone = {f.seat for f in outcome.faults if f.kind in GONE}
+        for seat in sorted(gone):
+            tail = last_line(played.logs[seat])
+            lines.append(f"  seat {seat} output ({played.logs[seat]}): {tail or '(none)'}")
+    lines.extend(log_notes(played.logs))
+    answered = [t.ms for t in outcome.timings if not t.fallback]
+    if answered:
+        mean = sum(answered) / len(answered)
+        lines.append(
+            f"decisions: {len(outcome.timings)} ({len(outcome.timings) - len(answered)} by the "
+            f"referee), answer time mean {mean:.2f} ms, max {max(answered):.1f} ms"
+        )
+    else:
+        lines.append(f"decisions: {len(outcome.timings)}, all played by the referee")
+    lines.append(f"record: {played.record}")
+    return "\n".join(lines)
+
+
+def log_notes(logs: Sequence[Path]) -> list[str]:
+    """Lines about what only the seats' logs know: strategy failures the SDK covered with a
+    fallback (no fault, yet not the bot's choice), and output past the log's cap (past it the
+    bot's writes are slowed, which may cost it time faults)."""
+    notes = []
+    for seat, path in enumerate(logs):
+        try:
+            text = path.read_bytes()
+        except OSError:
+            continue
+        failed = sum(text.count(marker) for marker in SDK_FALLBACKS)
+        if failed:
+            notes.append(
+                f"  seat {seat}: its strategy failed {failed} time(s) and the SDK played the "
+                f"first legal action instead; see {path}"
+            )
+        if LOG_CUT in text:
+            notes.append(
+                f"  seat {seat}: it wrote more output than its log keeps; past the cap its "
+                f"writes were slowed, which can cost it time; see {path}"
+            )
+    return ["bot logs:", *notes] if notes else []
+
+
+def confine_commands(commands: Sequence[str]) -> Limits:
+    """The sandbox limits for ``commands``; raises (one line) when they need a sandbox or a
+    Docker engine this machine lacks, before anything starts."""
+    images = [c for c in commands if parse_image_bot(c) is not None]
+    if len(images) < len(commands):
+        check_available()
+    if images:
+        check_docker()
+    return default_limits()
+
+
+def run_match_command(args: argparse.Namespace) -> int:
+    """The ``arena match`` command."""
+    configure(args.log_level)
+    policy = FaultPolicy.STRICT if args.strict else FaultPolicy.LENIENT
+    commands: list[str] = args.bot
+    sandbox = None if args.no_sandbox else confine_commands(commands)
+
+    async def main() -> CommandMatch:
+        return await play_commands(
+            args.game,
+            commands,
+            players=args.players,
+            options=parse_options(args.option),
+            seed=args.seed,
+            out_dir=args.out,
+            time_control=TimeControl(args.move_ms, args.bank_ms),
+            fault_policy=policy,
+            connect_timeout_s=args.connect_timeout,
+            via_unix=args.unix,
+            sandbox=sandbox,
+        )
+
+    print(format_outcome(run_trio(main), commands))
+    return 0

@@ -1,0 +1,115 @@
+"""``arena replay …``: verify, show, ask and html on match records."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from arena.cli.arguments import TIMEOUT
+from arena.errors import ArenaError
+
+
+def _cmd_verify(args: argparse.Namespace) -> int:
+    from arena.records.replay import verify
+
+    failed = 0
+    for name in args.files:
+        try:
+            decisions = verify(Path(name))
+        except ArenaError as err:
+            print(f"FAIL {err}")
+            failed += 1
+        else:
+            print(f"ok   {name}: {decisions} decisions replayed, events, result and hashes match")
+    return 1 if failed else 0
+
+
+def _cmd_show(args: argparse.Namespace) -> int:
+    from arena.records.view import frames_text, load_replay, step_through
+
+    rep = load_replay(Path(args.file))
+    seat = None if args.seat is None else rep.seat_index(args.seat)
+    if args.at is not None:
+        rep.frame(args.at)  # range check before any output
+    # `arena replay show FILE | head`: cli.main lets the reader leave early.
+    if args.step:
+        step_through(rep, seat, args.at or 0, sys.stdin, sys.stdout)
+        return 0
+    for text in frames_text(rep, seat, args.at):
+        print(text)
+        print()
+    return 0
+
+
+def _cmd_html(args: argparse.Namespace) -> int:
+    from arena.records.html import write_html
+
+    out = Path(args.output)
+    steps = write_html(Path(args.file), out)
+    print(f"wrote {out}: {steps} steps")
+    return 0
+
+
+def _cmd_ask(args: argparse.Namespace) -> int:
+    from arena.records.ask import ask_command
+
+    return ask_command(Path(args.file), args.at, args.bot, args.timeout, sys.stdout)
+
+
+def add_replay_parser(sub: Any) -> None:
+    """Register ``arena replay`` and its subcommands on the top-level subparsers."""
+    rp = sub.add_parser("replay", help="verify, show and debug recorded matches")
+    rsub = rp.add_subparsers(dest="replay_command", required=True, metavar="ACTION")
+    vp = rsub.add_parser("verify", help="replay records and check every event, result and hash")
+    vp.add_argument("files", nargs="+", metavar="FILE", help="match record (.jsonl.gz)")
+    vp.set_defaults(handler=_cmd_verify)
+
+    sp = rsub.add_parser(
+        "show",
+        help="print a match as text: the whole table or one seat's view",
+        description="Print a recorded match as text. Steps are decision numbers from 0; the "
+        "step after the last decision shows the end. With --step, Enter shows the next step "
+        "(b = back, a number = jump, q or end of input = quit).",
+    )
+    sp.add_argument("file", metavar="FILE", help="match record (.jsonl.gz)")
+    who = sp.add_mutually_exclusive_group()
+    who.add_argument(
+        "--seat", metavar="N", help="only what seat N (number or name, e.g. 2 or S) was sent"
+    )
+    who.add_argument(
+        "--all", dest="seat", action="store_const", const=None, help="the whole table (default)"
+    )
+    sp.add_argument("--at", type=int, metavar="K", help="only step K (decision number)")
+    sp.add_argument("--step", action="store_true", help="step through on Enter (reads stdin)")
+    sp.set_defaults(handler=_cmd_show)
+
+    hp = rsub.add_parser(
+        "html", help="write a self-contained HTML page that steps through the match"
+    )
+    hp.add_argument("file", metavar="FILE", help="match record (.jsonl.gz)")
+    hp.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="OUT.html",
+        help="page to write: a new or empty file, or a page this command wrote (nothing else is "
+        "overwritten)",
+    )
+    hp.set_defaults(handler=_cmd_html)
+
+    ap = rsub.add_parser(
+        "ask",
+        help="ask a bot for its choice at a recorded decision, over the real protocol",
+        description="Replay the record to decision K, start a server, launch the bot command "
+        "(with ARENA_ADDRESS, ARENA_TOKEN, ARENA_SEED set), send it that decision and print its "
+        "answer next to the recorded one.",
+    )
+    ap.add_argument("file", metavar="FILE", help="match record (.jsonl.gz)")
+    ap.add_argument("--at", type=int, required=True, metavar="K", help="decision number")
+    ap.add_argument("--bot", required=True, metavar="CMD", help="shell command that runs the bot")
+    ap.add_argument(
+        "--timeout", type=TIMEOUT, default=10.0, metavar="S", help="seconds to wait (default 10)"
+    )
+    ap.set_defaults(handler=_cmd_ask)

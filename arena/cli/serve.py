@@ -1,0 +1,46 @@
+"""``arena serve``: a standing server whose lobby seats whoever connects, until interrupted."""
+
+from __future__ import annotations
+
+import argparse
+
+from arena.cli.arguments import parse_options
+from arena.layout import make_output_dir
+from arena.logging import configure
+from arena.policy import FaultPolicy
+from arena.protocol.messages import TimeControl
+from arena.registry import open_registry
+from arena.server.api import open_arena_server, run_trio
+from arena.server.lobby import Lobby, LobbyConfig
+from engine import get_game
+
+
+def serve_command(args: argparse.Namespace) -> int:
+    """The ``arena serve`` command: listen until interrupted."""
+    configure(args.log_level)
+    config = LobbyConfig(
+        game=args.game,
+        players=args.players,
+        options=parse_options(args.option),
+        time_control=TimeControl(args.move_ms, args.bank_ms),
+        fault_policy=FaultPolicy.STRICT if args.strict else FaultPolicy.LENIENT,
+        seed=args.seed,
+        out=args.out,
+    )
+    get_game(config.game).configure(config.players, config.options)  # fail early on bad options
+    if config.out is not None:
+        make_output_dir(config.out)
+
+    async def main() -> None:
+        async with open_arena_server(args.listen, args.unix) as server:
+            if getattr(args, "registered_only", False):
+                # Only bots submitted to the arena's home (arena submit) may play.
+                registry = open_registry(getattr(args, "home", None))
+                server.token_owner = registry.owner
+            lobby = Lobby(server, config)
+            where = server.address + (f" and {server.unix_address}" if server.unix_address else "")
+            print(f"arena: serving {config.game} on {where}; Ctrl-C stops", flush=True)
+            await lobby.run()
+
+    run_trio(main)
+    return 0

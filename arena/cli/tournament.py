@@ -1,0 +1,156 @@
+"""``arena tournament``, ``arena ratings`` and ``arena demo``: parsers and handlers."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from arena.errors import UsageError
+from arena.logging import add_log_level_option
+
+
+def _overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """Config keys given as flags; they replace the file's values (options merge)."""
+    out: dict[str, Any] = {}
+    if args.game is not None:
+        out["game"] = args.game
+    if args.players is not None:
+        out["players"] = args.players
+    if args.option:
+        options: dict[str, Any] = {}
+        for pair in args.option:
+            key, sep, value = pair.partition("=")
+            if not sep or not key.strip():
+                raise UsageError(f"--option expects KEY=VALUE; got {pair!r}")
+            options[key.strip()] = value.strip()
+        out["options"] = options
+    if args.bot:
+        bots = []
+        for text in args.bot:
+            name, sep, command = text.partition("=")
+            bots.append({"name": name.strip(), **({"command": command.strip()} if sep else {})})
+        out["bots"] = bots
+    simple = {
+        "format": args.format,
+        "matches_per_pairing": args.matches,
+        "duplicate": args.duplicate,
+        "seed": args.seed,
+        "concurrency": args.concurrency,
+        "output": args.out,
+    }
+    out.update({k: v for k, v in simple.items() if v is not None})
+    if args.strict:
+        out["fault_policy"] = "strict"
+    if args.move_ms is not None or args.bank_ms is not None:
+        tc = {"move_ms": args.move_ms, "bank_ms": args.bank_ms}
+        out["time_control"] = {k: v for k, v in tc.items() if v is not None}
+    return out
+
+
+def _cmd_tournament(args: argparse.Namespace) -> int:
+    from arena.logging import configure
+    from arena.tournament.config import load_config
+    from arena.tournament.job import confine_bots
+    from arena.tournament.progress import feedback_for
+    from arena.tournament.runner import run_tournament
+
+    configure(args.log_level)
+    if args.config is None and args.game is None:
+        raise UsageError("give a CONFIG.toml or at least --game and --bot flags")
+    if args.home is not None:
+        from arena.layout import use_home
+
+        use_home(args.home)  # where NAME / NAME@VERSION bots are looked up
+    overrides = _overrides(args)
+    config = load_config(None if args.config is None else Path(args.config), overrides)
+    sandbox = confine_bots(config, no_sandbox=args.no_sandbox)
+    standings = run_tournament(config, feedback_for(quiet=args.quiet), sandbox)
+    if args.json:
+        print(json.dumps(standings.to_dict()))
+    else:
+        print(standings.render(config.name))
+    return 0
+
+
+def _cmd_ratings(args: argparse.Namespace) -> int:
+    from arena.tournament.report import standings
+    from arena.tournament.store import open_existing
+
+    with open_existing(Path(args.directory)) as store:
+        result = standings(store)
+        title = store.meta("name") or result.game
+    if args.json:
+        print(json.dumps(result.to_dict()))
+    else:
+        print(result.render(title))
+    return 0
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from arena.logging import configure
+    from arena.tournament.demo import run_demo
+
+    configure(args.log_level)
+    return run_demo(Path(args.out), quiet=args.quiet)
+
+
+def add_tournament_parsers(sub: Any) -> None:
+    """Register ``tournament``, ``ratings`` and ``demo`` on the top-level subparsers."""
+    tp = sub.add_parser(
+        "tournament",
+        help="run (or resume) a tournament from a TOML config",
+        description="Run a tournament; running the same command again resumes it, and on a "
+        "finished tournament prints the final table. Flags override the config's keys.",
+    )
+    tp.add_argument("config", nargs="?", default=None, help="tournament config (TOML)")
+    tp.add_argument("--game", default=None, help="game id")
+    tp.add_argument("--players", type=int, default=None, help="players at a table")
+    tp.add_argument("--option", action="append", default=[], metavar="K=V", help="game option")
+    tp.add_argument(
+        "--bot",
+        action="append",
+        default=[],
+        metavar="NAME[=CMD]",
+        help="a participant (repeat; replaces the config's bots); NAME alone for a built-in bot "
+        "or a registered one (NAME or NAME@VERSION, see `arena submit`)",
+    )
+    tp.add_argument("--format", default=None, help="round_robin (default) or gauntlet")
+    tp.add_argument("--matches", type=int, default=None, help="matches per pairing")
+    dup = tp.add_mutually_exclusive_group()
+    dup.add_argument("--duplicate", dest="duplicate", action="store_true", default=None)
+    dup.add_argument("--no-duplicate", dest="duplicate", action="store_false", default=None)
+    tp.add_argument("--seed", type=int, default=None, help="tournament seed")
+    tp.add_argument("-j", "--concurrency", type=int, default=None, help="matches at once")
+    tp.add_argument("--move-ms", type=int, default=None, help="time per decision (ms)")
+    tp.add_argument("--bank-ms", type=int, default=None, help="time bank per match (ms)")
+    tp.add_argument("--strict", action="store_true", help="strict fault policy")
+    tp.add_argument("--out", default=None, help="output directory")
+    tp.add_argument("--quiet", action="store_true", help="no progress output")
+    tp.add_argument("--json", action="store_true", help="print the final standings as JSON")
+    add_log_level_option(tp, "warning", "server")
+    tp.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        help="run bot commands as plain processes (default: boxed with bubblewrap)",
+    )
+    tp.add_argument(
+        "--home", default=None, metavar="DIR", help="the arena's state directory (bot registry)"
+    )
+    tp.set_defaults(handler=_cmd_tournament)
+
+    rp = sub.add_parser("ratings", help="print the leaderboard of a tournament directory")
+    rp.add_argument("directory", help="a tournament's output directory (or its results.sqlite)")
+    rp.add_argument("--json", action="store_true", help="print one JSON object")
+    rp.set_defaults(handler=_cmd_ratings)
+
+    dp = sub.add_parser("demo", help="a short tournament of the reference bots for every game")
+    dp.add_argument(
+        "--out",
+        default="out/demo",
+        help="output directory, emptied first: refused unless empty or an earlier demo's output",
+    )
+    dp.add_argument("--quiet", action="store_true", help="no progress output")
+    add_log_level_option(dp, "warning", "server")
+    dp.set_defaults(handler=_cmd_demo)

@@ -1,0 +1,8 @@
+"""Match records: hash-chained JSON Lines, and what reads them (docs/records.md).
+
+Modules: ``format`` (writing and reading a record), ``replay`` (replaying it through the engine
+and verifying it), ``view`` (``arena replay show``), ``html`` (the self-contained viewer page,
+from ``templates/``), ``ask`` (a bot asked one recorded decision again, over a one-shot gRPC
+server). May use: ``engine``, ``arena.policy``, ``arena.layout``, ``arena.errors``; ``ask``
+also ``arena.protocol`` and ``arena.bots``.
+"""

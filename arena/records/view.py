@@ -1,0 +1,444 @@
+"""``arena replay show``: a recorded match as text, for the whole table or for one seat.
+
+A record is replayed (and so verified) once into a list of :class:`Frame` snapshots: the match
+just before each decision, plus one frame for the end. Text views are built from the engine's own
+observations: the whole-table view shows the mover's ``render()`` and every seat's private fields
+(its hand); a seat view shows exactly what that seat could know, its own ``render()``, the events
+visible to it and its own decisions only (another seat's action text may hold a hidden card, e.g.
+a tennis pass discard, so a seat view only shows what that action made public through events).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from arena.errors import UsageError
+from arena.records.format import Record, read_record
+from arena.records.replay import replay, start_state
+from engine import Event, Game, MatchConfig, MatchState, Observation
+
+#: The ``seat`` of a view of the whole table (every hand, every event).
+ALL = None
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """The match just before decision ``number``, or after the last one (``seat`` is None)."""
+
+    #: Decision number from 0; for the end frame, the number of decisions.
+    number: int
+    #: The seat that decides now, or ``None`` in the end frame.
+    seat: int | None
+    #: The recorded action text (``None`` in the end frame).
+    action: str | None
+    #: Text forms of the legal actions, canonical order (empty in the end frame).
+    legal: tuple[str, ...]
+    #: Whether the referee played this action for a faulted seat.
+    fallback: bool
+    #: Every seat's observation at this point.
+    observations: tuple[Observation, ...]
+    #: The same observations as plain data (``to_dict()``), computed once.
+    data: tuple[dict[str, Any], ...]
+    #: The engine events since the previous frame, with their index in the match's event log.
+    events: tuple[tuple[int, Event], ...]
+    #: Fault entries recorded since the previous frame.
+    faults: tuple[Mapping[str, Any], ...]
+
+    @property
+    def is_end(self) -> bool:
+        """Whether this is the frame after the last decision."""
+        return self.seat is None
+
+
+@dataclass(frozen=True, slots=True)
+class Replayed:
+    """A verified record and its frames, ready for any view."""
+
+    #: The record as read.
+    record: Record
+    #: The game it is a match of.
+    game: Game
+    #: The match's configuration.
+    config: MatchConfig
+    #: Names of the seats (``N E S W``, ``P1`` …).
+    seat_names: tuple[str, ...]
+    #: One frame per decision, then the end frame.
+    frames: tuple[Frame, ...]
+    #: Observation fields that differ between seats somewhere in the match (hands and the like):
+    #: what the whole-table view lists per seat and what a seat view must keep to itself.
+    private_fields: tuple[str, ...]
+
+    @property
+    def decisions(self) -> int:
+        """Number of recorded decisions."""
+        return len(self.frames) - 1
+
+    @property
+    def num_seats(self) -> int:
+        """Number of deciding seats."""
+        return len(self.seat_names)
+
+    def frame(self, at: int) -> Frame:
+        """Frame ``at`` (0 … decisions); :class:`UsageError` when out of range."""
+        if not 0 <= at <= self.decisions:
+            raise UsageError(
+                f"--at {at} is out of range: the record has {self.decisions} decisions "
+                f"(0 to {self.decisions - 1}; {self.decisions} shows the end)"
+            )
+        return self.frames[at]
+
+    def seat_index(self, text: str) -> int:
+        """A seat given by number or name (``2``, ``S``); :class:`UsageError` if unknown."""
+        names = self.seat_names
+        key = text.strip()
+        if key.isdigit() and int(key) < len(names):
+            return int(key)
+        for i, name in enumerate(names):
+            if name.lower() == key.lower():
+                return i
+        shown = ", ".join(f"{i}={n}" for i, n in enumerate(names))
+        raise UsageError(f"unknown seat {text!r} (seats: {shown})")
+
+
+def load_replay(path: Path) -> Replayed:
+    """Read, verify and replay a record into frames; raises ``RecordError``."""
+    record = read_record(path)
+    return replayed_from_record(record, str(path))
+
+
+def replayed_from_record(record: Record, where: str = "record") -> Replayed:
+    """Replay an already-read record into frames; raises ``RecordError`` on any divergence."""
+    frames: list[Frame] = []
+    state: MatchState | None = None
+    seen_events = 0
+    last_entry = -1
+
+    def faults_until(index: int) -> tuple[Mapping[str, Any], ...]:
+        return tuple(e for e in record.entries[last_entry + 1 : index] if e.get("type") == "fault")
+
+    for step in replay(record, where):
+        state = step.state
+        seat = state.to_move
+        assert seat is not None
+        new_events = tuple((i, state.events[i]) for i in range(seen_events, len(state.events)))
+        seen_events = len(state.events)
+        frames.append(
+            Frame(
+                number=step.number,
+                seat=seat,
+                action=str(step.entry.get("action")),
+                legal=tuple(a.text for a in state.legal_actions()),
+                fallback=bool(step.entry.get("fallback", False)),
+                **_views(state),
+                events=new_events,
+                faults=faults_until(step.entry_index),
+            )
+        )
+        last_entry = step.entry_index
+    if state is None:
+        # No decision at all (a forfeit before the first move): rebuild the end directly.
+        state = start_state(record, where)
+        for entry in record.entries:
+            if entry.get("type") == "event" and entry.get("kind") == "forfeit":
+                state.forfeit(int(entry["seat"]), str(entry.get("why", "")))
+    frames.append(
+        Frame(
+            number=len(frames),
+            seat=None,
+            action=None,
+            legal=(),
+            fallback=False,
+            **_views(state),
+            events=tuple((i, state.events[i]) for i in range(seen_events, len(state.events))),
+            faults=faults_until(len(record.entries)),
+        )
+    )
+    return Replayed(
+        record=record,
+        game=state.game,
+        config=state.config,
+        seat_names=tuple(state.game.seat_names(state.config)),
+        frames=tuple(frames),
+        private_fields=_private_fields(frames),
+    )
+
+
+def _views(state: MatchState) -> dict[str, Any]:
+    observations = tuple(state.observation(s) for s in range(state.num_seats))
+    return {"observations": observations, "data": tuple(o.to_dict() for o in observations)}
+
+
+def _private_fields(frames: Sequence[Frame]) -> tuple[str, ...]:
+    """Fields whose value differs between seats in some frame, in declaration order."""
+    found: dict[str, None] = {}
+    for frame in frames:
+        first = frame.data[0]
+        for key, value in first.items():
+            if key != "seat" and key not in found and any(d[key] != value for d in frame.data):
+                found[key] = None
+    return tuple(k for k in frames[0].data[0] if k in found)
+
+
+# --- text pieces shared with the HTML view ------------------------------------------------------
+
+
+def value_text(value: Any) -> str:
+    """A field value as short text: lists space-joined, nested objects as compact JSON."""
+    if isinstance(value, list | tuple):
+        if all(isinstance(v, str | int | float | bool) for v in value):
+            return " ".join(str(v) for v in value) if value else "—"
+        return json.dumps(value, separators=(",", ":"))
+    if isinstance(value, dict):
+        return json.dumps(value, separators=(",", ":"))
+    return str(value)
+
+
+def event_text(event: Event, names: Sequence[str]) -> str:
+    """One event as a line: ``N play card=7H``; the acting seat's name first when there is one."""
+    data = dict(event.data)
+    who = ""
+    seat = data.get("seat")
+    if isinstance(seat, int) and not isinstance(seat, bool) and 0 <= seat < len(names):
+        who = f"{names[seat]} "
+        del data["seat"]
+    parts = [f"{k}={value_text(v)}" for k, v in data.items()]
+    return f"{who}{event.kind}" + (" " + " ".join(parts) if parts else "")
+
+
+def private_text(data: Mapping[str, Any], fields: Sequence[str]) -> str:
+    """A seat's private fields on one line: ``hand: 2C 7C … AS``."""
+    return "; ".join(f"{k}: {value_text(data[k])}" for k in fields if k in data)
+
+
+@dataclass(frozen=True, slots=True)
+class HandRow:
+    """One line of the whole table's private information (usually one seat's hand)."""
+
+    #: Whose cards: a seat or player name.
+    label: str
+    #: The cards (or other private fields) as text.
+    text: str
+    #: The seats that may see this row; a seat view shows only rows that include its seat.
+    seats: tuple[int, ...]
+
+
+def _generic_rows(rep: Replayed, frame: Frame) -> list[HandRow]:
+    return [
+        HandRow(name, private_text(frame.data[s], rep.private_fields), (s,))
+        for s, name in enumerate(rep.seat_names)
+    ]
+
+
+def _tennis_rows(rep: Replayed, frame: Frame) -> list[HandRow]:
+    # Each player's hand, taken from a seat allowed to see it (in doubles, a team's seat sees
+    # both partners' hands); the other seats only see its size.
+    rows = []
+    players = frame.data[0].get("players") or []
+    for p, player in enumerate(players):
+        seen_by = tuple(
+            s
+            for s, d in enumerate(frame.data)
+            if p < len(d.get("players") or []) and d["players"][p].get("visible")
+        )
+        hand = frame.data[seen_by[0]]["players"][p].get("hand", []) if seen_by else []
+        role = f" ({player['role']})" if player.get("role") else ""
+        rows.append(HandRow(f"{player.get('name', p)}{role}", value_text(hand), seen_by))
+    return rows
+
+
+#: Whole-table private rows per game; other games list each seat's private fields.
+HAND_ROWS: dict[str, Callable[[Replayed, Frame], list[HandRow]]] = {"tennis": _tennis_rows}
+
+
+def hand_rows(rep: Replayed, frame: Frame) -> list[HandRow]:
+    """The whole table's private information at ``frame``: one row per hand."""
+    return HAND_ROWS.get(rep.game.id, _generic_rows)(rep, frame)
+
+
+def tennis_court(data: Mapping[str, Any], names: Sequence[str]) -> str:
+    """An ASCII court from a tennis observation, side 0 at the bottom, the ball marked ``(o)``.
+
+    Areas are named from each side's player facing the net, so the far side's right is on the
+    left of the drawing: an In serve from the right crosses diagonally, as in the rules.
+    """
+    players = data.get("players") or []
+
+    def side_label(side: int) -> str:
+        who = [str(p.get("name")) for p in players if p.get("side") == side]
+        return " + ".join(who) or f"side {side}"
+
+    ball_side = data.get("ball_side", -1)
+    ball_area = data.get("ball_area", "")
+
+    def cell(side: int, area: str) -> str:
+        mark = "(o)" if side == ball_side and area == ball_area else "   "
+        return f"  {area} {mark} "
+
+    rule = "+" + "-" * 9 + "+" + "-" * 9 + "+"
+    lines = [
+        f"court ({side_label(1)} at the top):",
+        rule,
+        f"|{cell(1, 'RB')}|{cell(1, 'LB')}|",
+        rule,
+        f"|{cell(1, 'RF')}|{cell(1, 'LF')}|",
+        "=" * len(rule) + " net",
+        f"|{cell(0, 'LF')}|{cell(0, 'RF')}|",
+        rule,
+        f"|{cell(0, 'LB')}|{cell(0, 'RB')}|",
+        rule,
+        f"({side_label(0)} at the bottom)",
+    ]
+    if data.get("smash_pending") and 0 <= ball_side <= 1:
+        lines.append(f"Smash pending against {side_label(ball_side)}: only a Kill answers it")
+    elif not ball_area:
+        lines.append("no ball in play")
+    elif data.get("serve_ball"):
+        lines.append("the ball is the In serve")
+    return "\n".join(lines)
+
+
+#: Extra drawings per game, from one seat's observation (as plain data): the tennis court.
+EXTRA_VIEWS: dict[str, Callable[[Mapping[str, Any], Sequence[str]], str]] = {"tennis": tennis_court}
+
+
+def extra_view(game_id: str, data: Mapping[str, Any], names: Sequence[str]) -> str:
+    """The game's extra drawing for one observation's ``data`` (empty when it has none)."""
+    draw = EXTRA_VIEWS.get(game_id)
+    return draw(data, names) if draw else ""
+
+
+# --- whole frames --------------------------------------------------------------------------------
+
+
+def render_frame(rep: Replayed, frame: Frame, seat: int | None = ALL) -> str:
+    """Frame ``frame`` as text, for the whole table (``seat`` None) or what ``seat`` saw."""
+    names = rep.seat_names
+    total = rep.decisions
+    if frame.is_end:
+        title = f"end of match (after {total} decisions)"
+    else:
+        assert frame.seat is not None
+        title = f"decision {frame.number} of {total}: {names[frame.seat]} to move"
+    view = "whole table" if seat is ALL else f"seat {names[seat]}'s view"
+    lines = [f"=== {rep.game.id} · {title} · {view} ==="]
+
+    events = [(i, e) for i, e in frame.events if seat is ALL or e.visible_to(seat)]
+    if events:
+        lines.append("events:")
+        for _, e in events:
+            mark = ""
+            if e.to is not None:
+                mark = (
+                    "  (private)"
+                    if seat is not ALL
+                    else f"  [to {'+'.join(names[s] for s in e.to)}]"
+                )
+            lines.append(f"  {event_text(e, names)}{mark}")
+    for fault in frame.faults:
+        fseat = fault.get("seat")
+        if seat is ALL or fseat == seat:
+            who = names[fseat] if isinstance(fseat, int) and 0 <= fseat < len(names) else fseat
+            lines.append(f"fault: {who} {fault.get('kind')}: {fault.get('detail')}")
+
+    if seat is ALL:
+        shown = frame.seat if frame.seat is not None else 0
+        lines.append(f"table (as {names[shown]} sees it):")
+        lines.extend("  " + line for line in frame.observations[shown].render().splitlines())
+        extra = extra_view(rep.game.id, frame.data[shown], names)
+        if extra:
+            lines.extend("  " + line for line in extra.splitlines())
+        rows = hand_rows(rep, frame)
+        if rows:
+            lines.append("every hand:")
+            width = max(len(r.label) for r in rows)
+            lines.extend(f"  {r.label:<{width}}  {r.text}" for r in rows)
+    else:
+        lines.append(f"what {names[seat]} knows:")
+        lines.extend("  " + line for line in frame.observations[seat].render().splitlines())
+        extra = extra_view(rep.game.id, frame.data[seat], names)
+        if extra:
+            lines.extend("  " + line for line in extra.splitlines())
+
+    if frame.is_end:
+        lines.extend(result_lines(rep))
+    elif seat is ALL or frame.seat == seat:
+        assert frame.seat is not None
+        who = names[frame.seat]
+        legal = " ".join(frame.legal)
+        lines.append(f"legal ({len(frame.legal)}): {legal}")
+        note = "  [played by the referee: fault fallback]" if frame.fallback else ""
+        lines.append(f"{who} chose {frame.action}{note}")
+    else:
+        assert frame.seat is not None
+        lines.append(f"{names[frame.seat]} decides (its choice shows in the next events)")
+    return "\n".join(lines)
+
+
+def result_lines(rep: Replayed) -> list[str]:
+    """The recorded result: summary, then scores and ranks per seat."""
+    res = rep.record.result
+    names = rep.seat_names
+    out = [f"result: {res.get('summary') or res.get('reason', '')}"]
+    scores = res.get("scores") or []
+    ranks = res.get("ranks") or []
+    for s, name in enumerate(names):
+        if s < len(scores) and s < len(ranks):
+            out.append(f"  {name}: score {scores[s]:g}, rank {ranks[s]}")
+
+    def who(seat: Any) -> str:
+        return names[seat] if isinstance(seat, int) and 0 <= seat < len(names) else str(seat)
+
+    if res.get("reason") == "forfeit":
+        out.append(f"  forfeit by {who(res.get('forfeited_by'))}")
+    for fault in res.get("faults") or []:
+        if isinstance(fault, dict):
+            seat, kind, detail = fault.get("seat"), fault.get("kind"), fault.get("detail")
+            out.append(f"  fault: {who(seat)} {kind}: {detail}")
+    return out
+
+
+def frames_text(rep: Replayed, seat: int | None, at: int | None) -> Iterator[str]:
+    """Every frame's text (or only frame ``at``), for ``show`` without ``--step``."""
+    if at is not None:
+        yield render_frame(rep, rep.frame(at), seat)
+        return
+    for frame in rep.frames:
+        yield render_frame(rep, frame, seat)
+
+
+STEP_HELP = "[Enter] next · b back · NUMBER jump · q quit"
+
+
+def step_through(
+    rep: Replayed, seat: int | None, start: int, stdin: TextIO, stdout: TextIO
+) -> None:
+    """Show one frame at a time, driven by lines on ``stdin``; EOF or ``q`` ends cleanly."""
+    k = rep.frame(start).number
+    while True:
+        stdout.write(render_frame(rep, rep.frames[k], seat) + "\n")
+        stdout.write(f"-- {STEP_HELP} > ")
+        stdout.flush()
+        line = stdin.readline()
+        if not line:  # EOF
+            stdout.write("\n")
+            return
+        cmd = line.strip().lower()
+        if cmd in ("q", "quit", "exit"):
+            return
+        if cmd in ("b", "back", "p", "prev"):
+            k = max(0, k - 1)
+        elif cmd.isdigit():
+            if int(cmd) > rep.decisions:
+                stdout.write(f"no step {cmd}: steps run 0 to {rep.decisions}\n")
+                continue
+            k = int(cmd)
+        elif cmd == "":
+            if k == rep.decisions:
+                return
+            k += 1
+        else:
+            stdout.write(f"unknown command {cmd!r}; {STEP_HELP}\n")

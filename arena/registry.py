@@ -1,0 +1,312 @@
+"""The bot registry: submitted bots, by name and version, in ``bots.sqlite`` in the arena's home.
+
+``arena submit NAME --version V (--command CMD | --image IMAGE)`` adds a row and prints the bot's
+token once; only its SHA-256 is stored, so a copied database does not let anyone act as the bot.
+Tournaments name registered bots ``NAME`` (the most recently submitted version) or
+``NAME@VERSION``; ``arena bots`` lists them. A version, once submitted, is never replaced: results
+stored under ``NAME@VERSION`` always mean the same code. A command is checked as a tournament
+config's is (:mod:`arena.bots.command`): one whose program is not found is refused at once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from arena.bots.command import check_command
+from arena.errors import ArenaError
+from arena.layout import arena_home, ensure_home, registry_path
+
+#: How a registered bot runs.
+BotKind = Literal["command", "image"]
+#: Layout version of the database.
+SCHEMA_VERSION = 1
+#: Bot names: as tournament bot names.
+NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,31}")
+#: Versions: letters, digits and ``_ . + -``.
+VERSION_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,31}")
+#: Names the reference bots use in tournaments; a submission may not shadow them.
+RESERVED = ("random", "rules", "node")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS bots (
+    seq        INTEGER PRIMARY KEY AUTOINCREMENT,  -- submission order: NAME means the latest
+    name       TEXT NOT NULL,
+    version    TEXT NOT NULL,
+    kind       TEXT NOT NULL CHECK (kind IN ('command', 'image')),
+    command    TEXT,              -- shell command (kind command)
+    image      TEXT,              -- Docker image (kind image)
+    workdir    TEXT,              -- directory the command runs in (kind command)
+    token_hash TEXT NOT NULL UNIQUE,  -- SHA-256 of the token, hex
+    created    TEXT NOT NULL,     -- UTC, ISO 8601
+    UNIQUE (name, version)
+);
+"""
+
+
+class RegistryError(ArenaError):
+    """A bot cannot be registered or found; the message says why."""
+
+
+def hash_token(token: str) -> str:
+    """The stored form of a token."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def new_bot_token() -> str:
+    """A fresh bot token (192 bits, URL-safe)."""
+    return "cab_" + secrets.token_urlsafe(24)
+
+
+@dataclass(frozen=True, slots=True)
+class RegisteredBot:
+    """One submitted version of a bot."""
+
+    #: Bot name.
+    name: str
+    #: Version label.
+    version: str
+    #: ``command`` or ``image``.
+    kind: BotKind
+    #: Shell command (kind ``command``), else ``""``.
+    command: str
+    #: Docker image (kind ``image``), else ``""``.
+    image: str
+    #: Directory the command runs in (kind ``command``), else ``""``.
+    workdir: str
+    #: When it was submitted (UTC, ISO 8601).
+    created: str
+
+    @property
+    def ref(self) -> str:
+        """``NAME@VERSION``."""
+        return f"{self.name}@{self.version}"
+
+    @property
+    def target(self) -> str:
+        """The command or the image: what runs."""
+        return self.command if self.kind == "command" else self.image
+
+    def to_dict(self) -> dict[str, str]:
+        """JSON form (``arena bots --json``); the token is never part of it."""
+        return {
+            "name": self.name,
+            "version": self.version,
+            "ref": self.ref,
+            "kind": self.kind,
+            "command": self.command,
+            "image": self.image,
+            "workdir": self.workdir,
+            "created": self.created,
+        }
+
+
+def split_ref(ref: str) -> tuple[str, str | None]:
+    """``NAME`` or ``NAME@VERSION`` → ``(name, version or None)``; raises for a malformed one."""
+    name, sep, version = ref.partition("@")
+    if not NAME_RE.fullmatch(name) or (sep and not VERSION_RE.fullmatch(version)):
+        raise RegistryError(
+            f"{ref!r} is not a bot reference (NAME or NAME@VERSION; names are 1-32 letters, "
+            "digits, '_', '.' or '-')"
+        )
+    return name, (version if sep else None)
+
+
+def _row(row: sqlite3.Row) -> RegisteredBot:
+    return RegisteredBot(
+        name=row["name"],
+        version=row["version"],
+        kind=row["kind"],
+        command=row["command"] or "",
+        image=row["image"] or "",
+        workdir=row["workdir"] or "",
+        created=row["created"],
+    )
+
+
+def check_submission(
+    name: str,
+    version: str,
+    *,
+    command: str | None = None,
+    image: str | None = None,
+    workdir: Path | None = None,
+) -> None:
+    """Raise :class:`RegistryError` when :meth:`Registry.submit` would refuse these (short of a
+    version already registered): the CLI checks before it creates the home or the registry."""
+    if not NAME_RE.fullmatch(name):
+        raise RegistryError(
+            f"bot name {name!r}: use 1-32 letters, digits, '_', '.' or '-', starting with a "
+            "letter or digit"
+        )
+    if name in RESERVED:
+        raise RegistryError(f"bot name {name!r} is a reference bot's; choose another")
+    if not VERSION_RE.fullmatch(version):
+        raise RegistryError(f"version {version!r}: use 1-32 letters, digits, '_', '.', '+' or '-'")
+    if (command is None) == (image is None):
+        raise RegistryError("give exactly one of --command and --image")
+    if command is not None and not command.strip():
+        raise RegistryError("--command is empty")
+    if image is not None and (not image.strip() or any(c.isspace() for c in image)):
+        raise RegistryError(f"--image {image!r} is not an image name")
+    if command is not None:
+        # A command that cannot start would forfeit every match of every tournament naming it.
+        try:
+            check_command(command, workdir or Path.cwd())
+        except ArenaError as err:
+            raise RegistryError(f"--command {command.strip()!r}: {err}") from None
+
+
+class Registry:
+    """The registry database of one arena home."""
+
+    def __init__(self, path: Path) -> None:
+        #: The database file.
+        self.path = path
+        ensure_home(path.parent)
+        fresh = not path.exists()
+        try:
+            # Not tied to its thread: ``arena serve --registered-only`` checks tokens from the
+            # server's loop thread (sqlite3 here is built fully thread-safe).
+            self._db = sqlite3.connect(
+                path, isolation_level=None, timeout=30.0, check_same_thread=False
+            )
+            if fresh:
+                path.chmod(0o600)
+            self._db.row_factory = sqlite3.Row
+            self._db.executescript(_SCHEMA)
+            version = self._db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+            if version is None:
+                self._db.execute(
+                    "INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),)
+                )
+            elif version[0] != str(SCHEMA_VERSION):
+                raise RegistryError(f"{path}: registry schema {version[0]} is not supported")
+        except sqlite3.DatabaseError as err:
+            raise RegistryError(f"{path}: not a usable bot registry ({err})") from None
+
+    def close(self) -> None:
+        """Close the database."""
+        self._db.close()
+
+    def __enter__(self) -> Registry:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def submit(
+        self,
+        name: str,
+        version: str,
+        *,
+        command: str | None = None,
+        image: str | None = None,
+        workdir: Path | None = None,
+    ) -> tuple[RegisteredBot, str]:
+        """Register a version of a bot (exactly one of ``command`` and ``image``); the new entry
+        and its token, which is shown only now."""
+        check_submission(name, version, command=command, image=image, workdir=workdir)
+        kind: BotKind = "command" if command is not None else "image"
+        token = new_bot_token()
+        created = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        where = str((workdir or Path.cwd()).resolve()) if kind == "command" else None
+        try:
+            self._db.execute(
+                "INSERT INTO bots (name, version, kind, command, image, workdir, token_hash, "
+                "created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    name,
+                    version,
+                    kind,
+                    command.strip() if command else None,
+                    image.strip() if image else None,
+                    where,
+                    hash_token(token),
+                    created,
+                ),
+            )
+        except sqlite3.IntegrityError:
+            raise RegistryError(
+                f"{name}@{version} is already registered; submit a new version"
+            ) from None
+        return self.resolve(f"{name}@{version}"), token
+
+    def bots(self) -> list[RegisteredBot]:
+        """Every registered version, by name then submission order."""
+        rows = self._db.execute("SELECT * FROM bots ORDER BY name, seq").fetchall()
+        return [_row(r) for r in rows]
+
+    def resolve(self, ref: str) -> RegisteredBot:
+        """The bot ``NAME@VERSION``, or the latest version of ``NAME``."""
+        name, version = split_ref(ref)
+        if version is None:
+            row = self._db.execute(
+                "SELECT * FROM bots WHERE name = ? ORDER BY seq DESC LIMIT 1", (name,)
+            ).fetchone()
+        else:
+            row = self._db.execute(
+                "SELECT * FROM bots WHERE name = ? AND version = ?", (name, version)
+            ).fetchone()
+        if row is not None:
+            return _row(row)
+        versions = [
+            r[0]
+            for r in self._db.execute(
+                "SELECT version FROM bots WHERE name = ? ORDER BY seq", (name,)
+            ).fetchall()
+        ]
+        if versions:
+            raise RegistryError(
+                f"{name} has no version {version!r} (registered: {', '.join(versions)})"
+            )
+        raise RegistryError(f"no bot named {name!r} is registered in {self.path.parent}")
+
+    def by_token(self, token: str) -> RegisteredBot | None:
+        """The bot whose token this is, if any."""
+        row = self._db.execute(
+            "SELECT * FROM bots WHERE token_hash = ?", (hash_token(token),)
+        ).fetchone()
+        return _row(row) if row is not None else None
+
+    def owner(self, token: str) -> tuple[str, str] | None:
+        """``(name, version)`` of the bot whose token this is, if any."""
+        bot = self.by_token(token)
+        return None if bot is None else (bot.name, bot.version)
+
+
+def open_registry(home: str | Path | None = None) -> Registry:
+    """The registry of ``home`` (``--home``), else of ``$ARENA_HOME`` or the default home."""
+    return Registry(registry_path(arena_home(home)))
+
+
+@contextmanager
+def registry(home: str | Path | None = None) -> Iterator[Registry]:
+    """:func:`open_registry` as a context manager."""
+    reg = open_registry(home)
+    try:
+        yield reg
+    finally:
+        reg.close()
+
+
+def resolve_bot(ref: str, home: str | Path | None = None) -> RegisteredBot:
+    """Look up ``NAME`` or ``NAME@VERSION`` without keeping the registry open.
+
+    A home with no registry yet is an error naming the home, not a new empty file.
+    """
+    path = registry_path(arena_home(home))
+    if not path.exists():
+        split_ref(ref)
+        raise RegistryError(f"no bot named {ref!r}: no bots are registered in {path.parent}")
+    with registry(home) as reg:
+        return reg.resolve(ref)

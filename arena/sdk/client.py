@@ -1,0 +1,263 @@
+"""The Python SDK: run a :class:`arena.sdk.bot.Bot` against an arena server.
+
+::
+
+    from arena.sdk.client import run_bot
+    from arena.sdk.bot import Bot
+
+    class FirstLegal(Bot):
+        name = "first-legal"
+
+        def choose(self, game, observation, legal):
+            return 0
+
+    run_bot(FirstLegal(), "127.0.0.1:50051", token="...")
+
+The bot sees each observation as the same plain dict as the engine's ``Observation.to_dict()``
+and the legal actions as engine :class:`~engine.Action` objects, so a strategy runs identically
+in-process and over the wire. :func:`run_bot` handles Welcome and Rejected, plays any number of
+matches (several at once if the server asks), reconnects with backoff when the connection drops,
+and returns once it has played ``matches`` matches or the server has been gone for ``give_up_s``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, cast
+
+import grpc
+import grpc.aio
+
+from arena.errors import ArenaError
+from arena.logging import configure_once, get_logger
+from arena.protocol import codec, messages, rpc
+from arena.sdk.bot import Bot
+from engine import EngineError, get_game
+
+log = get_logger("arena.sdk.client")
+
+#: What ``read()`` returns at the end of a grpc.aio stream (missing from grpc-stubs).
+EOF: Any = getattr(grpc.aio, "EOF")  # noqa: B009
+
+#: Client channel options (see docs/protocol.md): keep idle connections alive through NATs, and
+#: accept observations up to the server's send limit.
+CLIENT_OPTIONS: list[tuple[str, Any]] = [
+    ("grpc.keepalive_time_ms", 30_000),
+    ("grpc.keepalive_timeout_ms", 10_000),
+    ("grpc.max_receive_message_length", 4 * 1024 * 1024),
+    ("grpc.max_send_message_length", 64 * 1024),
+]
+
+#: What the SDK logs when a bot's strategy fails and it plays the first legal action: the
+#: referee sees a legal answer, so only the bot's log knows (``arena match`` looks for these).
+SDK_FALLBACKS = (b"bot.choose failed;", b"bot.choose returned a bad index;")
+
+#: Backoff between reconnection attempts, seconds: first, factor, cap.
+BACKOFF_FIRST, BACKOFF_FACTOR, BACKOFF_CAP = 0.05, 2.0, 2.0
+
+
+class BotRejected(ArenaError):
+    """The server refused the bot's Hello (unknown token, unsupported protocol version)."""
+
+
+@dataclass(slots=True)
+class BotRun:
+    """What one :func:`run_bot` call did."""
+
+    #: Matches that ended (MatchEnd received).
+    matches: int = 0
+    #: Decisions answered.
+    decisions: int = 0
+    #: Streams opened (1 + reconnections).
+    connections: int = 0
+    #: Errors the server reported (faults and warnings).
+    errors: int = 0
+    #: Streams the server welcomed.
+    welcomes: int = 0
+    #: The server address used (the argument, else ``$ARENA_ADDRESS``).
+    address: str = ""
+    #: Why it stopped: ``matches`` (played enough), ``ended`` (the server ended the stream:
+    #: it has nothing more for this bot, as after an ``arena match`` or tournament match),
+    #: ``server gone`` (no server for ``give_up_s`` after it had one), ``unreachable`` (never
+    #: welcomed within ``give_up_s``).
+    stopped: str = ""
+
+
+def run_bot(
+    bot: Bot,
+    address: str | None = None,
+    token: str | None = None,
+    *,
+    matches: int | None = None,
+    games: tuple[str, ...] = (),
+    give_up_s: float = 10.0,
+) -> BotRun:
+    """Connect ``bot`` to the server at ``address`` (``host:port`` or ``unix:PATH``; default
+    ``$ARENA_ADDRESS``) with ``token`` (default ``$ARENA_TOKEN``) and play until ``matches``
+    matches have ended (``None``: until the server goes away for ``give_up_s`` seconds).
+
+    Raises :class:`BotRejected` when the server refuses the bot, :class:`ArenaError` when no
+    address is given or when called on a thread that runs an asyncio loop (each connection runs
+    on a grpc.aio loop of its own; ``bot.choose`` is called on it).
+    """
+    configure_once(lazy=True)
+    if _in_running_loop():
+        raise ArenaError(
+            "run_bot blocks until it is done: call it where no asyncio loop runs "
+            "(for example in a thread of its own)"
+        )
+    address = address or os.environ.get("ARENA_ADDRESS", "")
+    if not address:
+        raise ArenaError("no server address: pass one or set ARENA_ADDRESS")
+    token = token if token is not None else os.environ.get("ARENA_TOKEN", "")
+    run = BotRun(address=address)
+    backoff = BACKOFF_FIRST
+    last_contact = time.monotonic()
+    while True:
+        run.connections += 1
+        # Tell the server how many matches are left, so a lobby never seats us past them.
+        left = 0 if matches is None else max(1, matches - run.matches)
+        # Lean messages (docs/protocol.md): events ride in the decisions (Decision.events; a Bot
+        # has no event hook, so like separate Events they go no further), and no text or JSON
+        # rendering of the observation (a Bot gets the typed message's dict, observation_dict).
+        hello = messages.Hello(
+            bot.name,
+            bot.version,
+            token,
+            messages.PROTOCOL_VERSION,
+            games,
+            left,
+            batch_events=True,
+            omit_text=True,
+            omit_json=True,
+        )
+        welcomed, stop = _play_stream(bot, address, hello, run, matches)
+        run.welcomes += welcomed
+        if stop is not None:
+            run.stopped = stop
+            log.info("stopping", why=stop, address=address, matches=run.matches)
+            return run
+        now = time.monotonic()
+        if welcomed:
+            last_contact, backoff = now, BACKOFF_FIRST
+        if now - last_contact >= give_up_s:
+            run.stopped = "server gone" if run.welcomes else "unreachable"
+            log.info("stopping", why=run.stopped, address=address, matches=run.matches)
+            return run
+        time.sleep(backoff)
+        backoff = min(BACKOFF_CAP, backoff * BACKOFF_FACTOR)
+
+
+def _in_running_loop() -> bool:
+    """Whether this thread runs an asyncio loop (run_bot runs its own: asyncio.run)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+def _play_stream(
+    bot: Bot, address: str, hello: messages.Hello, run: BotRun, matches: int | None
+) -> tuple[bool, str | None]:
+    """Play over one stream until it ends; ``(welcomed, why to stop)``: ``matches``, ``ended``,
+    or ``None`` to connect again (the stream broke)."""
+    return asyncio.run(_play(bot, address, hello, run, matches))
+
+
+# grpc.aio, read and written from one coroutine: the synchronous client's stream costs two
+# thread hand-offs per decision (a thread feeding the request iterator, another delivering
+# responses), about half the SDK's time per decision (docs/performance.md).
+async def _play(
+    bot: Bot, address: str, hello: messages.Hello, run: BotRun, matches: int | None
+) -> tuple[bool, str | None]:
+    welcomed = False
+    playing: set[str] = set()  # matches started on this stream and not yet ended
+    async with grpc.aio.insecure_channel(address, options=CLIENT_OPTIONS) as channel:
+        # The generated stubs are typed for the synchronous API.
+        play: Any = rpc.ArenaStub(channel).Play
+        call: grpc.aio.StreamStreamCall[rpc.BotMessage, rpc.ServerMessage] = play()
+        try:
+            await call.write(codec.hello_message(hello))
+            while (raw := await call.read()) is not EOF:
+                # A Bot has no event hook: the events a Decision carries are not decoded.
+                msg = codec.read_server_message(cast(rpc.ServerMessage, raw), events=False)
+                if isinstance(msg, messages.Decision):
+                    index = _choose(bot, msg)
+                    await call.write(codec.answer_message(msg.request_id, index=index))
+                    run.decisions += 1
+                elif isinstance(msg, messages.EventInfo):
+                    continue
+                elif isinstance(msg, messages.MatchStart):
+                    playing.add(msg.match_id)
+                    options = _typed_options(msg.game, msg.options)
+                    for seat in msg.seats:
+                        bot.start_match(msg.game, seat, options)
+                elif isinstance(msg, messages.MatchEnd):
+                    playing.discard(msg.match_id)
+                    run.matches += 1
+                    log.info(
+                        "match over",
+                        match_id=msg.match_id,
+                        summary=msg.result.summary,
+                        faults=len(msg.faults),
+                    )
+                    if matches is not None and run.matches >= matches:
+                        return welcomed, "matches"
+                elif isinstance(msg, messages.Welcome):
+                    welcomed = True
+                    log.info("welcomed", address=address, session=msg.session_id)
+                elif isinstance(msg, messages.Rejected):
+                    raise BotRejected(f"the server rejected the bot: {msg.reason}")
+                elif isinstance(msg, messages.ErrorInfo):
+                    run.errors += 1
+                    log.warning("server error", code=msg.code, message=msg.message)
+            # The server ended the stream (status OK; a broken one raises). Between matches
+            # that means it has nothing more for this bot (docs/protocol.md): connecting again
+            # would only be refused. In the middle of one, connect again and resume it.
+            if welcomed and not playing:
+                return welcomed, "ended"
+        except grpc.RpcError as err:
+            code = err.code() if isinstance(err, grpc.Call) else None
+            log.info("connection lost", address=address, code=str(code))
+        finally:
+            call.cancel()  # nothing more to say; the channel closes with the block
+    return welcomed, None
+
+
+def _choose(bot: Bot, decision: messages.Decision) -> int:
+    """The bot's choice; a strategy error or a bad index falls back to the first action, so a
+    bug costs one move, not the match."""
+    try:
+        index = bot.choose(decision.game, decision.observation, decision.legal)
+    except Exception as err:
+        # The error first: a log line cut short (replay ask shows 300 characters) still names it.
+        log.exception(
+            "bot.choose failed; playing the first legal action",
+            error=f"{type(err).__name__}: {err}",
+            game=decision.game,
+        )
+        return 0
+    if not isinstance(index, int) or not 0 <= index < len(decision.legal):
+        log.warning("bot.choose returned a bad index; playing the first legal action", index=index)
+        return 0
+    return index
+
+
+def _typed_options(game: str, options: Mapping[str, str]) -> dict[str, Any]:
+    """Option values parsed by the game's own specs when this copy knows the game."""
+    out: dict[str, Any] = dict(options)
+    try:
+        specs = get_game(game).options
+    except (EngineError, ImportError):
+        return out
+    for spec in specs:
+        if spec.name in options:
+            with contextlib.suppress(EngineError):  # keep the text of a value we cannot parse
+                out[spec.name] = spec.parse(options[spec.name])
+    return out

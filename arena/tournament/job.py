@@ -1,0 +1,116 @@
+"""One tournament match as a job: a plan in, a result and a record out, over the real arena
+server with one bot process per seat.
+
+:func:`play_match` is the match job: from a plan it registers the match with the server, starts
+one process per seat (``ARENA_ADDRESS``, ``ARENA_TOKEN``, ``ARENA_SEED`` in its environment),
+lets the referee play it, stops the processes and writes the record. Nothing is shared between
+matches but the server's router.
+
+With sandbox limits (the default of ``arena tournament``) every bot command runs boxed
+(arena/bots/sandbox.py) and reaches the server through its Unix socket in a per-run directory;
+registered image bots always run in locked-down containers (arena/bots/docker.py).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from arena.bots.docker import check_available as check_docker
+from arena.bots.launch import Confinement
+from arena.bots.sandbox import Limits, check_available, default_limits
+from arena.errors import ArenaError
+from arena.layout import LOGS_DIR, RECORDS_DIR, record_name, seat_log_name
+from arena.match import BotLaunch, run_with_bots
+from arena.records.format import write_record
+from arena.server import ArenaServer, MatchSpec, SeatSpec, new_token
+from arena.tournament.config import TournamentConfig
+from arena.tournament.schedule import MatchPlan
+
+
+@dataclass(frozen=True, slots=True)
+class PlayedMatch:
+    """What one finished match produced, ready to store."""
+
+    #: ``Result.to_dict()`` (a normal or forfeit result).
+    result: dict[str, Any]
+    #: Faults charged: ``{"seat", "kind", "detail"}`` each.
+    faults: list[dict[str, Any]] = field(default_factory=list)
+    #: The record file, relative to the output directory.
+    record_path: str | None = None
+
+
+#: Plays one match: the job the runner schedules.
+MatchFn = Callable[[MatchPlan], Awaitable[PlayedMatch]]
+
+
+def confine_bots(config: TournamentConfig, no_sandbox: bool = False) -> Limits | None:
+    """The sandbox limits for ``config``'s bot commands (``None`` with ``no_sandbox``); raises
+    one line when the bots need a sandbox or a Docker engine this machine lacks."""
+    if any(b.image for b in config.bots):
+        check_docker()
+    if no_sandbox:
+        return None
+    if any(not b.image for b in config.bots):
+        check_available()
+    return default_limits()
+
+
+def match_spec(config: TournamentConfig, plan: MatchPlan) -> MatchSpec:
+    """The server's spec for ``plan``, with fresh secret tokens."""
+    return MatchSpec(
+        match_id=plan.match_id,
+        game=config.game.id,
+        seats=tuple(SeatSpec(new_token(), bot) for bot in plan.seats),
+        seed=plan.seed,
+        players=config.match_config.players,
+        options=dict(config.match_config.options),
+        time_control=config.time_control,
+        fault_policy=config.fault_policy,
+    )
+
+
+async def play_match(
+    server: ArenaServer,
+    config: TournamentConfig,
+    plan: MatchPlan,
+    confinement: Confinement | None = None,
+) -> PlayedMatch:
+    """Play one match with freshly launched bot processes and write its record."""
+    spec = match_spec(config, plan)
+    bots = {b.name: b for b in config.bots}
+    out = config.output
+    server.register(spec)
+    launches = []
+    for seat, name in enumerate(plan.seats):
+        bot = bots[name]
+        launches.append(
+            BotLaunch(
+                bot.command,
+                out / LOGS_DIR / seat_log_name(plan.match_id, seat),
+                image=bot.image or None,
+                bot_dir=Path(bot.workdir) if bot.workdir else None,
+            )
+        )
+    outcome = await run_with_bots(server, spec, launches, server.address, confinement)
+    if outcome.result.reason == "error":
+        # The arena failed, not the bots: no result to rate. Left pending, the match is
+        # reported and replayed by the next run.
+        raise ArenaError(outcome.result.summary)
+    record = Path(RECORDS_DIR) / record_name(plan.match_id)
+    result = outcome.result_dict()
+    # A RecordError (disk full, directory gone) reaches the runner like any ArenaError: the
+    # match is reported as not played and stored as pending, so the same command replays it.
+    await trio.to_thread.run_sync(
+        functools.partial(write_record, out / record, outcome.header, outcome.entries, result)
+    )
+    return PlayedMatch(
+        result=outcome.result.to_dict(),
+        faults=[f.to_dict() for f in outcome.faults],
+        record_path=str(record),
+    )

@@ -1,0 +1,43 @@
+"""The reference bots by name: what ``arena bot NAME`` (arena/cli/bot.py) plays."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from arena.sdk.bot import Bot, RandomBot
+from engine import Action
+from reference_bots.rules import RulesBot, Strategy, strategy_for
+
+
+class RulesOrRandomBot(RulesBot):
+    """The rule-based bot; for a game with no strategy yet it plays uniformly at random."""
+
+    name = "rules"
+
+    def __init__(self, seed: int | None = None) -> None:
+        super().__init__(seed)
+        self._strategies: dict[str, Strategy | None] = {}
+
+    def choose(self, game: str, observation: Mapping[str, Any], legal: Sequence[Action]) -> int:
+        if game not in self._strategies:
+            try:
+                self._strategies[game] = strategy_for(game)
+            except ValueError:
+                self._strategies[game] = None
+        strategy = self._strategies[game]
+        if strategy is None:
+            return self.rng.randrange(len(legal))
+        return strategy(observation, legal, self.rng)
+
+
+#: The reference bots by name.
+BOTS: dict[str, Callable[[int | None], Bot]] = {
+    "random": RandomBot,
+    "rules": RulesOrRandomBot,
+}
+
+
+def make_bot(name: str, seed: int | None) -> Bot:
+    """The reference bot called ``name``; ``KeyError`` for an unknown one."""
+    return BOTS[name](seed)

@@ -1,0 +1,424 @@
+"""The translation module: engine values <-> protocol messages, both directions."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from arena.protocol import codec, messages
+from arena.protocol._pb import arena_pb2 as pb
+from engine import Action, Event, Observation, Result, game_ids, get_game
+
+GAMES = list(game_ids())  # every registered game: one missing is a failure
+
+
+@pytest.mark.parametrize("game_id", GAMES)
+@settings(max_examples=4, deadline=None)
+@given(seed=st.integers(0, 2**31))
+def test_observation_round_trip_equals_engine_to_dict(game_id: str, seed: int) -> None:
+    """Over a whole random match, what the SDK rebuilds from the typed message is exactly the
+    engine's to_dict(), the JSON field holds the same, and the text is the engine's render()."""
+    game = get_game(game_id)
+    state = game.new_match(game.configure(), seed)
+    rng = random.Random(seed)
+    checked = 0
+    while (seat := state.to_move) is not None:
+        obs = state.observation(seat)
+        msg = codec.observation_message(game_id, obs)
+        wire = pb.Observation.FromString(msg.SerializeToString())
+        got_game, data = codec.observation_dict(wire)
+        assert got_game == game_id
+        assert data == obs.to_dict()
+        assert json.loads(wire.json) == obs.to_dict()
+        assert wire.text == obs.render()
+        state.apply(rng.choice(state.legal_actions()))
+        checked += 1
+    assert checked > 0
+
+
+def test_observation_of_a_game_without_typed_message_falls_back_to_json() -> None:
+    msg = pb.Observation(text="t", json=json.dumps({"seat": 1, "hand": ["AS"]}))
+    assert codec.observation_dict(msg) == ("", {"seat": 1, "hand": ["AS"]})
+
+
+def test_decision_round_trip() -> None:
+    game = get_game("whist")
+    state = game.new_match(game.configure(), 5)
+    seat = state.to_move
+    assert seat is not None
+    legal = state.legal_actions()
+    raw = codec.server_message_of(
+        codec.decision_bytes(7, "m", seat, "whist", state.observation(seat), legal, 900, 50)
+    )
+    decoded = codec.read_server_message(pb.ServerMessage.FromString(raw.SerializeToString()))
+    assert isinstance(decoded, messages.Decision)
+    assert (decoded.request_id, decoded.match_id, decoded.seat, decoded.game) == (
+        7,
+        "m",
+        seat,
+        "whist",
+    )
+    assert decoded.legal == legal
+    assert decoded.observation == state.observation(seat).to_dict()
+    assert (decoded.deadline_ms, decoded.bank_ms) == (900, 50)
+    assert [a.index for a in raw.decision.legal_actions] == list(range(len(legal)))
+    assert [(a.kind, a.arg) for a in raw.decision.legal_actions] == [(a.kind, a.arg) for a in legal]
+    # The SDK interns actions: decoding twice gives the very same objects.
+    again = codec.read_server_message(raw)
+    assert isinstance(again, messages.Decision)
+    assert all(a is b for a, b in zip(decoded.legal, again.legal, strict=True))
+
+
+def test_bot_messages_decode() -> None:
+    hello = messages.Hello("b", "2", "tok", 1, ("whist",))
+    assert codec.read_bot_message(codec.hello_message(hello)) == hello
+    assert codec.read_bot_message(codec.answer_message(3, index=2)) == messages.Answer(3, index=2)
+    assert codec.read_bot_message(codec.answer_message(3, text="play:AS")) == messages.Answer(
+        3, text="play:AS"
+    )
+    # Index 0 is a real choice, distinct from "no choice at all".
+    assert codec.read_bot_message(codec.answer_message(3, index=0)) == messages.Answer(3, index=0)
+    assert codec.read_bot_message(codec.answer_message(3)) == messages.Answer(3)
+    assert codec.read_bot_message(codec.ping_message(9)) == messages.Ping(9)
+    assert isinstance(codec.read_bot_message(pb.BotMessage()), messages.Garbage)
+
+
+def test_server_messages_round_trip() -> None:
+    result = Result((2.0, 1.0), (1, 2), "forfeit", 1, "P2 forfeits: timeout")
+    faults = (messages.FaultInfo(1, "timeout", "no answer"),)
+    values: list[messages.ServerMessage] = [
+        messages.Welcome("1.0", "s1"),
+        messages.Rejected("unknown token"),
+        messages.Pong(5),
+        messages.MatchEnd("m", result, faults),
+        messages.ErrorInfo("timeout", "late", 2, "m", 4, "timeout", 1),
+        messages.EventInfo("m", 3, "play", {"seat": 1, "card": "AS"}, False),
+        messages.MatchStart(
+            "m",
+            "whist",
+            "1.0",
+            {"points_to_win": "7"},
+            (0, 2),
+            (messages.PlayerInfo(0, "N", "a", "1"), messages.PlayerInfo(1, "E", "b", "")),
+            messages.TimeControl(100, 200),
+            "strict",
+            42,
+        ),
+    ]
+    for value in values:
+        wire = pb.ServerMessage.FromString(codec.server_message(value).SerializeToString())
+        assert codec.read_server_message(wire) == value
+
+
+def test_normal_result_has_no_forfeiting_seat_on_the_wire() -> None:
+    end = messages.MatchEnd("m", Result((1.0, 0.0), (1, 2), summary="P1 wins"))
+    msg = codec.server_message(end)
+    assert msg.match_end.result.forfeited_by == -1
+    assert msg.match_end.reason == "normal"
+    decoded = codec.read_server_message(msg)
+    assert isinstance(decoded, messages.MatchEnd)
+    assert decoded.result.forfeited_by is None
+
+
+def test_events_carry_json_and_privacy() -> None:
+    public = codec.event_info("m", 0, Event("play", {"seat": 1, "card": "AS"}))
+    private = codec.event_info("m", 1, Event("deal", {"hand": ["AS"]}, to=(2,)))
+    assert not public.private and private.private
+    msg = codec.server_message(private)
+    assert json.loads(msg.event.json) == {"hand": ["AS"]}
+    assert msg.event.seq == 1
+
+
+def test_option_text() -> None:
+    assert codec.option_text(True) == "true"
+    assert codec.option_text(False) == "false"
+    assert codec.option_text(7) == "7"
+    assert codec.option_text("difference") == "difference"
+
+
+def test_spectator_messages_round_trip() -> None:
+    summary = messages.MatchSummary(
+        "m", "whist", (messages.PlayerInfo(0, "N", "a"),), "finished", Result((1.0,), (1,))
+    )
+    assert codec.read_list_matches_response(codec.list_matches_response([summary])) == [summary]
+    row = messages.Standing("a", "whist", 3, 2, 0.75, 1)
+    assert codec.read_standings_response(codec.standings_response([row])) == [row]
+    assert codec.read_watch_request(codec.watch_request("m")) == "m"
+    assert codec.read_standings_request(codec.standings_request("whist")) == "whist"
+    assert codec.read_list_matches_request(codec.list_matches_request(True)) is True
+
+
+def test_action_text_round_trip_through_legal_action() -> None:
+    action = Action("trump", "H")
+    msg = codec.server_message_of(
+        codec.decision_bytes(1, "m", 0, "none", Observation(seat=0), [action], 1, 1)
+    )
+    assert msg.decision.legal_actions[0].text == "trump:H"
+    assert msg.decision.observation.WhichOneof("game") is None
+
+
+# --- lean messages: Hello.batch_events / omit_text / omit_json ---------------------------------
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        {"batch_events": True},
+        {"omit_text": True},
+        {"omit_json": True},
+        {"batch_events": True, "omit_text": True, "omit_json": True},
+    ],
+)
+def test_hello_lean_flags_round_trip(flags: dict[str, bool]) -> None:
+    hello = messages.Hello("b", "2", "tok", 1, ("whist",), 3, **flags)
+    wire = pb.BotMessage.FromString(codec.hello_message(hello).SerializeToString())
+    assert {k: getattr(wire.hello, k) for k in flags} == flags
+    assert codec.read_bot_message(wire) == hello
+
+
+def test_a_hello_without_the_flags_asks_for_none_of_them() -> None:
+    # An old bot's Hello (fields 7-9 unknown to it) decodes to today's behaviour.
+    old = pb.BotMessage(hello=pb.Hello(bot_name="old", token="t", protocol_version=1))
+    hello = codec.read_bot_message(pb.BotMessage.FromString(old.SerializeToString()))
+    assert isinstance(hello, messages.Hello)
+    assert (hello.batch_events, hello.omit_text, hello.omit_json) == (False, False, False)
+    assert codec.hello_message(messages.Hello("b")).hello.SerializeToString() == (
+        pb.Hello(bot_name="b", protocol_version=1).SerializeToString()
+    )
+
+
+def _whist_decision_point(seed: int) -> tuple[Observation, int, list[Action], list[Event]]:
+    """A whist state some tricks in, with its events (private deals included)."""
+    game = get_game("whist")
+    state = game.new_match(game.configure(), seed)
+    rng = random.Random(seed)
+    for _ in range(9):
+        state.apply(rng.choice(state.legal_actions()))
+    seat = state.to_move
+    assert seat is not None
+    return state.observation(seat), seat, list(state.legal_actions()), list(state.events)
+
+
+def test_decision_with_events_round_trip() -> None:
+    obs, seat, legal, events = _whist_decision_point(11)
+    infos = [codec.event_info("m", seq, e) for seq, e in enumerate(events)]
+    assert any(i.private for i in infos) and any(not i.private for i in infos)
+    held = [codec.server_message(i) for i in infos]
+    bodies = [m.event.SerializeToString() for m in held]
+    raw = codec.server_message_of(
+        codec.decision_bytes(
+            7, "m", seat, "whist", obs, legal, 900, 50, events=bodies, text=False, json=False
+        )
+    )
+    wire = pb.ServerMessage.FromString(raw.SerializeToString())
+    assert list(wire.decision.events) == [m.event for m in held]
+    decoded = codec.read_server_message(wire)
+    assert isinstance(decoded, messages.Decision)
+    assert decoded.events == tuple(infos)
+    # Each decodes as the same Event sent alone would have.
+    assert list(decoded.events) == [codec.read_server_message(m) for m in held]
+    # Carrying events changes nothing else in the request.
+    bare = codec.server_message_of(
+        codec.decision_bytes(7, "m", seat, "whist", obs, legal, 900, 50, text=False, json=False)
+    )
+    wire.decision.ClearField("events")
+    assert wire == bare
+    assert decoded.observation == obs.to_dict() and decoded.legal == tuple(legal)
+    assert decoded.text == ""
+
+
+def test_a_reader_may_skip_decoding_the_events_a_decision_carries() -> None:
+    obs, seat, legal, events = _whist_decision_point(11)
+    bodies = [codec.event_body("m", seq, e) for seq, e in enumerate(events)]
+    raw = codec.server_message_of(
+        codec.decision_bytes(1, "m", seat, "whist", obs, legal, 900, 50, events=bodies)
+    )
+    full = codec.read_server_message(raw)
+    lean = codec.read_server_message(raw, events=False)
+    assert isinstance(full, messages.Decision) and isinstance(lean, messages.Decision)
+    assert len(full.events) == len(events) > 0 and lean.events == ()
+    assert dataclasses.replace(full, events=()) == lean
+
+
+def test_a_decision_without_events_carries_none() -> None:
+    obs, seat, legal, _ = _whist_decision_point(3)
+    raw = codec.server_message_of(codec.decision_bytes(1, "m", seat, "whist", obs, legal, 900, 50))
+    assert len(raw.decision.events) == 0
+    decoded = codec.read_server_message(pb.ServerMessage.FromString(raw.SerializeToString()))
+    assert isinstance(decoded, messages.Decision) and decoded.events == ()
+    assert decoded.text == obs.render()
+
+
+@pytest.mark.parametrize("game_id", GAMES)
+@pytest.mark.parametrize(("text", "as_json"), [(False, False), (False, True), (True, False)])
+def test_observation_without_renderings_keeps_the_typed_message(
+    game_id: str, text: bool, as_json: bool
+) -> None:
+    game = get_game(game_id)
+    state = game.new_match(game.configure(), 2)
+    rng = random.Random(2)
+    checked = 0
+    while (seat := state.to_move) is not None and checked < 40:
+        obs = state.observation(seat)
+        full = codec.observation_message(game_id, obs)
+        lean = codec.observation_message(game_id, obs, text=text, json=as_json)
+        assert lean.text == (full.text if text else "")
+        assert lean.json == (full.json if as_json else "")
+        assert full.text and full.json  # the defaults still fill both
+        assert lean.WhichOneof("game") == game_id
+        assert getattr(lean, game_id) == getattr(full, game_id)
+        wire = pb.Observation.FromString(lean.SerializeToString())
+        assert codec.observation_dict(wire) == (game_id, obs.to_dict())
+        state.apply(rng.choice(state.legal_actions()))
+        checked += 1
+    assert checked > 0
+
+
+def test_an_unwanted_rendering_is_not_computed(monkeypatch: pytest.MonkeyPatch) -> None:
+    obs, seat, legal, _ = _whist_decision_point(5)
+
+    def boom(*args: object) -> str:
+        raise AssertionError("computed a rendering that was not asked for")
+
+    monkeypatch.setattr(type(obs), "render", boom)
+    monkeypatch.setattr(codec, "_dumps", boom)
+    msg = codec.server_message_of(
+        codec.decision_bytes(1, "m", seat, "whist", obs, legal, 1, 1, text=False, json=False)
+    )
+    assert msg.decision.observation.whist.seat == seat
+    with pytest.raises(AssertionError, match="not asked for"):
+        codec.observation_message("whist", obs, text=True, json=False)
+    with pytest.raises(AssertionError, match="not asked for"):
+        codec.observation_message("whist", obs, text=False, json=True)
+
+
+def test_a_game_without_typed_message_keeps_its_json_when_json_is_omitted() -> None:
+    # The JSON is then the only machine-readable form of the observation.
+    obs = Observation(seat=1)
+    msg = codec.observation_message("none", obs, text=False, json=False)
+    assert msg.WhichOneof("game") is None and msg.text == ""
+    assert codec.observation_dict(msg) == ("", obs.to_dict())
+
+
+@pytest.mark.parametrize("game_id", game_ids())
+def test_event_message_equals_the_event_info_encoding(game_id: str) -> None:
+    game = get_game(game_id)
+    state = game.new_match(game.configure(), 4)
+    rng = random.Random(4)
+    while state.to_move is not None and len(state.events) < 300:
+        state.apply(rng.choice(state.legal_actions()))
+    assert state.events
+    for seq, event in enumerate(state.events):
+        fast = codec.event_message("m", seq, event)
+        assert fast == codec.server_message(codec.event_info("m", seq, event))
+
+
+# --- the wire encoder, against protobuf's own construction --------------------------------------
+
+
+def _built_by_protobuf(
+    request_id: int,
+    match_id: str,
+    seat: int,
+    game_id: str,
+    obs: Observation,
+    legal: list[Action],
+    events: list[tuple[int, Event]],
+    text: bool,
+    as_json: bool,
+) -> pb.ServerMessage:
+    """The DecisionRequest built field by field with the protobuf API, the typed observation
+    filled by protobuf's json_format from the engine's to_dict(): nothing of the codec's encoder."""
+    from google.protobuf import json_format
+
+    msg = pb.ServerMessage()
+    d = msg.decision
+    d.request_id, d.match_id, d.seat = request_id, match_id, seat
+    data = obs.to_dict()
+    if text:
+        d.observation.text = obs.render()
+    typed = codec.observation_descriptor(game_id) is not None
+    if as_json or not typed:
+        d.observation.json = json.dumps(data)
+    if typed:
+        json_format.ParseDict(data, getattr(d.observation, game_id))
+    for i, a in enumerate(legal):
+        d.legal_actions.add(index=i, text=a.text, kind=a.kind, arg=a.arg)
+    d.deadline_ms, d.bank_ms = 900, 12345
+    for seq, e in events:
+        d.events.add(
+            match_id=match_id,
+            seq=seq,
+            kind=e.kind,
+            json=json.dumps(dict(e.data)),
+            private=e.to is not None,
+        )
+    return msg
+
+
+def _json_apart(msg: pb.ServerMessage) -> tuple[pb.ServerMessage, list[object]]:
+    """``msg`` with its JSON strings taken out and parsed (key order and spacing may differ)."""
+    copy = pb.ServerMessage()
+    copy.CopyFrom(msg)
+    d = copy.decision
+    parsed: list[object] = [json.loads(d.observation.json) if d.observation.json else None]
+    d.observation.json = ""
+    for e in d.events:
+        parsed.append(json.loads(e.json))
+        e.json = ""
+    return copy, parsed
+
+
+@pytest.mark.parametrize("game_id", GAMES)
+@pytest.mark.parametrize(("text", "as_json"), [(True, True), (False, False), (True, False)])
+def test_decision_bytes_parse_to_what_protobuf_builds(
+    game_id: str, text: bool, as_json: bool
+) -> None:
+    game = get_game(game_id)
+    state = game.new_match(game.configure(), 11)
+    rng = random.Random(11)
+    sent = 0
+    request_id = 2**40 - 3  # ids past 14 bits take long varints
+    match_id = "m-é♠"  # non-ASCII: lengths are in bytes
+    checked = 0
+    while (seat := state.to_move) is not None and checked < 150:
+        obs, legal = state.observation(seat), list(state.legal_actions())
+        events = list(enumerate(state.events))[sent:]
+        sent = len(state.events)
+        got = codec.decision_bytes(
+            request_id + checked,
+            match_id,
+            seat,
+            game_id,
+            obs,
+            legal,
+            900,
+            12345,
+            events=[codec.event_body(match_id, seq, e) for seq, e in events],
+            text=text,
+            json=as_json,
+        )
+        want = _built_by_protobuf(
+            request_id + checked, match_id, seat, game_id, obs, legal, events, text, as_json
+        )
+        assert _json_apart(pb.ServerMessage.FromString(got)) == _json_apart(want)
+        state.apply(rng.choice(legal))
+        checked += 1
+    assert checked > 20
+
+
+def test_compact_json_matches_json_dumps() -> None:
+    samples: list[object] = [
+        {"seat": 2, "card": "QH", "ok": True, "none": None},
+        {"nested": {"a": [1, 2.5, -3, "ü♣"], "b": []}, "f": 1e-7, "big": 2**70},
+        [1, "two", {"three": 3.0}],
+        "plain string",
+        {"quote": 'say "hi"\n', "nan": float("nan"), "inf": float("-inf")},
+    ]
+    for data in samples:
+        assert codec._dumps(data) == json.dumps(data, separators=(",", ":"), ensure_ascii=False)

@@ -1,0 +1,484 @@
+"""Broken bots, one scripted raw gRPC client each: the match always finishes, the fault is
+recorded, the bot is told, and the policy (lenient: 3 strikes; strict: first fault) forfeits."""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Callable
+
+import pytest
+import trio
+
+from arena.protocol._pb import arena_pb2 as pb
+from arena.server import MatchOutcome, MatchSpec, open_arena_server
+from arena.server.referee import QUOTE_LIMIT
+from tests.arena.wire import (
+    SHORT_WHIST,
+    Answerer,
+    Behaviour,
+    RawBot,
+    Recorder,
+    Scenario,
+    fault_kinds,
+    first_legal,
+    make_spec,
+    play_loop,
+    play_with,
+    raw,
+    run_scenario,
+    sdk,
+)
+
+BAD = 1  # the broken bot sits East
+
+
+def _table(bad: Behaviour) -> list[Behaviour | None]:
+    return [sdk("random", 1), bad, sdk("random", 3), sdk("random", 4)]
+
+
+def _errors(rec: Recorder) -> list[pb.Error]:
+    return [e for bot in rec.bots for e in bot.of_kind("error")]
+
+
+def test_bot_that_never_answers_times_out_three_times_and_forfeits() -> None:
+    rec = Recorder()
+    spec = make_spec("whist", 4, options=SHORT_WHIST, move_ms=200, bank_ms=100)
+    s = run_scenario(spec, _table(raw(lambda d, n: None, rec)))
+    out = s.outcome
+    assert fault_kinds(out, BAD) == ["timeout"] * 3
+    assert out.result.reason == "forfeit" and out.result.forfeited_by == BAD
+    assert out.result.ranks[BAD] == out.result.ranks[BAD + 2] == 2  # East's side loses
+    errors = _errors(rec)
+    assert [e.code for e in errors] == [pb.ERROR_CODE_TIMEOUT] * 3
+    assert [e.strikes for e in errors] == [1, 2, 3]
+    assert all(e.fault == "timeout" and e.seat == BAD for e in errors)
+    assert rec.bots[0].of_kind("match_end")[0].reason == "forfeit"
+    # The bank is spent by the first timeout: 300 ms, then 200 ms each.
+    assert 0.65 < s.seconds < 5
+    fallbacks = [e for e in out.entries if e["type"] == "decision" and e["fallback"]]
+    assert len(fallbacks) == 2  # the third strike forfeits instead of playing on
+
+
+def test_strict_policy_forfeits_on_the_first_timeout() -> None:
+    spec = make_spec("whist", 4, options=SHORT_WHIST, move_ms=200, policy="strict")
+    out = run_scenario(spec, _table(raw(lambda d, n: None))).outcome
+    assert fault_kinds(out) == ["timeout"]
+    assert out.result.reason == "forfeit" and out.result.forfeited_by == BAD
+    assert "timeout" in out.result.summary
+
+
+def _garbage(decision: pb.DecisionRequest, n: int) -> pb.BotMessage:
+    return pb.BotMessage(action=pb.Action(request_id=decision.request_id))
+
+
+def test_action_without_a_choice_is_garbage() -> None:
+    rec = Recorder()
+    spec = make_spec("whist", 4, options=SHORT_WHIST)
+    out = run_scenario(spec, _table(raw(_garbage, rec))).outcome
+    assert fault_kinds(out, BAD) == ["garbage"] * 3
+    assert out.result.forfeited_by == BAD
+    assert {e.code for e in _errors(rec)} == {pb.ERROR_CODE_PROTOCOL}
+
+
+def _play_sending_extra(
+    extra: Callable[[RawBot, int], None],
+) -> tuple[MatchOutcome, Recorder]:
+    """Seat BAD answers every decision legally, but first sends ``extra(bot, n)``."""
+    rec = Recorder()
+
+    def behaviour(address: str, token: str) -> None:
+        bot = rec.new(address)
+        bot.hello(token)
+
+        def answer(decision: pb.DecisionRequest, n: int) -> pb.BotMessage | None:
+            extra(bot, n)
+            return first_legal(decision, n)
+
+        play_loop(bot, answer)
+        bot.close()
+
+    out = run_scenario(make_spec("whist", 4, options=SHORT_WHIST), _table(behaviour)).outcome
+    return out, rec
+
+
+def test_empty_bot_message_is_garbage() -> None:
+    # No hello, action or ping in the message.
+    out, _ = _play_sending_extra(lambda bot, n: bot.send(pb.BotMessage()))
+    assert fault_kinds(out, BAD) == ["garbage"] * 3
+    assert out.result.forfeited_by == BAD
+
+
+def test_index_out_of_range_is_illegal_and_the_fallback_is_played() -> None:
+    rec = Recorder()
+
+    def bad_index(decision: pb.DecisionRequest, n: int) -> pb.BotMessage:
+        i = len(decision.legal_actions) if n == 0 else 0  # one bad answer, then good ones
+        return pb.BotMessage(action=pb.Action(request_id=decision.request_id, index=i))
+
+    out = run_scenario(make_spec("whist", 4, options=SHORT_WHIST), _table(raw(bad_index, rec)))
+    result = out.outcome
+    assert fault_kinds(result) == ["illegal"]
+    assert "out of range" in result.faults[0].detail
+    assert result.result.reason == "normal"  # one strike does not forfeit
+    first = next(e for e in result.entries if e["type"] == "decision" and e["seat"] == BAD)
+    assert first["fallback"] is True
+    request = rec.bots[0].of_kind("decision")[0]
+    assert first["action"] == request.legal_actions[0].text  # whist's fallback: first legal
+    assert _errors(rec)[0].code == pb.ERROR_CODE_ILLEGAL_ACTION
+    assert _errors(rec)[0].request_id == request.request_id
+
+
+def test_text_that_is_no_legal_action_is_illegal() -> None:
+    def bad_text(decision: pb.DecisionRequest, n: int) -> pb.BotMessage:
+        legal = {a.text for a in decision.legal_actions}
+        text = next(f"play:{c}" for c in ("2C", "3C", "4C", "5C", "6C") if f"play:{c}" not in legal)
+        return pb.BotMessage(action=pb.Action(request_id=decision.request_id, text=text))
+
+    rec, north = Recorder(), Recorder()
+    table = _table(raw(bad_text, rec))
+    table[0] = raw(rec=north)
+    out = run_scenario(make_spec("whist", 4, options=SHORT_WHIST), table).outcome
+    assert fault_kinds(out, BAD) == ["illegal"] * 3
+    assert out.result.forfeited_by == BAD
+    # The faulting bot is told its legal actions; the others (and spectators) only that the
+    # text was illegal: the legal actions would reveal East's hand.
+    assert all("(legal:" in e.message for e in _errors(rec))
+    public = north.bots[0].of_kind("match_end")[0]
+    assert len(public.faults) == 3
+    assert not any("(legal:" in f.detail for f in public.faults)
+    assert "(legal:" not in public.result.summary
+
+
+def test_a_long_illegal_text_is_quoted_short() -> None:
+    # 20,000 characters (under the 64 KiB message cap): quoted whole, each fault would carry it
+    # into the MatchEnd, the logs, the record and the console several times over.
+    long_text = "x" * 20_000
+
+    def chatty(decision: pb.DecisionRequest, n: int) -> pb.BotMessage:
+        return pb.BotMessage(action=pb.Action(request_id=decision.request_id, text=long_text))
+
+    rec = Recorder()
+    out = run_scenario(make_spec("whist", 4, options=SHORT_WHIST), _table(raw(chatty, rec)))
+    faults = [f for f in out.outcome.faults if f.seat == BAD]
+    assert [f.kind for f in faults] == ["illegal"] * 3
+    quoted = f"{'x' * QUOTE_LIMIT!r}… (20000 characters)"
+    assert all(f.detail == f"{quoted} is not a legal action" for f in faults)
+    assert all(len(e.message) < 2000 and e.message.startswith(quoted) for e in _errors(rec))
+
+
+def test_text_answers_are_accepted() -> None:
+    def by_text(decision: pb.DecisionRequest, n: int) -> pb.BotMessage:
+        text = decision.legal_actions[-1].text
+        return pb.BotMessage(action=pb.Action(request_id=decision.request_id, text=text))
+
+    rec = Recorder()
+    out = run_scenario(make_spec("whist", 4, options=SHORT_WHIST), _table(raw(by_text, rec)))
+    assert out.outcome.faults == ()
+    mine = [e["action"] for e in out.outcome.entries if e["type"] == "decision" and e["seat"] == 1]
+    assert mine == [d.legal_actions[-1].text for d in rec.bots[0].of_kind("decision")]
+
+
+def test_unknown_request_id_is_a_fault() -> None:
+    # A request id never sent to anybody.
+    out, rec = _play_sending_extra(lambda bot, n: bot.answer(10_000_000 + n, index=0))
+    assert fault_kinds(out, BAD) == ["unknown_request"] * 3
+    assert out.result.forfeited_by == BAD
+    codes = {e.code for e in _errors(rec)}
+    assert codes == {pb.ERROR_CODE_UNKNOWN_REQUEST}
+
+
+def test_a_timeout_after_a_wrong_id_says_the_bot_did_answer() -> None:
+    # A bot that echoes the wrong request_id gets an unknown_request fault, and then the
+    # request it did not answer times out: that fault must not read as a bot that sat idle.
+    def wrong_id(decision: pb.DecisionRequest, n: int) -> pb.BotMessage:
+        return pb.BotMessage(action=pb.Action(request_id=decision.request_id + 1000, index=0))
+
+    spec = make_spec("whist", 4, options=SHORT_WHIST, move_ms=200, bank_ms=0)
+    out = run_scenario(spec, _table(raw(wrong_id))).outcome
+    mine = [f for f in out.faults if f.seat == BAD]
+    assert [f.kind for f in mine] == ["unknown_request", "timeout", "unknown_request"]
+    rid = int(mine[1].detail.rsplit(" ", 1)[1].rstrip(")"))
+    assert mine[1].detail.endswith(f"(an answer to request {rid + 1000} came instead of {rid})")
+
+
+def test_a_late_answer_is_only_a_warning() -> None:
+    """An answer to a request that already timed out is ignored with an Error, no new strike."""
+    rec = Recorder()
+
+    def late(decision: pb.DecisionRequest, n: int) -> pb.BotMessage | None:
+        if n == 0:
+            time.sleep(0.35)  # past the 200 ms deadline
+        return first_legal(decision, n)
+
+    out = run_scenario(
+        make_spec("whist", 4, options=SHORT_WHIST, move_ms=200), _table(raw(late, rec))
+    ).outcome
+    assert fault_kinds(out) == ["timeout"]
+    errors = _errors(rec)
+    assert [e.fault for e in errors] == ["timeout", ""]
+    assert errors[1].code == pb.ERROR_CODE_UNKNOWN_REQUEST
+
+
+def test_a_bot_cannot_answer_for_another_seat() -> None:
+    """East learns North's open request id (through the test) and answers it: a wrong_seat fault
+    for East; North's request stays open and North's own (different) choice is played."""
+    north_requests: queue.SimpleQueue[int] = queue.SimpleQueue()
+    answered = threading.Event()
+    north_rec, east_rec = Recorder(), Recorder()
+
+    def north(decision: pb.DecisionRequest, n: int) -> pb.BotMessage:
+        if n == 0:
+            north_requests.put(decision.request_id)
+            answered.wait(5)
+            time.sleep(0.05)
+        last = len(decision.legal_actions) - 1
+        return pb.BotMessage(action=pb.Action(request_id=decision.request_id, index=last))
+
+    def east(address: str, token: str) -> None:
+        bot = east_rec.new(address)
+        bot.hello(token)
+
+        def steal() -> None:
+            rid = north_requests.get(timeout=10)
+            bot.answer(rid, index=0)
+            # Wait until the server has told East off before North answers.
+            deadline = time.monotonic() + 5
+            while not bot.of_kind("error") and time.monotonic() < deadline:
+                time.sleep(0.005)
+            answered.set()
+
+        threading.Thread(target=steal, daemon=True).start()
+        play_loop(bot)
+        bot.close()
+
+    spec = make_spec("whist", 4, options=SHORT_WHIST, seed=3)
+    behaviours: list[Behaviour | None] = [raw(north, north_rec), east, sdk(), sdk()]
+    out = run_scenario(spec, behaviours).outcome
+    assert fault_kinds(out) == ["wrong_seat"]
+    assert out.faults[0].seat == 1
+    error = east_rec.bots[0].of_kind("error")[0]
+    assert error.code == pb.ERROR_CODE_WRONG_SEAT and error.seat == 1
+    first_north = north_rec.bots[0].of_kind("decision")[0]
+    decisions = [e for e in out.entries if e["type"] == "decision" and e["seat"] == 0]
+    assert decisions[0]["fallback"] is False
+    assert decisions[0]["action"] == first_north.legal_actions[-1].text
+    # East never saw a decision request for another seat.
+    assert {d.seat for d in east_rec.bots[0].of_kind("decision")} == {1}
+
+
+def test_disconnect_mid_match_faults_at_once_and_forfeits() -> None:
+    """East answers 3 decisions, then drops the connection while its 4th request is open: that
+    request and the next two fault at once (no waiting for the 5 s deadline)."""
+
+    def behaviour(address: str, token: str) -> None:
+        bot = RawBot(address)
+        bot.hello(token)
+        n = 0
+        for msg in bot.messages():
+            if msg.WhichOneof("kind") == "decision":
+                if n == 3:
+                    break
+                bot.answer(msg.decision.request_id, index=0)
+                n += 1
+        bot.close()
+
+    spec = make_spec("whist", 4, options=SHORT_WHIST, move_ms=5000)
+    s = run_scenario(spec, _table(behaviour))
+    assert fault_kinds(s.outcome) == ["disconnect"] * 3
+    assert s.outcome.result.forfeited_by == BAD
+    assert s.seconds < 4.0
+
+
+def test_disconnect_under_strict_policy_forfeits_at_once() -> None:
+    def behaviour(address: str, token: str) -> None:
+        bot = RawBot(address)
+        bot.hello(token)
+        for msg in bot.messages():
+            if msg.WhichOneof("kind") == "decision":
+                break
+        bot.close()
+
+    spec = make_spec("whist", 4, options=SHORT_WHIST, move_ms=5000, policy="strict")
+    s = run_scenario(spec, _table(behaviour))
+    assert fault_kinds(s.outcome) == ["disconnect"]
+    assert s.outcome.result.reason == "forfeit"
+    assert s.seconds < 4.0
+
+
+def _slow(delay: float) -> Behaviour:
+    def answer(decision: pb.DecisionRequest, n: int) -> pb.BotMessage:
+        time.sleep(delay)
+        return first_legal(decision, n)
+
+    return raw(answer)
+
+
+def test_reconnecting_with_the_same_token_resumes_the_seat() -> None:
+    """East drops its connection after 2 answers and comes back 20 ms later: it gets MatchStart
+    and the events so far again, and plays on without a fault."""
+    second = Recorder()
+
+    def behaviour(address: str, token: str) -> None:
+        bot = RawBot(address)
+        bot.hello(token)
+        n = 0
+        for msg in bot.messages():
+            if msg.WhichOneof("kind") == "decision":
+                bot.answer(msg.decision.request_id, index=0)
+                n += 1
+                if n == 2:
+                    break
+        time.sleep(0.05)  # let the answer arrive before the stream is cut
+        bot.close()
+        time.sleep(0.02)
+        again = second.new(address)
+        again.hello(token)
+        play_loop(again)
+        again.close()
+
+    spec = make_spec("whist", 4, options=SHORT_WHIST, move_ms=3000)
+    behaviours: list[Behaviour | None] = [_slow(0.04), behaviour, _slow(0.04), _slow(0.04)]
+    out = run_scenario(spec, behaviours).outcome
+    assert out.faults == ()
+    assert out.result.reason == "normal"
+    bot = second.bots[0]
+    kinds = [m.WhichOneof("kind") for m in bot.received]
+    assert kinds[:2] == ["welcome", "match_start"]
+    replayed = bot.of_kind("event")
+    assert replayed[0].seq == 0  # the whole visible history again
+    east_decisions = [e for e in out.entries if e["type"] == "decision" and e["seat"] == 1]
+    assert len(east_decisions) == 13 and not any(e["fallback"] for e in east_decisions)
+
+
+def test_a_new_connection_takes_over_an_open_request() -> None:
+    """A second stream with the same token supersedes the first, which still holds an open
+    request: the request moves to the new stream, which answers it."""
+    rec = Recorder()
+
+    def behaviour(address: str, token: str) -> None:
+        old = rec.new(address)
+        old.hello(token)
+        for msg in old.messages():
+            if msg.WhichOneof("kind") == "decision":
+                break
+        new = rec.new(address)
+        new.hello(token)
+        play_loop(new)
+        new.close()
+        old.close()
+
+    spec = make_spec("whist", 4, options=SHORT_WHIST, move_ms=3000)
+    out = run_scenario(spec, _table(behaviour)).outcome
+    assert out.faults == ()
+    old, new = rec.bots
+    assert old.ended.wait(5)
+    assert old.of_kind("error")[-1].message.startswith("superseded")
+    assert new.of_kind("decision")[0].request_id == old.of_kind("decision")[0].request_id
+
+
+def test_flooding_bot_is_struck_then_disconnected_and_forfeits() -> None:
+    rec = Recorder()
+
+    def behaviour(address: str, token: str) -> None:
+        bot = rec.new(address)
+        bot.hello(token)
+        for i in range(600):
+            bot.send(pb.BotMessage(ping=pb.Ping(nonce=i)))
+        play_loop(bot)
+        bot.close()
+
+    out = run_scenario(make_spec("whist", 4, options=SHORT_WHIST), _table(behaviour)).outcome
+    kinds = fault_kinds(out, BAD)
+    assert kinds[0] == "flood"
+    assert len(kinds) == 3 and set(kinds) <= {"flood", "disconnect"}
+    assert out.result.forfeited_by == BAD
+    bot = rec.bots[0]
+    assert bot.ended.wait(5)
+    assert any(e.code == pb.ERROR_CODE_FLOOD for e in bot.of_kind("error"))
+    assert len(bot.of_kind("pong")) <= 64 + 10  # the burst, plus what refilled meanwhile
+
+
+def test_a_small_burst_of_pings_is_answered_without_a_fault() -> None:
+    rec = Recorder()
+
+    def behaviour(address: str, token: str) -> None:
+        bot = rec.new(address)
+        bot.hello(token)
+        for i in range(20):
+            bot.send(pb.BotMessage(ping=pb.Ping(nonce=i)))
+        play_loop(bot)
+        bot.close()
+
+    out = run_scenario(make_spec("whist", 4, options=SHORT_WHIST), _table(behaviour)).outcome
+    assert out.faults == ()
+    assert [p.nonce for p in rec.bots[0].of_kind("pong")] == list(range(20))
+
+
+def test_a_bot_that_never_connects_faults_without_waiting_per_move() -> None:
+    spec = make_spec("whist", 4, options=SHORT_WHIST, move_ms=5000, connect_timeout_s=0.3)
+    s = run_scenario(spec, [sdk(), None, sdk(), sdk()])
+    assert fault_kinds(s.outcome) == ["disconnect"] * 3
+    assert s.outcome.result.forfeited_by == BAD
+    assert s.seconds < 3.0
+
+
+def test_broken_bots_do_not_disturb_another_match() -> None:
+    """Two matches on one server at once: flooding, garbage-sending and silent bots in one, a
+    clean match in the other, which ends normally with no fault."""
+
+    def flood_and_garbage(address: str, token: str) -> None:
+        bot = RawBot(address)
+        bot.hello(token)
+        for _ in range(400):
+            bot.send(pb.BotMessage())
+        play_loop(bot, _garbage)
+        bot.close()
+
+    async def main() -> dict[str, Scenario]:
+        results: dict[str, Scenario] = {}
+        async with open_arena_server() as server:
+            bad = make_spec("whist", 4, options=SHORT_WHIST, move_ms=300, match_id="bad")
+            good = make_spec("whist", 4, options=SHORT_WHIST, match_id="good", seed=9)
+
+            async def one(spec: MatchSpec, behaviours: list[Behaviour | None]) -> None:
+                results[spec.match_id] = await play_with(server, spec, behaviours)
+
+            bad_bots: list[Behaviour | None] = [
+                flood_and_garbage,
+                raw(lambda d, n: None),
+                raw(_garbage),
+                sdk(),
+            ]
+            good_bots: list[Behaviour | None] = [sdk(), sdk(), sdk(), sdk()]
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(one, bad, bad_bots)
+                nursery.start_soon(one, good, good_bots)
+        return results
+
+    results = trio.run(main)
+    assert results["bad"].outcome.result.reason == "forfeit"
+    assert results["good"].outcome.faults == ()
+    assert results["good"].outcome.result.reason == "normal"
+
+
+def _illegal_index(decision: pb.DecisionRequest, n: int) -> pb.BotMessage:
+    return pb.BotMessage(action=pb.Action(request_id=decision.request_id, index=999))
+
+
+def _unknown_id(decision: pb.DecisionRequest, n: int) -> pb.BotMessage:
+    return pb.BotMessage(action=pb.Action(request_id=decision.request_id + 10**9, index=0))
+
+
+@pytest.mark.parametrize(
+    ("answer", "kind"),
+    [(_garbage, "garbage"), (_illegal_index, "illegal"), (_unknown_id, "unknown_request")],
+)
+def test_strict_policy_forfeits_on_the_first_fault_of_any_kind(answer: Answerer, kind: str) -> None:
+    spec = make_spec("whist", 4, options=SHORT_WHIST, move_ms=3000, policy="strict")
+    s = run_scenario(spec, _table(raw(answer)))
+    assert fault_kinds(s.outcome) == [kind]
+    assert s.outcome.result.reason == "forfeit" and s.outcome.result.forfeited_by == BAD
+    assert not any(e["type"] == "decision" and e["fallback"] for e in s.outcome.entries)
+    assert s.seconds < 2.5  # the unknown id forfeits at once, not at the 3 s deadline
