@@ -5,9 +5,9 @@ Call :func:`configure` once per process (the CLI does); server code just does
 
 Code that runs in a bot's process (the SDK, ``arena bot``) logs through :func:`get_logger`
 instead, and configures with ``lazy=True``: structlog is then imported only for a record at an
-enabled level. Importing structlog imports rich, together over a quarter of a Python bot's
-start-up, which a tournament pays for every seat of every match (docs/performance.md); a bot
-that logs nothing above its level never imports them.
+enabled level. Importing structlog imports rich, a cost at a Python bot's start-up that a
+tournament pays for every seat of every match (docs/performance.md has the figures); a bot that
+logs nothing above its level never imports them.
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import trio
 
+from arena.bots.command import BotProgram
 from arena.bots.launch import Confinement, start_bot
 from arena.bots.process import RunningBot, bot_environment
 from arena.bots.sandbox import SOCKET_NAME, Limits, prepare_socket, prepare_socket_dir
@@ -118,7 +119,9 @@ async def play_commands(
             prepare_socket_dir(Path(tmp))
             prepare_socket(Path(tmp) / SOCKET_NAME)
             confinement = Confinement(Path(tmp), sandbox, hide=(out_dir, arena_home()))
-            launches = [BotLaunch(c, log) for c, log in zip(commands, logs, strict=True)]
+            launches = [
+                BotLaunch(BotProgram(c), log) for c, log in zip(commands, logs, strict=True)
+            ]
             outcome = await run_with_bots(server, spec, launches, address, confinement)
     path = out_dir / record_name(match_id)
     write_record(path, outcome.header, outcome.entries, outcome.result_dict())
@@ -127,16 +130,12 @@ async def play_commands(
 
 @dataclass(frozen=True, slots=True)
 class BotLaunch:
-    """How to start the bot of one seat."""
+    """The bot of one seat: what to start, and where its output goes."""
 
-    #: Shell command (run by ``/bin/sh -c``), or the container command with ``image``.
-    command: str
+    #: How to start it.
+    program: BotProgram
     #: Where its output goes.
     log: Path
-    #: A Docker image to run it in, or ``None`` for a local process.
-    image: str | None = None
-    #: The bot's own directory (read-only in the sandbox), or ``None``.
-    bot_dir: Path | None = None
 
 
 async def run_with_bots(
@@ -166,14 +165,7 @@ async def run_with_bots(
             for seat, (launch, seat_spec) in enumerate(zip(launches, spec.seats, strict=True)):
                 env = bot_environment(address, seat_spec.token, seat_seed(spec.seed, seat))
                 try:
-                    proc = await start_bot(
-                        launch.command,
-                        env,
-                        launch.log,
-                        confinement,
-                        image=launch.image,
-                        bot_dir=launch.bot_dir,
-                    )
+                    proc = await start_bot(launch.program, env, launch.log, confinement)
                 except (OSError, ArenaError) as err:
                     server.seat_crashed(spec.match_id, seat, f"bot command did not start: {err}")
                     continue

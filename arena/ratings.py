@@ -245,8 +245,8 @@ def _one_blas_thread() -> Iterator[None]:
 
     OpenBLAS starts a thread per core; for the Hessians and Cholesky factors of a fit (up to
     a few thousand rows) they cost more than they bring, and on a machine busy with bots they
-    spin against them: the 1,000-bot fit ran 1.4× faster on one thread on a quiet 2-core
-    machine and up to 4.5× under load.
+    spin against them. So the fit runs on one thread, the better choice on a quiet machine and
+    more so under load (docs/performance.md, "Ratings", has the figures).
     """
     global _blas
     if any(name in os.environ for name in BLAS_THREAD_VARIABLES):
@@ -254,7 +254,7 @@ def _one_blas_thread() -> Iterator[None]:
         return
     with _blas_lock:
         if _blas is None:
-            _blas = ThreadpoolController()  # finds the loaded BLAS libraries once (~4 ms)
+            _blas = ThreadpoolController()  # scans the loaded libraries for BLAS, once
         with _blas.limit(limits=1, user_api="blas"):
             yield
 

@@ -19,14 +19,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
-from arena.bots.command import check_command
+from arena.bots.command import BotKind, BotProgram, check_command
 from arena.errors import ArenaError
 from arena.layout import arena_home, ensure_home, registry_path
 
-#: How a registered bot runs.
-BotKind = Literal["command", "image"]
 #: Layout version of the database.
 SCHEMA_VERSION = 1
 #: Bot names: as tournament bot names.
@@ -75,14 +72,8 @@ class RegisteredBot:
     name: str
     #: Version label.
     version: str
-    #: ``command`` or ``image``.
-    kind: BotKind
-    #: Shell command (kind ``command``), else ``""``.
-    command: str
-    #: Docker image (kind ``image``), else ``""``.
-    image: str
-    #: Directory the command runs in (kind ``command``), else ``""``.
-    workdir: str
+    #: How it starts: a command and the directory it runs in, or an image.
+    program: BotProgram
     #: When it was submitted (UTC, ISO 8601).
     created: str
 
@@ -92,9 +83,9 @@ class RegisteredBot:
         return f"{self.name}@{self.version}"
 
     @property
-    def target(self) -> str:
-        """The command or the image: what runs."""
-        return self.command if self.kind == "command" else self.image
+    def kind(self) -> BotKind:
+        """``command`` or ``image``."""
+        return self.program.kind
 
     def to_dict(self) -> dict[str, str]:
         """JSON form (``arena bots --json``); the token is never part of it."""
@@ -103,9 +94,9 @@ class RegisteredBot:
             "version": self.version,
             "ref": self.ref,
             "kind": self.kind,
-            "command": self.command,
-            "image": self.image,
-            "workdir": self.workdir,
+            "command": self.program.command,
+            "image": self.program.image,
+            "workdir": self.program.workdir,
             "created": self.created,
         }
 
@@ -125,10 +116,9 @@ def _row(row: sqlite3.Row) -> RegisteredBot:
     return RegisteredBot(
         name=row["name"],
         version=row["version"],
-        kind=row["kind"],
-        command=row["command"] or "",
-        image=row["image"] or "",
-        workdir=row["workdir"] or "",
+        program=BotProgram(
+            command=row["command"] or "", image=row["image"] or "", workdir=row["workdir"] or ""
+        ),
         created=row["created"],
     )
 

@@ -1,6 +1,7 @@
-"""A bot's shell command checked before it is stored or run: a tournament config's ``command``
-and ``arena submit --command`` share this check, so a command that cannot start is refused in
-one line instead of forfeiting every match it is seated in.
+"""How to start a bot (:class:`BotProgram`), and its shell command checked before it is stored or
+run: a tournament config's ``command`` and ``arena submit --command`` share this check, so a
+command that cannot start is refused in one line instead of forfeiting every match it is seated
+in.
 """
 
 from __future__ import annotations
@@ -9,9 +10,46 @@ import os
 import shlex
 import shutil
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from arena.errors import ArenaError
+
+#: What runs a bot: a shell command, or a Docker image.
+BotKind = Literal["command", "image"]
+
+
+@dataclass(frozen=True, slots=True)
+class BotProgram:
+    """How to start a bot, wherever it is described (a tournament config's ``bots``, a registered
+    version, a seat of ``arena match``): a shell command run in ``workdir``, or a Docker image.
+
+    The arena sets ``ARENA_ADDRESS``, ``ARENA_TOKEN`` and ``ARENA_SEED`` for it.
+    """
+
+    #: Shell command (run by ``/bin/sh -c``); with ``image``, the container's command instead of
+    #: the image's own (``""``: the image's).
+    command: str = ""
+    #: Docker image, or ``""`` for a local command.
+    image: str = ""
+    #: The command's directory, or ``""`` for the current one.
+    workdir: str = ""
+
+    @property
+    def kind(self) -> BotKind:
+        """``image`` or ``command``."""
+        return "image" if self.image else "command"
+
+    @property
+    def target(self) -> str:
+        """What runs: the command or the image."""
+        return self.image if self.image else self.command
+
+    @property
+    def directory(self) -> Path | None:
+        """The command's directory, or ``None`` for the current one."""
+        return Path(self.workdir) if self.workdir else None
 
 
 def bot_path() -> str:

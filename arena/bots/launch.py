@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from arena.bots.command import BotProgram
 from arena.bots.docker import launch_container, parse_image_bot
 from arena.bots.process import RunningBot, launch_bot
 from arena.bots.sandbox import SOCKET_NAME, Limits, Sandbox
@@ -39,20 +40,20 @@ class Confinement:
 
 
 async def start_bot(
-    command: str,
+    program: BotProgram | str,
     env: Mapping[str, str],
     log_path: Path,
     confinement: Confinement | None = None,
-    *,
-    image: str | None = None,
-    bot_dir: Path | None = None,
 ) -> RunningBot:
-    """Start one seat's bot: a container when ``image`` is given (``command``, if not empty,
-    overrides the image's own) or ``command`` is ``image:IMAGE [CMD]``, else the shell
-    ``command``, sandboxed when ``confinement`` has limits. ``bot_dir`` is the command's
-    directory (default: the current one). A confined bot's ``ARENA_ADDRESS`` becomes the Unix
+    """Start one seat's bot: a container when ``program`` names an image (its ``command``, if not
+    empty, overrides the image's own) or its command is ``image:IMAGE [CMD]``, else its shell
+    command, in its directory (default: the current one), sandboxed when ``confinement`` has
+    limits. A plain string is a command. A confined bot's ``ARENA_ADDRESS`` becomes the Unix
     socket's. Raises ``OSError`` or :class:`~arena.errors.ArenaError` when the bot cannot start.
     """
+    if isinstance(program, str):
+        program = BotProgram(program)
+    command, image, bot_dir = program.command, program.image or None, program.directory
     if image is None:
         parsed = parse_image_bot(command)
         if parsed is not None:

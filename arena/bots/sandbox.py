@@ -287,7 +287,8 @@ def _runtime_paths() -> list[Path]:
 def _private_entries(root: str) -> tuple[tuple[str, bool], ...]:
     """Entries under ``root`` that other users may not read: ``(path, is_dir)``, outermost only.
 
-    Cached: /etc changes rarely and its walk costs a few tens of milliseconds.
+    Cached: /etc changes rarely, and the walk stats every entry under it, which every boxed bot's
+    start would otherwise repeat (docs/performance.md has the figure).
     """
     found: list[tuple[str, bool]] = []
     stack = [root]

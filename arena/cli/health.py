@@ -6,11 +6,15 @@ from __future__ import annotations
 import argparse
 
 from arena.cli.arguments import TIMEOUT
-from arena.server.health import DEFAULT_TIMEOUT_S, check
+
+#: Seconds the server has to answer.
+DEFAULT_TIMEOUT_S = 2.0
 
 
 def health_command(args: argparse.Namespace) -> int:
     """The ``arena health`` command."""
+    from arena.server.health import check  # the server package loads only for this command
+
     ok, line = check(args.server, args.timeout)
     print(line)
     return 0 if ok else 1

@@ -165,7 +165,10 @@ def _cmd_submit(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({**bot.to_dict(), "token": token}))
         return 0
-    where = f"`{bot.command}` in {bot.workdir}" if bot.kind == "command" else bot.image
+    program = bot.program
+    where = (
+        f"`{program.command}` in {program.workdir}" if program.kind == "command" else program.image
+    )
     print(f"registered {bot.ref} ({bot.kind}: {where}) in {reg.path.parent}")
     print(f"token: {token}")
     print("(shown once; a bot that connects on its own gives it as ARENA_TOKEN)")
@@ -189,7 +192,7 @@ def _cmd_bots(args: argparse.Namespace) -> int:
         print(f"no bots registered in {home} (arena submit NAME --version V --command CMD)")
         return 0
     rows = [("bot", "kind", "submitted", "runs")]
-    rows += [(b.ref, b.kind, b.created, b.target) for b in bots]
+    rows += [(b.ref, b.kind, b.created, b.program.target) for b in bots]
     widths = [max(len(r[i]) for r in rows) for i in range(3)]
     for r in rows:
         print("  ".join(c.ljust(w) for c, w in zip(r[:3], widths, strict=True)) + "  " + r[3])
@@ -272,5 +275,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
-if __name__ == "__main__":
-    sys.exit(main())

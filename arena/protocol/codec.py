@@ -96,12 +96,13 @@ def _plan(descriptor: Descriptor) -> _Plan:
 # Wire encoding of what the referee sends at every decision
 #
 # The referee sends a DecisionRequest per decision, carrying the seat's observation and the
-# events since the seat's previous request. Building protobuf objects and serializing them cost
-# half the referee's time; these messages are instead written straight in the protobuf wire
-# format (https://protobuf.dev/programming-guides/encoding/), from bytes cached for the values
-# that recur (cards, small numbers, finished tricks, legal actions). Parsing the result gives
-# exactly the message protobuf's own API builds (tests/arena/protocol/test_codec.py compares the
-# two for every game), and the observation round-trip tests pin it to the engine's ``to_dict()``.
+# events since the seat's previous request: the server's hottest path. Rather than build protobuf
+# objects per decision only to serialize them, these messages are written straight in the
+# protobuf wire format (https://protobuf.dev/programming-guides/encoding/), from bytes cached for
+# the values that recur (cards, small numbers, finished tricks, legal actions; docs/performance.md
+# has the figures). Parsing the result gives exactly the message protobuf's own API builds
+# (tests/arena/protocol/test_codec.py compares the two for every game), and the observation
+# round-trip tests pin it to the engine's ``to_dict()``.
 
 _WIRE_VARINT, _WIRE_LEN = 0, 2
 
@@ -262,10 +263,10 @@ def _compiled_encoder(wplan: WirePlan) -> Callable[[Any], bytes]:
     """:func:`_encoder` for a wire plan.
 
     Compiled to straight-line Python once per message type (as ``dataclasses`` does for
-    ``__init__``), since a loop dispatching on each field's kind costs twice as much. Items of
-    plain fields (a trick: leader, cards, seats, winner) recur at every decision of a deal as the
-    very same immutable objects: their bytes are kept, keyed by identity (the item is kept
-    alongside, so an id is never reused while cached).
+    ``__init__``), so that no loop dispatches on each field's kind at every call (figures in
+    docs/performance.md). Items of plain fields (a trick: leader, cards, seats, winner) recur at
+    every decision of a deal as the very same immutable objects: their bytes are kept, keyed by
+    identity (the item is kept alongside, so an id is never reused while cached).
     """
     encode = _ENCODERS.get(id(wplan))
     if encode is not None:
@@ -324,8 +325,9 @@ def _item_encoder(key: bytes, encode: Callable[[Any], bytes]) -> Callable[[Any],
 
 
 def _as_dict(obj: Any, plan: _Plan) -> dict[str, Any]:
-    """``obj.to_dict()`` computed along the plan: several times faster than
-    ``dataclasses.asdict`` (the mirror test guarantees the same result)."""
+    """``obj.to_dict()`` computed along the plan, which knows each field's kind, instead of
+    ``dataclasses.asdict``'s generic walk and copies (the mirror test guarantees the same result;
+    docs/performance.md has the figure)."""
     out: dict[str, Any] = {}
     for name, mode, sub in plan.fields:
         value = getattr(obj, name)
@@ -415,11 +417,12 @@ def _observation_plan(game: str) -> _Plan | None:
 
 
 #: Compact JSON; one encoder for the process, because ``json.dumps`` with options builds a new
-#: one per call, which doubled the cost of every Event message.
+#: one per call, for every Event message (docs/performance.md has what that cost).
 _encode_json = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
-# ``JSONEncoder.encode`` still makes its C encoder anew at every call: half its time for an
-# event's few fields. Made once here, with the options above (engine data is acyclic, hence no
-# circular check); where the C accelerator is missing the encoder above serves.
+# ``JSONEncoder.encode`` still makes its C encoder anew at every call, work repeated for every
+# event however few its fields (docs/performance.md). Made once here, with the options above
+# (engine data is acyclic, hence no circular check); where the C accelerator is missing the
+# encoder above serves.
 _c_make_encoder: Any = getattr(json.encoder, "c_make_encoder", None)
 _c_json: Any = (
     None
@@ -494,12 +497,11 @@ def _observation_head(obs: Observation, plan: _Plan | None, *, text: bool, json:
 # --- the C encoder ----------------------------------------------------------------------------
 #
 # arena/protocol/_wire.c writes the same bytes as the Python encoders above
-# (tests/arena/protocol/test_wire.py compares them on every game), without the interpreter: a whist
-# request in 2.8 µs instead of 4.4 in a warm loop. The server's loop thread wakes cold after every
-# round trip, though, and there interpreted code costs several times what it costs in a loop: live,
-# the C encoder took about 12 µs off the referee's time from an answer to the next request
-# (docs/performance.md). The Python encoders stay, for a machine without a C compiler and as the C
-# one's reference.
+# (tests/arena/protocol/test_wire.py compares them on every game), without the interpreter. That
+# matters live more than in a warm loop: the server's loop thread wakes cold after every round
+# trip, and cold caches hurt interpreted code most, so the C encoder shortens the referee's path
+# from an answer to the next request (docs/performance.md has the figures, under "The C module").
+# The Python encoders stay, for a machine without a C compiler and as the C one's reference.
 
 #: The C encoder in use, or ``None`` (not built, or ``ARENA_PURE_PYTHON=1`` in the environment).
 _ACCEL: ModuleType | None = None if os.environ.get("ARENA_PURE_PYTHON") == "1" else _built_wire
@@ -540,10 +542,10 @@ def observation_dict(msg: pb.Observation) -> tuple[str, dict[str, Any]]:
 def read_bot_bytes(data: bytes) -> BotMessage:
     """Decode what a bot sent, from its wire bytes (as the server reads them).
 
-    The usual message, an Action with an index, is read in C when the C module is built: 0.6 µs
-    in a warm loop where building the protobuf message and reading it take 2.3 (and the server
-    reads every answer cold, docs/performance.md). Anything else goes through protobuf. Bytes
-    that are no BotMessage are :class:`Garbage`, which the bot is told about.
+    The usual message, an Action with an index, is read in C when the C module is built, without
+    building a protobuf message to read it (the server reads every answer cold; figures in
+    docs/performance.md, under "The C module"). Anything else goes through protobuf. Bytes that
+    are no BotMessage are :class:`Garbage`, which the bot is told about.
     """
     accel = _ACCEL
     if accel is not None:

@@ -172,7 +172,7 @@ def _play_stream(
 
 # grpc.aio, read and written from one coroutine: the synchronous client's stream costs two
 # thread hand-offs per decision (a thread feeding the request iterator, another delivering
-# responses), about half the SDK's time per decision (docs/performance.md).
+# responses), each waking a thread (docs/performance.md has the figures).
 async def _play(
     bot: Bot, address: str, hello: messages.Hello, run: BotRun, matches: int | None
 ) -> tuple[bool, str | None]:

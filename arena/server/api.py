@@ -2,10 +2,10 @@
 
 The server itself (the gRPC handlers, the :class:`~arena.server.hub.Hub` and every match's
 referee) runs on one asyncio loop thread, so that a decision's request and answer never cross a
-thread: that cross-thread hand-off, twice per decision, used to cost more than the rest of the
-referee's work (docs/performance.md). Commands, tournaments and tests are trio programs; this
-facade carries their calls to the loop: quick calls run there while the trio thread waits for
-them (microseconds), and a match runs there as a task whose end wakes trio once.
+thread: the cross-thread hand-off this replaced, twice per decision, woke the other thread each
+time (docs/performance.md has what it cost). Commands, tournaments and tests are trio programs;
+this facade carries their calls to the loop: quick calls run there while the trio thread waits
+for them (microseconds), and a match runs there as a task whose end wakes trio once.
 """
 
 from __future__ import annotations

@@ -8,11 +8,7 @@ import grpc
 
 from arena.protocol import rpc
 
-#: Seconds the server has to answer.
-DEFAULT_TIMEOUT_S = 2.0
-
-
-def check(address: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> tuple[bool, str]:
+def check(address: str, timeout_s: float) -> tuple[bool, str]:
     """Ask the server at ``address`` (``host:port`` or ``unix:PATH``) for its matches; whether it
     answered, and a one-line description."""
     try:

@@ -269,7 +269,7 @@ class LiveMatch:
         self._log.info("match started", seats=[s.bot_name for s in self.slots])
 
     # A coroutine referee cost two task switches per decision (answer to referee, referee to
-    # stream writer): about a fifth of the server's time per decision (docs/performance.md).
+    # stream writer), each a trip through the event loop (docs/performance.md has the figure).
 
     def _step(self) -> None:
         """Referee until the match waits for a bot or ends; an error ends the match."""
@@ -408,8 +408,8 @@ class LiveMatch:
 
         Deadlines mostly move later from one decision to the next, so one timer serves many
         decisions: it is replaced only when the new deadline comes sooner, and when it fires
-        early it re-arms for the current deadline. That saves a timer per decision, a tenth of
-        the referee's own time with fast bots.
+        early it re-arms for the current deadline. That saves scheduling and cancelling a timer
+        per decision (docs/performance.md has what that cost with fast bots).
         """
         self._deadline = deadline
         timer = self._timer

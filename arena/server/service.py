@@ -7,9 +7,9 @@ decision's request and answer never leave the thread, nor wait for a task switch
 (commands, tournaments, tests) reaches the server through :mod:`arena.server.api`, one thread hop
 per call or per match.
 
-Earlier designs paid for threads per message (sync grpcio spent half its interpreter time waking
-threads; a trio referee beside the loop cost two cross-thread wake-ups per decision), then for
-task switches (a referee task and a writing task per stream): docs/performance.md.
+Earlier designs paid for threads per message (sync grpcio woke threads to hand each message on; a
+trio referee beside the loop cost two cross-thread wake-ups per decision), then for task switches
+(a referee task and a writing task per stream): docs/performance.md.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from arena.bots.command import bot_path, check_command
+from arena.bots.command import BotProgram, bot_path, check_command
 from arena.errors import ArenaError
 from arena.policy import FAULT_POLICIES, FaultPolicy
 from arena.protocol.messages import MAX_TIME_MS, TimeControl
@@ -71,16 +71,12 @@ def builtin_bots() -> dict[str, str | None]:
 
 @dataclass(frozen=True, slots=True)
 class BotSpec:
-    """A participant: its name in results and the shell command that starts one process."""
+    """A participant: its name in results and how to start one of its processes."""
 
     #: Unique name, shown in tables and stored with every match.
     name: str
-    #: Shell command; the arena sets ARENA_ADDRESS, ARENA_TOKEN and ARENA_SEED for it.
-    command: str
-    #: Docker image of a registered image bot (``command`` is then empty), else ``""``.
-    image: str = ""
-    #: Directory a registered command bot runs in, else ``""`` (the current directory).
-    workdir: str = ""
+    #: A shell command, or a registered image bot's image.
+    program: BotProgram
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,7 +120,11 @@ class TournamentConfig:
             "players": self.match_config.players,
             "options": dict(self.match_config.options),
             "bots": [
-                {"name": b.name, "command": b.command, **({"image": b.image} if b.image else {})}
+                {
+                    "name": b.name,
+                    "command": b.program.command,
+                    **({"image": b.program.image} if b.program.image else {}),
+                }
                 for b in self.bots
             ],
             "format": self.format,
@@ -350,7 +350,7 @@ def _check_bots(c: _Checker) -> tuple[BotSpec, ...]:
         if not isinstance(command, str) or not command.strip():
             raise c.fail(f"{key}.command", f"must be a non-empty string; got {command!r}")
         _check_program(c, f"{key}.command", command)
-        bots.append(BotSpec(name, command.strip()))
+        bots.append(BotSpec(name, BotProgram(command.strip())))
     if len(bots) < 2:
         raise c.fail("bots", f"a tournament needs at least 2 bots; got {len(bots)}")
     return tuple(bots)
@@ -370,10 +370,10 @@ def _registered(c: _Checker, key: str, ref: str, builtin: Mapping[str, str | Non
     if bot.kind == "command":
         # Checked when submitted, but its program (or directory) may have gone since.
         try:
-            check_command(bot.command, Path(bot.workdir) if bot.workdir else None)
+            check_command(bot.program.command, bot.program.directory)
         except ArenaError as err:
             raise c.fail(key, f"registered bot {bot.ref} cannot run: {err}") from None
-    return BotSpec(bot.ref, bot.command, image=bot.image, workdir=bot.workdir)
+    return BotSpec(bot.ref, bot.program)
 
 
 def _check_program(c: _Checker, key: str, command: str) -> None:

@@ -52,11 +52,11 @@ MatchFn = Callable[[MatchPlan], Awaitable[PlayedMatch]]
 def confine_bots(config: TournamentConfig, no_sandbox: bool = False) -> Limits | None:
     """The sandbox limits for ``config``'s bot commands (``None`` with ``no_sandbox``); raises
     one line when the bots need a sandbox or a Docker engine this machine lacks."""
-    if any(b.image for b in config.bots):
+    if any(b.program.image for b in config.bots):
         check_docker()
     if no_sandbox:
         return None
-    if any(not b.image for b in config.bots):
+    if any(not b.program.image for b in config.bots):
         check_available()
     return default_limits()
 
@@ -89,14 +89,7 @@ async def play_match(
     launches = []
     for seat, name in enumerate(plan.seats):
         bot = bots[name]
-        launches.append(
-            BotLaunch(
-                bot.command,
-                out / LOGS_DIR / seat_log_name(plan.match_id, seat),
-                image=bot.image or None,
-                bot_dir=Path(bot.workdir) if bot.workdir else None,
-            )
-        )
+        launches.append(BotLaunch(bot.program, out / LOGS_DIR / seat_log_name(plan.match_id, seat)))
     outcome = await run_with_bots(server, spec, launches, server.address, confinement)
     if outcome.result.reason == "error":
         # The arena failed, not the bots: no result to rate. Left pending, the match is

@@ -69,7 +69,7 @@ def open_store(config: TournamentConfig) -> tuple[Store, TournamentConfig, list[
         plans = plan_tournament(config)
         store.initialize(
             config.identity(),
-            [(b.name, b.command) for b in config.bots],
+            [(b.name, b.program.command) for b in config.bots],
             plans,
             {"name": config.name},
         )

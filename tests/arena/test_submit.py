@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from arena.bots.command import BotProgram
 from arena.layout import ENV_VAR, arena_home, default_home, registry_path
 from arena.records.format import read_record
 from arena.registry import Registry, RegistryError, hash_token, resolve_bot, split_ref
@@ -141,7 +142,7 @@ def test_name_resolves_to_the_latest_version_and_name_at_version_to_that_one(
         reg.submit("alice", "2", command="arena bot rules", workdir=workdir)
         reg.submit("imgbot", "7", image="imgbot:7")
     assert resolve_bot("alice").ref == "alice@2"
-    assert resolve_bot("alice@1").command == "arena bot random"
+    assert resolve_bot("alice@1").program.command == "arena bot random"
     config = check_config(
         {
             "game": "tennis",
@@ -152,10 +153,10 @@ def test_name_resolves_to_the_latest_version_and_name_at_version_to_that_one(
     )
     by_name = {b.name: b for b in config.bots}
     assert list(by_name) == ["alice@2", "alice@1", "imgbot@7", "rules"]
-    assert by_name["alice@2"].command == "arena bot rules"
-    assert by_name["alice@2"].workdir == str(workdir)
-    assert by_name["alice@1"].command == "arena bot random"
-    assert by_name["imgbot@7"].image == "imgbot:7" and by_name["imgbot@7"].command == ""
+    assert by_name["alice@2"].program.command == "arena bot rules"
+    assert by_name["alice@2"].program.workdir == str(workdir)
+    assert by_name["alice@1"].program.command == "arena bot random"
+    assert by_name["imgbot@7"].program == BotProgram(image="imgbot:7")
     assert config.identity()["bots"][2] == {"name": "imgbot@7", "command": "", "image": "imgbot:7"}
 
 

@@ -10,9 +10,7 @@ record is also replayed through the engine, which checks every action.
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -28,47 +26,11 @@ from arena.records.replay import verify
 from arena.seeds import seat_seed
 from arena.server import MatchOutcome, MatchSpec, SeatSpec, new_token, open_arena_server
 from engine import OptionValue, game_ids, get_game
+from tests.node_packages import BOT_JS, ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
-JS_DIR = ROOT / "reference_bots" / "js"
-BOT_JS = JS_DIR / "bot.js"
 ARENA = Path(sys.executable).with_name("arena")  # the venv's console script
 # A Python bot of the SDK; it leaves after its match instead of waiting for the server to return.
 PY_RANDOM = [str(ARENA), "bot", "random", "--matches", "1"]
-
-
-def _lock_satisfied() -> bool:
-    """Whether node_modules holds every package of package-lock.json at its locked version."""
-    lock = json.loads((JS_DIR / "package-lock.json").read_text())
-    for where, meta in lock["packages"].items():
-        if not where:
-            continue  # the root project itself
-        manifest = JS_DIR / where / "package.json"
-        if not manifest.is_file():
-            return False
-        if json.loads(manifest.read_text()).get("version") != meta.get("version"):
-            return False
-    return True
-
-
-@pytest.fixture(scope="session")
-def node_bot() -> list[str]:
-    """The command that starts the Node bot, after making sure its packages are installed."""
-    node, npm = shutil.which("node"), shutil.which("npm")
-    if node is None or npm is None:
-        pytest.fail("node and npm must be installed (Node 18 or later) to test the Node bot")
-    if not _lock_satisfied():
-        done = subprocess.run(
-            [npm, "ci", "--no-audit", "--no-fund"],
-            cwd=JS_DIR,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        if done.returncode != 0:
-            pytest.fail(f"npm ci failed in {JS_DIR}:\n{done.stdout}\n{done.stderr}")
-        assert _lock_satisfied(), "npm ci did not install the locked versions"
-    return [node, str(BOT_JS)]
 
 
 @dataclass

@@ -23,6 +23,7 @@ import pytest
 import trio
 
 import arena.bots.sandbox as sandbox_module
+from arena.bots.command import BotProgram
 from arena.bots.docker import container_environment, container_options, parse_image_bot
 from arena.bots.launch import Confinement, start_bot
 from arena.bots.process import RunningBot, bot_environment
@@ -92,9 +93,8 @@ async def _play(commands: list[str], tmp: Path, seed: int = 1, hostile: int = 1)
                         env = bot_environment(
                             server.address, seat_spec.token, seat_seed(spec.seed, seat)
                         )
-                        bot = await start_bot(
-                            command, env, log_paths[seat], confinement, bot_dir=HOSTILE
-                        )
+                        program = BotProgram(command, workdir=str(HOSTILE))
+                        bot = await start_bot(program, env, log_paths[seat], confinement)
                         bots.append(bot)
                         nursery.start_soon(watch, seat, bot)
                     outcome = await server.run_match(spec)

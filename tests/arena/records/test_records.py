@@ -104,7 +104,7 @@ def test_cli_errors_are_one_line(tmp_path: Path, record: Path) -> None:
     bad = tmp_path / "bad.gz"
     bad.write_bytes(b"\x00garbage")
     proc = subprocess.run(
-        [sys.executable, "-m", "arena.cli.main", "replay", "verify", str(record), str(bad)],
+        [sys.executable, "-m", "arena.cli", "replay", "verify", str(record), str(bad)],
         capture_output=True,
         text=True,
         check=False,

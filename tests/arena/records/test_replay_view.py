@@ -181,7 +181,7 @@ def test_tampered_record_fails_in_a_real_process_without_traceback(
     tampered.write_bytes(gzip.compress(b"\n".join(lines)))
     for sub in (["show"], ["html", "-o", str(tmp_path / "t.html")]):
         proc = subprocess.run(
-            [sys.executable, "-m", "arena.cli.main", "replay", sub[0], str(tampered), *sub[1:]],
+            [sys.executable, "-m", "arena.cli", "replay", sub[0], str(tampered), *sub[1:]],
             capture_output=True,
             text=True,
             timeout=60,

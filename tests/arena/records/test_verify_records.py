@@ -178,7 +178,7 @@ def _fails(path: Path, pattern: str) -> str:
 
 def _cli_verify(path: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "arena.cli.main", "replay", "verify", str(path)],
+        [sys.executable, "-m", "arena.cli", "replay", "verify", str(path)],
         capture_output=True,
         text=True,
         timeout=60,

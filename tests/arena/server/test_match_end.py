@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+from arena.layout import LOGS_DIR, seat_log_name
 from arena.records.format import read_record
 from tests.arena.run_arena import ARENA
 
@@ -42,7 +43,7 @@ def test_a_bot_ends_on_its_own_after_its_match_end(tmp_path: Path) -> None:
     record = next((tmp_path / "out").glob("*.jsonl.gz"))
     match_id = read_record(record).header["match_id"]
     for seat in range(3):
-        log = (tmp_path / "out" / "logs" / f"{match_id}-seat{seat}.log").read_text()
+        log = (tmp_path / "out" / LOGS_DIR / seat_log_name(match_id, seat)).read_text()
         assert "run_bot returned: ended after 1 match(es)" in log, log
         assert "stopped by a signal" not in log
 

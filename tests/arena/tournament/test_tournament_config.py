@@ -44,7 +44,7 @@ def test_a_good_config_loads_with_defaults(tmp_path: Path) -> None:
     assert config.game.id == "whist"
     assert config.match_config.int_option("points_to_win") == 5
     assert [b.name for b in config.bots] == ["random", "rules"]
-    assert config.bots[0].command == "arena bot random"  # a built-in bot needs no command
+    assert config.bots[0].program.command == "arena bot random"  # a built-in bot needs no command
     assert (config.format, config.duplicate, config.fault_policy) == (
         "round_robin",
         True,

@@ -55,7 +55,8 @@ def test_demo_ends_in_a_leaderboard_with_intervals_for_every_game(tmp_path: Path
         assert "node bot skipped: " in proc.stderr
 
 
-def test_every_example_config_loads() -> None:
+def test_every_example_config_loads(node_bot: list[str]) -> None:
+    # node_bot: the examples seat the Node reference bot, which needs its npm packages.
     examples = sorted((ROOT / "examples").glob("*.toml"))
     assert examples
     for path in examples:
