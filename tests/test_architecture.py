@@ -1,0 +1,310 @@
+"""The layering of engine/, arena/ and reference_bots/, checked on the import graph.
+
+arena/__init__.py and each package's ``__init__`` docstring describe the layers: the engine is
+pure rules; ``arena.protocol`` is the only code that knows protobuf; bots know no server; the
+SDK that bot authors import pulls in no server; nothing imports the command line. This module
+reads every import statement with :mod:`ast` (tests/import_graph.py says how imports become
+edges; no project code is imported) and asserts:
+
+1. No import cycle, counting every written import: module level, ``if TYPE_CHECKING:`` and
+   function-local ones alike, since a cycle hidden behind a lazy import or a type-only import is
+   still two modules that each need the other. Implied edges to parent packages are not counted.
+2. No forbidden edge (:data:`RULES`, each with the reason for it).
+3. Function-local imports of project modules only in ``arena.cli`` (command handlers load
+   lazily, so ``arena --help`` starts fast) and in :data:`LAZY_IMPORTS`, each with its reason.
+   A lazy import that only dodges a cycle does not belong there: fix the layering instead.
+
+A failure names each offending edge as ``importer -> imported (file:line)``. The last tests run
+the same checker on a small package written into ``tmp_path``, to show it can fail.
+"""
+
+from __future__ import annotations
+
+import functools
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests.import_graph import (
+    Edge,
+    ImportGraph,
+    Placement,
+    Rule,
+    describe,
+    find_cycles,
+    unresolved,
+    within,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("engine", "arena", "reference_bots")
+
+RULES = [
+    pytest.param(
+        Rule(
+            "engine is pure rules: it never imports the arena or the reference bots",
+            importers=("engine",),
+            imported=("arena", "reference_bots"),
+        ),
+        id="engine-is-pure",
+    ),
+    pytest.param(
+        Rule(
+            "nothing outside arena.cli imports the command line",
+            importers=PACKAGES,
+            importer_exceptions=("arena.cli",),
+            imported=("arena.cli",),
+        ),
+        id="nothing-imports-cli",
+    ),
+    pytest.param(
+        Rule(
+            "generated protobuf code (arena.protocol._pb) is reached through "
+            "arena.protocol.codec and arena.protocol.rpc only",
+            importers=PACKAGES,
+            importer_exceptions=(
+                "arena.protocol._pb",
+                "arena.protocol.codec",
+                "arena.protocol.rpc",
+            ),
+            imported=("arena.protocol._pb",),
+        ),
+        id="pb-through-codec-and-rpc",
+    ),
+    pytest.param(
+        Rule(
+            "reference_bots is imported only by arena.cli (for `arena bot`)",
+            importers=("arena",),
+            importer_exceptions=("arena.cli",),
+            imported=("reference_bots",),
+        ),
+        id="reference-bots-only-from-cli",
+    ),
+    pytest.param(
+        Rule(
+            "arena.bots starts processes and containers: it knows no server and no protocol",
+            importers=("arena.bots",),
+            imported=("arena.server", "arena.protocol"),
+        ),
+        id="bots-know-no-server",
+    ),
+    pytest.param(
+        Rule(
+            "arena.protocol uses nothing of the arena outside itself (of the project: the engine)",
+            importers=("arena.protocol",),
+            imported=("arena", "reference_bots"),
+            imported_exceptions=("arena.protocol",),
+        ),
+        id="protocol-stands-alone",
+    ),
+    pytest.param(
+        Rule(
+            "arena.sdk, what bot authors import, pulls in no server, tournament or command line",
+            importers=("arena.sdk",),
+            imported=("arena.server", "arena.tournament", "arena.cli"),
+        ),
+        id="sdk-is-light",
+    ),
+    pytest.param(
+        Rule(
+            "arena.records knows no server (arena.records.ask, a one-shot gRPC server, excepted)",
+            importers=("arena.records",),
+            importer_exceptions=("arena.records.ask",),
+            imported=("arena.server",),
+        ),
+        id="records-know-no-server",
+    ),
+]
+
+#: Packages whose modules may import project modules inside functions: the command handlers.
+LAZY_PACKAGES = ("arena.cli",)
+
+#: (importer, imported) -> why the import waits for a function call.
+LAZY_IMPORTS: dict[tuple[str, str], str] = {
+    ("arena.tournament.report", "arena.ratings"): (
+        "scipy and numpy load only when standings are drawn, not when the runner is imported"
+    ),
+}
+
+
+@functools.cache
+def project() -> ImportGraph:
+    return ImportGraph.read(ROOT, PACKAGES)
+
+
+def lazy_imports_outside_cli(edges: list[Edge]) -> list[Edge]:
+    """Function-local imports outside :data:`LAZY_PACKAGES`."""
+    return [
+        edge
+        for edge in edges
+        if edge.placement is Placement.LOCAL
+        and not any(within(edge.importer, package) for package in LAZY_PACKAGES)
+    ]
+
+
+# --- The project -----------------------------------------------------------------------------
+
+
+def test_the_graph_sees_the_project() -> None:
+    graph = project()
+    importers = {edge.importer.split(".")[0] for edge in graph.edges}
+    assert importers == set(PACKAGES)
+    assert len(graph.modules) > 50
+    # The generated gRPC module's relative import, and codec's import of the C extension.
+    pb = "arena.protocol._pb"
+    assert (f"{pb}.arena_pb2_grpc", f"{pb}.arena_pb2") in {
+        (e.importer, e.imported) for e in graph.edges
+    }
+    assert "arena.protocol._wire" in graph.modules
+
+
+def test_every_project_import_names_a_module() -> None:
+    stale = unresolved(project().edges, project().modules)
+    assert not stale, "imports of project modules that do not exist:\n" + describe(stale)
+
+
+def test_no_import_cycles() -> None:
+    cycles = find_cycles(project().edges)
+    report = "\n\n".join(f"cycle of {len(c)} modules:\n{describe(c)}" for c in cycles)
+    assert not cycles, report
+
+
+@pytest.mark.parametrize("rule", RULES)
+def test_forbidden_edges(rule: Rule) -> None:
+    found = rule.violations(project().edges)
+    assert not found, f"{rule.description}; found:\n{describe(found)}"
+
+
+def test_function_local_imports_only_where_allowed() -> None:
+    lazy = lazy_imports_outside_cli(list(project().edges))
+    unexplained = [e for e in lazy if (e.importer, e.imported) not in LAZY_IMPORTS]
+    assert not unexplained, (
+        "function-local imports outside arena.cli (move them to the top, or add them to "
+        "LAZY_IMPORTS with the reason, if it is not only to dodge a cycle):\n"
+        + describe(unexplained)
+    )
+
+
+def test_lazy_import_allow_list_is_current() -> None:
+    lazy = {(e.importer, e.imported) for e in lazy_imports_outside_cli(list(project().edges))}
+    stale = sorted(set(LAZY_IMPORTS) - lazy)
+    assert not stale, f"LAZY_IMPORTS entries with no function-local import left: {stale}"
+
+
+# --- The checker, on a package written for it ------------------------------------------------
+
+
+def write_package(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+
+
+SYNTHETIC = {
+    # The package re-exports a: written edge pkg -> pkg.a, and no implied edge back.
+    "pkg/__init__.py": "from pkg.a import A\n",
+    "pkg/a.py": "from pkg import b\nA = 1\n",
+    "pkg/b.py": "from . import a\n",
+    "pkg/proto/__init__.py": "",
+    "pkg/proto/_pb/__init__.py": "",
+    "pkg/proto/_pb/gen.py": "",
+    "pkg/proto/codec.py": "from ._pb import gen\n",
+    "pkg/user.py": "import os\nimport pkg.proto._pb.gen\n",
+    "pkg/sub/__init__.py": "",
+    "pkg/sub/deep.py": """\
+        from .. import A
+        from ..proto import codec
+        from . import sibling
+        from .sibling import name
+        """,
+    "pkg/sub/sibling.py": """\
+        from typing import TYPE_CHECKING
+        import typing
+
+        if TYPE_CHECKING:
+            from pkg import a
+        else:
+            from pkg import b
+        if typing.TYPE_CHECKING:
+            import pkg.user
+
+        def later():
+            import pkg.proto.codec
+
+        class Holder:
+            from pkg.sub import deep
+
+            def method(self):
+                from pkg.proto import _pb
+        """,
+}
+
+
+@pytest.fixture
+def synthetic(tmp_path: Path) -> ImportGraph:
+    write_package(tmp_path, SYNTHETIC)
+    return ImportGraph.read(tmp_path, ["pkg"])
+
+
+def edges_of(graph: ImportGraph, importer: str) -> list[tuple[str, int, Placement]]:
+    return [(e.imported, e.line, e.placement) for e in graph.edges if e.importer == importer]
+
+
+def test_checker_reports_the_cycle(synthetic: ImportGraph) -> None:
+    cycles = find_cycles(synthetic.edges)
+    assert [[str(edge) for edge in cycle] for cycle in cycles] == [
+        ["pkg.a -> pkg.b (pkg/a.py:1)", "pkg.b -> pkg.a (pkg/b.py:1)"],
+        [
+            "pkg.sub.deep -> pkg.sub.sibling (pkg/sub/deep.py:3)",
+            "pkg.sub.sibling -> pkg.sub.deep (pkg/sub/sibling.py:15)",
+        ],
+    ]
+
+
+def test_checker_reports_the_forbidden_edge(synthetic: ImportGraph) -> None:
+    rule = Rule(
+        "pb through codec only",
+        importers=("pkg",),
+        importer_exceptions=("pkg.proto._pb", "pkg.proto.codec"),
+        imported=("pkg.proto._pb",),
+    )
+    assert [str(edge) for edge in rule.violations(synthetic.edges)] == [
+        "pkg.sub.sibling -> pkg.proto._pb (pkg/sub/sibling.py:18)",
+        "pkg.user -> pkg.proto._pb.gen (pkg/user.py:2)",
+    ]
+
+
+def test_relative_imports_resolve(synthetic: ImportGraph) -> None:
+    top = Placement.TOP
+    assert edges_of(synthetic, "pkg.b") == [("pkg.a", 1, top)]
+    assert edges_of(synthetic, "pkg.proto.codec") == [("pkg.proto._pb.gen", 1, top)]
+    assert edges_of(synthetic, "pkg.sub.deep") == [
+        ("pkg", 1, top),  # A is a name in pkg/__init__.py, not a module
+        ("pkg.proto.codec", 2, top),
+        ("pkg.sub.sibling", 3, top),
+        ("pkg.sub.sibling", 4, top),
+    ]
+
+
+def test_relative_import_beyond_the_top_package_is_an_error(tmp_path: Path) -> None:
+    write_package(tmp_path, {"pkg/__init__.py": "", "pkg/bad.py": "from .. import x\n"})
+    with pytest.raises(ValueError, match=r"pkg\.bad: relative import beyond"):
+        ImportGraph.read(tmp_path, ["pkg"])
+
+
+def test_placements(synthetic: ImportGraph) -> None:
+    top, typing_only, local = Placement.TOP, Placement.TYPE_CHECKING, Placement.LOCAL
+    assert edges_of(synthetic, "pkg.sub.sibling") == [
+        ("pkg.a", 5, typing_only),
+        ("pkg.b", 7, top),  # the ``else`` of ``if TYPE_CHECKING`` runs
+        ("pkg.user", 9, typing_only),
+        ("pkg.proto.codec", 12, local),
+        ("pkg.sub.deep", 15, top),  # a class body runs at import
+        ("pkg.proto._pb", 18, local),
+    ]
+    assert [str(e) for e in lazy_imports_outside_cli(list(synthetic.edges))] == [
+        "pkg.sub.sibling -> pkg.proto.codec (pkg/sub/sibling.py:12)",
+        "pkg.sub.sibling -> pkg.proto._pb (pkg/sub/sibling.py:18)",
+    ]
