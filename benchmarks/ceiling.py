@@ -38,7 +38,7 @@ from typing import Any
 import grpc
 
 from arena.cli.main import POSITIVE
-from arena.protocol import codec
+from arena.protocol import wireformat
 from benchmarks.common import ROOT, child_env
 from benchmarks.protocol_bench import client_argv
 from benchmarks.wire import EOF, RawPingPong, lean_whist_request, sample_decisions, start_raw_server
@@ -196,7 +196,7 @@ def ceiling(
             rates[variant].append(asyncio.run(_run(variant, connections, per_stream)))
     medians = {v: statistics.median(r) for v, r in rates.items()}
     return {
-        "encoder": codec.encoder_name(),
+        "encoder": wireformat.encoder_name(),
         "connections": connections,
         "variants": {
             v: {

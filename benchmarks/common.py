@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from arena.protocol import codec
+from arena.protocol import wireformat
 
 #: Where results go (``out/`` is not versioned; docs/performance.md holds a curated run).
 OUT_DIR = Path("out/bench")
@@ -76,7 +76,7 @@ def machine() -> dict[str, Any]:
         "load_avg_1m_at_start": round(load[0], 2),
         # Which wire encoder the arena ran with (arena/protocol/_wire.c, or the codec's Python
         # encoders).
-        "encoder": codec.encoder_name(),
+        "encoder": wireformat.encoder_name(),
         "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
     }
 

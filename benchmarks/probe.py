@@ -28,7 +28,7 @@ from typing import Any
 import trio
 
 from arena.cli.main import POSITIVE
-from arena.protocol import codec, messages
+from arena.protocol import codec, messages, wireformat
 from arena.server import service
 from benchmarks.protocol_bench import arena_run, raw_run
 
@@ -49,7 +49,7 @@ def _critical_path(stamps: Sequence[tuple[float, str]]) -> list[float]:
 
 def probe(pairs: int = 4, connections: int = 1) -> dict[str, dict[str, Any]]:
     """Alternate the two encoders ``pairs`` times; medians per encoder."""
-    built = codec._built_wire
+    built = wireformat.BUILT
     if built is None:
         raise SystemExit("arena/protocol/_wire.c is not built: nothing to compare")
     stamps: list[tuple[float, str]] = []
@@ -66,13 +66,13 @@ def probe(pairs: int = 4, connections: int = 1) -> dict[str, dict[str, Any]]:
 
     runs: dict[str, list[dict[str, float]]] = {"c": [], "python": []}
     matches = 3 if connections == 1 else 2
-    saved = codec._ACCEL
+    saved = wireformat.ACCEL
     codec.read_bot_bytes = read_stamped  # type: ignore[assignment]
     service._StreamWriter.kick = kick_stamped  # type: ignore[method-assign]
     try:
         for _ in range(pairs):
             for name in runs:
-                codec._ACCEL = built if name == "c" else None
+                wireformat.ACCEL = built if name == "c" else None
                 stamps.clear()
                 arena = trio.run(functools.partial(arena_run, connections, matches))
                 raw = raw_run(connections, max(1, 2 * arena["decisions"] // connections))
@@ -85,7 +85,7 @@ def probe(pairs: int = 4, connections: int = 1) -> dict[str, dict[str, Any]]:
                     }
                 )
     finally:
-        codec._ACCEL = saved
+        wireformat.ACCEL = saved
         codec.read_bot_bytes = read
         service._StreamWriter.kick = kick  # type: ignore[method-assign]
     return {

@@ -30,7 +30,7 @@ from typing import Any, cast
 
 import grpc
 
-from arena.protocol import codec, messages
+from arena.protocol import codec, messages, wireformat
 from arena.protocol._pb import arena_pb2 as pb
 from arena.protocol._pb import arena_pb2_grpc as pb_grpc
 from engine import Action, MatchState, get_game
@@ -88,12 +88,12 @@ def bare_request(
     """``codec.decision_bytes`` without the observation, assembled from the codec's own field
     encoders the way its Python path does (``benchmarks.ceiling --bare`` measures what such a
     protocol would gain; the protocol has no such message, so serde has no encoder for it)."""
-    out = [codec._REQUEST_ID_KEY + codec._varint(request_id), codec._MATCH_ID[match_id]]
+    out = [codec._REQUEST_ID_KEY + wireformat.varint(request_id), codec._MATCH_ID[match_id]]
     if seat:
-        out.append(codec._SEAT_KEY + codec._varint(seat))
+        out.append(codec._SEAT_KEY + wireformat.varint(seat))
     out += [codec._legal_bytes(legal), codec._DEADLINE[DEADLINE_MS], codec._BANK[BANK_MS]]
-    out += [codec._delimited(codec._EVENTS_KEY, e) for e in events]
-    return codec._delimited(codec._DECISION_KEY, b"".join(out))
+    out += [wireformat.delimited(codec._EVENTS_KEY, e) for e in events]
+    return wireformat.delimited(codec._DECISION_KEY, b"".join(out))
 
 
 def sample_decisions(

@@ -60,17 +60,19 @@ RULES = [
     ),
     pytest.param(
         Rule(
-            "generated protobuf code (arena.protocol._pb) is reached through "
-            "arena.protocol.codec and arena.protocol.rpc only",
+            "generated protobuf code (arena.protocol._pb) is reached through the protocol's "
+            "translators only: codec, observations, spectator and rpc",
             importers=PACKAGES,
             importer_exceptions=(
                 "arena.protocol._pb",
                 "arena.protocol.codec",
+                "arena.protocol.observations",
+                "arena.protocol.spectator",
                 "arena.protocol.rpc",
             ),
             imported=("arena.protocol._pb",),
         ),
-        id="pb-through-codec-and-rpc",
+        id="pb-through-the-translators",
     ),
     pytest.param(
         Rule(
@@ -151,7 +153,7 @@ def test_the_graph_sees_the_project() -> None:
     importers = {edge.importer.split(".")[0] for edge in graph.edges}
     assert importers == set(PACKAGES)
     assert len(graph.modules) > 50
-    # The generated gRPC module's relative import, and codec's import of the C extension.
+    # The generated gRPC module's relative import, and wireformat's import of the C extension.
     pb = "arena.protocol._pb"
     assert (f"{pb}.arena_pb2_grpc", f"{pb}.arena_pb2") in {
         (e.importer, e.imported) for e in graph.edges

@@ -273,5 +273,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("arena: interrupted", file=sys.stderr)
         return 130
-
-

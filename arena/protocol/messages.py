@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, Final
 
 from engine import JSON, Action, Result
@@ -255,6 +256,13 @@ class ErrorInfo:
 ServerMessage = Welcome | Rejected | Pong | MatchStart | Decision | EventInfo | MatchEnd | ErrorInfo
 
 
+class MatchStatus(StrEnum):
+    """Where a match on the server's board stands (``MatchSummary.status`` on the wire)."""
+
+    RUNNING = "running"
+    FINISHED = "finished"
+
+
 @dataclass(frozen=True, slots=True)
 class MatchSummary:
     """A match as spectators see it."""
@@ -265,8 +273,8 @@ class MatchSummary:
     game: str
     #: Everyone at the table.
     players: tuple[PlayerInfo, ...]
-    #: ``running`` or ``finished``.
-    status: str
+    #: Running or finished.
+    status: MatchStatus
     #: The result once finished.
     result: Result | None = None
 

@@ -24,7 +24,7 @@ import trio
 
 from arena.errors import ArenaError
 from arena.logging import configure_once
-from arena.protocol import codec
+from arena.protocol import wireformat
 from arena.protocol.messages import MatchSummary, Standing
 from arena.server.connections import Connection
 from arena.server.hub import Hub
@@ -232,7 +232,10 @@ async def open_arena_server(
     server.address, server.unix_address = hub.address, hub.unix_address
     # A build without a C compiler runs slower: say which encoder writes the requests.
     log.info(
-        "listening", address=server.address, unix=server.unix_address, encoder=codec.encoder_name()
+        "listening",
+        address=server.address,
+        unix=server.unix_address,
+        encoder=wireformat.encoder_name(),
     )
     try:
         yield server

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from arena.protocol import rpc
-from arena.protocol.messages import FaultInfo, MatchSummary, PlayerInfo, Standing
+from arena.protocol.messages import FaultInfo, MatchStatus, MatchSummary, PlayerInfo, Standing
 from arena.server.outbox import Outbox, Outgoing
 from engine import Result
 
@@ -31,8 +31,8 @@ class BoardEntry:
     game: str
     #: The seats.
     players: tuple[PlayerInfo, ...]
-    #: ``running`` or ``finished``.
-    status: str = "running"
+    #: Running or finished.
+    status: MatchStatus = MatchStatus.RUNNING
     #: The result once finished.
     result: Result | None = None
     #: Public events so far (as sent to spectators).
@@ -80,7 +80,8 @@ class Board:
         faults: Sequence[FaultInfo],
     ) -> None:
         """A match ended: tell the watchers, count the standings, prune old entries."""
-        entry.status, entry.result, entry.end, entry.players = "finished", result, end, players
+        entry.status, entry.result, entry.end = MatchStatus.FINISHED, result, end
+        entry.players = players
         for q in entry.watchers:
             q.put(end)
             q.put(None)
@@ -92,7 +93,7 @@ class Board:
                 totals.wins += result.ranks[p.seat] == 1
                 totals.score_sum += match_score(result.ranks, p.seat, sides)
                 totals.faults += sum(1 for f in faults if f.seat == p.seat)
-        finished = [e for e in self._entries.values() if e.status == "finished"]
+        finished = [e for e in self._entries.values() if e.status is MatchStatus.FINISHED]
         for old in finished[:-KEEP_FINISHED_EVENTS]:
             old.events = []
         for old in finished[: max(0, len(finished) - KEEP_FINISHED)]:
@@ -123,7 +124,7 @@ class Board:
         return [
             MatchSummary(e.match_id, e.game, e.players, e.status, e.result)
             for e in self._entries.values()
-            if not running_only or e.status == "running"
+            if not running_only or e.status is MatchStatus.RUNNING
         ]
 
     def standings(self, game: str) -> list[Standing]:

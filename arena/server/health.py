@@ -8,6 +8,7 @@ import grpc
 
 from arena.protocol import rpc
 
+
 def check(address: str, timeout_s: float) -> tuple[bool, str]:
     """Ask the server at ``address`` (``host:port`` or ``unix:PATH``) for its matches; whether it
     answered, and a one-line description."""

@@ -29,7 +29,7 @@ import grpc.aio
 import structlog
 
 from arena.errors import ArenaError
-from arena.protocol import codec, rpc
+from arena.protocol import codec, rpc, spectator
 from arena.server.connections import Connection
 from arena.server.hub import Hub
 from arena.server.outbox import Outbox, Outgoing
@@ -168,14 +168,14 @@ class SpectatorService(rpc.SpectatorServicer):
         self, request: rpc.ListMatchesRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> rpc.ListMatchesResponse:
         """Matches the server knows."""
-        running_only = codec.read_list_matches_request(request)
-        return codec.list_matches_response(self._board.summaries(running_only))
+        running_only = spectator.read_list_matches_request(request)
+        return spectator.list_matches_response(self._board.summaries(running_only))
 
     async def WatchMatch(  # type: ignore[override]
         self, request: rpc.WatchMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> AsyncIterator[Outgoing]:
         """Public events of one match, then its MatchEnd."""
-        match_id = codec.read_watch_request(request)
+        match_id = spectator.read_watch_request(request)
         board = self._board
         if self._watchers >= MAX_WATCHERS:
             await context.abort(
@@ -197,8 +197,8 @@ class SpectatorService(rpc.SpectatorServicer):
         self, request: rpc.StandingsRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> rpc.StandingsResponse:
         """Per-bot totals."""
-        game = codec.read_standings_request(request)
-        return codec.standings_response(self._board.standings(game))
+        game = spectator.read_standings_request(request)
+        return spectator.standings_response(self._board.standings(game))
 
 
 class GrpcHost:

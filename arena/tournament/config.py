@@ -20,7 +20,7 @@ from arena.errors import ArenaError
 from arena.policy import FAULT_POLICIES, FaultPolicy
 from arena.protocol.messages import MAX_TIME_MS, TimeControl
 from arena.registry import RegistryError, resolve_bot
-from arena.tournament.schedule import FORMATS, places, rotations_per_table
+from arena.tournament.schedule import FORMATS, Format, places, rotations_per_table
 from engine import ConfigError, Game, MatchConfig, OptionValue, UnknownGameError, get_game
 
 #: Every top-level key a config may have.
@@ -92,7 +92,7 @@ class TournamentConfig:
     #: The participants, in config order.
     bots: tuple[BotSpec, ...]
     #: ``round_robin`` or ``gauntlet`` (the first bot against the others).
-    format: str
+    format: Format
     #: Matches every table plays: deals × rotations.
     matches_per_pairing: int
     #: Replay every deal in every seat rotation, so card luck cancels.
@@ -240,7 +240,7 @@ def check_config(raw: Mapping[str, Any], where: str, default_name: str) -> Tourn
     game = _check_game(c)
     match_config = _check_match_config(c, game)
     bots = _check_bots(c)
-    fmt = c.choice("format", "round_robin", FORMATS)
+    fmt = Format(c.choice("format", Format.ROUND_ROBIN, FORMATS))
     n_places = len(places(game, match_config))
     period = rotations_per_table(len(bots), n_places)
     matches = c.int_("matches_per_pairing", period, 1)

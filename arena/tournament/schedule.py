@@ -24,12 +24,23 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 
 from arena.seeds import derive_seed
 from engine import Game, MatchConfig
 
-#: The scheduling formats.
-FORMATS = ("round_robin", "gauntlet")
+
+class Format(StrEnum):
+    """Which tables a tournament plays."""
+
+    #: Every combination of the bots, one per table.
+    ROUND_ROBIN = "round_robin"
+    #: Only the tables with the first bot: it against the field.
+    GAUNTLET = "gauntlet"
+
+
+#: The scheduling formats, in the order configs list them.
+FORMATS = tuple(Format)
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,15 +71,14 @@ def places(game: Game, config: MatchConfig) -> tuple[tuple[int, ...], ...]:
     return tuple((seat,) for seat in range(game.num_seats(config)))
 
 
-def tables(bots: Sequence[str], n_places: int, fmt: str) -> list[tuple[str, ...]]:
+def tables(bots: Sequence[str], n_places: int, fmt: Format | str) -> list[tuple[str, ...]]:
     """The tables (bots in place order) of a tournament, before rotation."""
-    if fmt not in FORMATS:
-        raise ValueError(f"unknown format {fmt!r}")
+    fmt = Format(fmt)  # a plain string from a caller: ValueError for an unknown one
     if len(bots) < n_places:
         # Fewer bots than places: one table, the bots filling the places cyclically.
         return [tuple(bots[p % len(bots)] for p in range(n_places))]
     combos = list(itertools.combinations(bots, n_places))
-    if fmt == "gauntlet":
+    if fmt is Format.GAUNTLET:
         combos = [c for c in combos if bots[0] in c]
     return combos
 
@@ -95,7 +105,7 @@ def build_schedule(
     game: Game,
     config: MatchConfig,
     bots: Sequence[str],
-    fmt: str,
+    fmt: Format | str,
     matches_per_pairing: int,
     duplicate: bool,
     seed: int,

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import trio
 
-from arena.protocol import codec
+from arena.protocol import codec, wireformat
 from arena.sdk.client import run_bot
 from arena.server import service
 from benchmarks import __main__ as bench_main
@@ -453,13 +453,13 @@ def test_the_bare_ceiling_is_judged_against_raw_with_the_same_bare_requests(
 
 
 def test_the_probe_compares_both_encoders_and_puts_everything_back() -> None:
-    read, kick, accel = codec.read_bot_bytes, service._StreamWriter.kick, codec._ACCEL
+    read, kick, accel = codec.read_bot_bytes, service._StreamWriter.kick, wireformat.ACCEL
     result = probe_bench.probe(pairs=1)
     assert set(result) == {"c", "python"}
     for r in result.values():
         assert r["critical_us"] > 0 and r["cpu_us"] > 0 and r["rate"] > 0 and r["ratio"] > 0
     assert codec.read_bot_bytes is read and service._StreamWriter.kick is kick
-    assert codec._ACCEL is accel
+    assert wireformat.ACCEL is accel
 
 
 def test_clone_costs_time_every_game_and_the_rows_compare_with_oh_hell() -> None:

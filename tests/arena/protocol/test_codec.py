@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arena.protocol import codec, messages
+from arena.protocol import codec, messages, observations, spectator, wireformat
 from arena.protocol._pb import arena_pb2 as pb
 from engine import Action, Event, Observation, Result, game_ids, get_game
 
@@ -29,9 +29,9 @@ def test_observation_round_trip_equals_engine_to_dict(game_id: str, seed: int) -
     checked = 0
     while (seat := state.to_move) is not None:
         obs = state.observation(seat)
-        msg = codec.observation_message(game_id, obs)
+        msg = observations.observation_message(game_id, obs)
         wire = pb.Observation.FromString(msg.SerializeToString())
-        got_game, data = codec.observation_dict(wire)
+        got_game, data = observations.observation_dict(wire)
         assert got_game == game_id
         assert data == obs.to_dict()
         assert json.loads(wire.json) == obs.to_dict()
@@ -43,7 +43,7 @@ def test_observation_round_trip_equals_engine_to_dict(game_id: str, seed: int) -
 
 def test_observation_of_a_game_without_typed_message_falls_back_to_json() -> None:
     msg = pb.Observation(text="t", json=json.dumps({"seat": 1, "hand": ["AS"]}))
-    assert codec.observation_dict(msg) == ("", {"seat": 1, "hand": ["AS"]})
+    assert observations.observation_dict(msg) == ("", {"seat": 1, "hand": ["AS"]})
 
 
 def test_decision_round_trip() -> None:
@@ -145,12 +145,14 @@ def test_spectator_messages_round_trip() -> None:
     summary = messages.MatchSummary(
         "m", "whist", (messages.PlayerInfo(0, "N", "a"),), "finished", Result((1.0,), (1,))
     )
-    assert codec.read_list_matches_response(codec.list_matches_response([summary])) == [summary]
+    assert spectator.read_list_matches_response(spectator.list_matches_response([summary])) == [
+        summary
+    ]
     row = messages.Standing("a", "whist", 3, 2, 0.75, 1)
-    assert codec.read_standings_response(codec.standings_response([row])) == [row]
-    assert codec.read_watch_request(codec.watch_request("m")) == "m"
-    assert codec.read_standings_request(codec.standings_request("whist")) == "whist"
-    assert codec.read_list_matches_request(codec.list_matches_request(True)) is True
+    assert spectator.read_standings_response(spectator.standings_response([row])) == [row]
+    assert spectator.read_watch_request(spectator.watch_request("m")) == "m"
+    assert spectator.read_standings_request(spectator.standings_request("whist")) == "whist"
+    assert spectator.read_list_matches_request(spectator.list_matches_request(True)) is True
 
 
 def test_action_text_round_trip_through_legal_action() -> None:
@@ -265,15 +267,15 @@ def test_observation_without_renderings_keeps_the_typed_message(
     checked = 0
     while (seat := state.to_move) is not None and checked < 40:
         obs = state.observation(seat)
-        full = codec.observation_message(game_id, obs)
-        lean = codec.observation_message(game_id, obs, text=text, json=as_json)
+        full = observations.observation_message(game_id, obs)
+        lean = observations.observation_message(game_id, obs, text=text, json=as_json)
         assert lean.text == (full.text if text else "")
         assert lean.json == (full.json if as_json else "")
         assert full.text and full.json  # the defaults still fill both
         assert lean.WhichOneof("game") == game_id
         assert getattr(lean, game_id) == getattr(full, game_id)
         wire = pb.Observation.FromString(lean.SerializeToString())
-        assert codec.observation_dict(wire) == (game_id, obs.to_dict())
+        assert observations.observation_dict(wire) == (game_id, obs.to_dict())
         state.apply(rng.choice(state.legal_actions()))
         checked += 1
     assert checked > 0
@@ -286,23 +288,23 @@ def test_an_unwanted_rendering_is_not_computed(monkeypatch: pytest.MonkeyPatch) 
         raise AssertionError("computed a rendering that was not asked for")
 
     monkeypatch.setattr(type(obs), "render", boom)
-    monkeypatch.setattr(codec, "_dumps", boom)
+    monkeypatch.setattr(wireformat, "dumps", boom)
     msg = codec.server_message_of(
         codec.decision_bytes(1, "m", seat, "whist", obs, legal, 1, 1, text=False, json=False)
     )
     assert msg.decision.observation.whist.seat == seat
     with pytest.raises(AssertionError, match="not asked for"):
-        codec.observation_message("whist", obs, text=True, json=False)
+        observations.observation_message("whist", obs, text=True, json=False)
     with pytest.raises(AssertionError, match="not asked for"):
-        codec.observation_message("whist", obs, text=False, json=True)
+        observations.observation_message("whist", obs, text=False, json=True)
 
 
 def test_a_game_without_typed_message_keeps_its_json_when_json_is_omitted() -> None:
     # The JSON is then the only machine-readable form of the observation.
     obs = Observation(seat=1)
-    msg = codec.observation_message("none", obs, text=False, json=False)
+    msg = observations.observation_message("none", obs, text=False, json=False)
     assert msg.WhichOneof("game") is None and msg.text == ""
-    assert codec.observation_dict(msg) == ("", obs.to_dict())
+    assert observations.observation_dict(msg) == ("", obs.to_dict())
 
 
 @pytest.mark.parametrize("game_id", game_ids())
@@ -342,7 +344,7 @@ def _built_by_protobuf(
     data = obs.to_dict()
     if text:
         d.observation.text = obs.render()
-    typed = codec.observation_descriptor(game_id) is not None
+    typed = observations.observation_descriptor(game_id) is not None
     if as_json or not typed:
         d.observation.json = json.dumps(data)
     if typed:
@@ -421,4 +423,4 @@ def test_compact_json_matches_json_dumps() -> None:
         {"quote": 'say "hi"\n', "nan": float("nan"), "inf": float("-inf")},
     ]
     for data in samples:
-        assert codec._dumps(data) == json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+        assert wireformat.dumps(data) == json.dumps(data, separators=(",", ":"), ensure_ascii=False)

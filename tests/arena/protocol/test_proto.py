@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
-from arena.protocol import codec
+from arena.protocol import observations
 from engine import Observation, game_ids, get_game
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -162,7 +162,7 @@ def _observation_class(game_id: str) -> type[Observation]:
 
 @pytest.mark.parametrize("game_id", GAMES)
 def test_typed_message_mirrors_engine_observation(game_id: str) -> None:
-    descriptor = codec.observation_descriptor(game_id)
+    descriptor = observations.observation_descriptor(game_id)
     assert descriptor is not None, f"no typed observation for {game_id} in Observation.game"
     problems = _mirror_problems(_observation_class(game_id), descriptor)
     if problems:
@@ -176,12 +176,12 @@ def test_typed_message_mirrors_engine_observation(game_id: str) -> None:
 
 
 def test_every_registered_game_has_a_typed_observation_slot() -> None:
-    assert set(game_ids()) <= set(codec.typed_observation_games())
+    assert set(game_ids()) <= set(observations.typed_observation_games())
 
 
 def test_mirror_check_catches_a_mismatch() -> None:
     # The check itself must fail on a wrong mirror: whist's dataclass against tennis's message.
     whist = importlib.import_module("engine.games.whist").WhistObservation
-    other = codec.observation_descriptor("tennis")
+    other = observations.observation_descriptor("tennis")
     assert other is not None
     assert _mirror_problems(whist, other)

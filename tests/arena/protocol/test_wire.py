@@ -13,13 +13,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arena.protocol import codec, messages
+from arena.protocol import codec, messages, observations, wireformat
 from arena.protocol._pb import arena_pb2 as pb
 from engine import game_ids, get_game
 
 GAMES = list(game_ids())
 PURE = os.environ.get("ARENA_PURE_PYTHON") == "1"
-wire = codec._built_wire
+wire = wireformat.BUILT
 
 
 def test_the_c_encoder_is_built_and_used() -> None:
@@ -28,11 +28,11 @@ def test_the_c_encoder_is_built_and_used() -> None:
     assert wire is not None, (
         "arena/protocol/_wire.c was not built: reinstall with a C compiler at hand"
     )
-    assert codec.accelerated() is not PURE
+    assert wireformat.accelerated() is not PURE
 
 
 def test_the_switch_turns_the_c_encoder_off() -> None:
-    code = "from arena.protocol import codec; print(codec.accelerated())"
+    code = "from arena.protocol import wireformat; print(wireformat.accelerated())"
     env = {**os.environ, "ARENA_PURE_PYTHON": "1"}
     out = subprocess.run(
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
@@ -47,15 +47,15 @@ def test_c_and_python_write_the_same_bytes_on_every_game(
     assert wire is not None
 
     def both(*args: object, **kwargs: object) -> tuple[bytes, bytes]:
-        monkeypatch.setattr(codec, "_ACCEL", wire)
+        monkeypatch.setattr(wireformat, "ACCEL", wire)
         c = codec.decision_bytes(*args, **kwargs)  # type: ignore[arg-type]
-        monkeypatch.setattr(codec, "_ACCEL", None)
+        monkeypatch.setattr(wireformat, "ACCEL", None)
         return c, codec.decision_bytes(*args, **kwargs)  # type: ignore[arg-type]
 
     game = get_game(game_id)
-    plan = codec._observation_plan(game_id)
+    plan = observations.observation_plan(game_id)
     assert plan is not None
-    c_plan, py_encode = codec._wire_plan(plan), codec._encoder(plan)
+    c_plan, py_encode = observations.wire_plan(plan), observations.encoder(plan)
     rng = random.Random(game_id)
     compared = 0
     for match in range(6):
@@ -112,7 +112,7 @@ class Outer:
 
 
 def _key(number: int, wire_type: int) -> bytes:
-    return codec._varint((number << 3) | wire_type)
+    return wireformat.varint((number << 3) | wire_type)
 
 
 LEN, VARINT = 2, 0
@@ -132,7 +132,7 @@ OUTER_PLAN = (
 
 def _expected(o: Outer) -> bytes:
     """The proto3 encoding of ``o``, written out with the codec's primitives."""
-    d, v = codec._delimited, codec._varint
+    d, v = wireformat.delimited, wireformat.varint
 
     def inner(i: Inner) -> bytes:
         body = d(_key(1, LEN), i.name.encode()) if i.name else b""
@@ -206,15 +206,16 @@ def test_nesting_is_bounded() -> None:
 
 def test_a_decision_refuses_events_that_are_not_bytes() -> None:
     assert wire is not None
-    plan = codec._observation_plan("whist")
+    plan = observations.observation_plan("whist")
     assert plan is not None
     game = get_game("whist")
     state = game.new_match(game.configure(), 1)
     seat = state.to_move
     assert seat is not None
+    wplan = observations.wire_plan(plan)
     with pytest.raises(TypeError, match="event"):
         wire.decision(
-            1, b"", seat, b"", state.observation(seat), codec._wire_plan(plan), b"", b"", b"", 0,
+            1, b"", seat, b"", state.observation(seat), wplan, b"", b"", b"", 0,
             ["not bytes"],  # type: ignore[list-item]
         )  # fmt: skip
 
@@ -274,7 +275,7 @@ def test_answers_that_are_not_the_usual_shape_go_to_protobuf() -> None:
 
 def test_the_encoder_in_use_is_named() -> None:
     # The server logs it at start and the bench prints it: a slower build must not go unnoticed.
-    name = codec.encoder_name()
+    name = wireformat.encoder_name()
     assert name.startswith("Python (ARENA_PURE_PYTHON=1)" if PURE else "C (")
 
 

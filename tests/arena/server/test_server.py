@@ -13,7 +13,7 @@ import grpc
 import pytest
 import trio
 
-from arena.protocol import codec, messages
+from arena.protocol import codec, messages, spectator
 from arena.protocol._pb import arena_pb2 as pb
 from arena.protocol._pb import arena_pb2_grpc as pb_grpc
 from arena.sdk.client import run_bot
@@ -235,15 +235,15 @@ def test_spectators_see_matches_public_events_and_standings() -> None:
             ]:
                 with grpc.insecure_channel(server.address) as channel:
                     stub = pb_grpc.SpectatorStub(channel)
-                    listed = codec.read_list_matches_response(
-                        stub.ListMatches(codec.list_matches_request())
+                    listed = spectator.read_list_matches_response(
+                        stub.ListMatches(spectator.list_matches_request())
                     )
-                    watched = list(stub.WatchMatch(codec.watch_request("m1")))
-                    standings = codec.read_standings_response(
-                        stub.Standings(codec.standings_request("whist"))
+                    watched = list(stub.WatchMatch(spectator.watch_request("m1")))
+                    standings = spectator.read_standings_response(
+                        stub.Standings(spectator.standings_request("whist"))
                     )
                     with pytest.raises(grpc.RpcError) as info:
-                        list(stub.WatchMatch(codec.watch_request("nope")))
+                        list(stub.WatchMatch(spectator.watch_request("nope")))
                     assert info.value.code() == grpc.StatusCode.NOT_FOUND
                 return listed, watched, standings
 
@@ -283,7 +283,7 @@ def test_a_running_match_can_be_watched_live() -> None:
                 def spectate() -> None:
                     with grpc.insecure_channel(server.address) as channel:
                         stub = pb_grpc.SpectatorStub(channel)
-                        got.extend(stub.WatchMatch(codec.watch_request("m1")))
+                        got.extend(stub.WatchMatch(spectator.watch_request("m1")))
 
                 await trio.to_thread.run_sync(spectate)
 
