@@ -39,6 +39,15 @@ from tests.import_graph import (
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("engine", "arena", "reference_bots")
+#: The arena's plain-value modules, at the bottom of its layers.
+PLAIN_VALUES = (
+    "arena.errors",
+    "arena.policy",
+    "arena.seeds",
+    "arena.layout",
+    "arena.logging",
+    "arena.version",
+)
 
 RULES = [
     pytest.param(
@@ -107,6 +116,41 @@ RULES = [
             imported=("arena.server", "arena.tournament", "arena.cli"),
         ),
         id="sdk-is-light",
+    ),
+    pytest.param(
+        Rule(
+            "the plain values every part shares (errors, policy, seeds, layout, logging, "
+            "version) import nothing else of the arena",
+            importers=PLAIN_VALUES,
+            imported=("arena", "reference_bots"),
+            imported_exceptions=PLAIN_VALUES,
+        ),
+        id="plain-values-stand-alone",
+    ),
+    pytest.param(
+        Rule(
+            "the server referees whoever connects: it starts no bots and knows no tournament, "
+            "registry, ratings or SDK",
+            importers=("arena.server",),
+            imported=(
+                "arena.bots",
+                "arena.match",
+                "arena.tournament",
+                "arena.registry",
+                "arena.ratings",
+                "arena.sdk",
+            ),
+        ),
+        id="server-knows-no-runners",
+    ),
+    pytest.param(
+        Rule(
+            "tournaments are the top of the library: only the command line imports them",
+            importers=("arena",),
+            importer_exceptions=("arena.tournament", "arena.cli"),
+            imported=("arena.tournament",),
+        ),
+        id="tournaments-only-from-cli",
     ),
     pytest.param(
         Rule(

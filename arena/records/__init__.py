@@ -4,5 +4,5 @@ Modules: ``format`` (writing and reading a record), ``replay`` (replaying it thr
 and verifying it), ``view`` (``arena replay show``), ``html`` (the self-contained viewer page,
 from ``templates/``), ``ask`` (a bot asked one recorded decision again, over a one-shot gRPC
 server). May use: ``engine``, ``arena.policy``, ``arena.layout``, ``arena.errors``; ``ask``
-also ``arena.protocol`` and ``arena.bots``.
+also ``arena.protocol``, ``arena.bots``, ``arena.seeds`` and ``arena.version``.
 """
