@@ -383,7 +383,8 @@ class LiveMatch:
             self.charge(seat, FaultKind.TIMEOUT, detail, rid)
             return self._fallback(state, seat, ms)
         if answer.index is not None:
-            if answer.index < len(legal):
+            # Never negative over gRPC (uint32), but an Answer made in-process could be.
+            if 0 <= answer.index < len(legal):
                 return self._decided(seat, legal[answer.index], len(legal), ms, False)
             problem = f"index {answer.index} is out of range (0..{len(legal) - 1})"
             self.charge(seat, FaultKind.ILLEGAL, problem, rid)
