@@ -1,14 +1,16 @@
 """One match between bot commands, refereed over real gRPC: what ``arena match`` plays, and the
 launching of a match's bots that tournaments share.
 
-The arena starts a server on a free loopback port (and a Unix socket in a temporary directory),
-launches one process per seat from the given shell commands (``ARENA_ADDRESS``, ``ARENA_TOKEN``
-and ``ARENA_SEED`` in its environment), plays the match, kills the bots, writes the record, and
-prints the result. A bot that does not start or exits early is a ``crash`` fault, never a hang.
+:func:`play_commands` starts a server on a free loopback port (and a Unix socket in a temporary
+directory), launches one process per seat from the given shell commands (``ARENA_ADDRESS``,
+``ARENA_TOKEN`` and ``ARENA_SEED`` in its environment), plays the match, stops the bots and writes
+the record; ``arena match`` (arena/cli/match.py) prints it. :func:`run_with_bots` is the part a
+tournament's match job shares: launch, referee, stop. A bot that does not start or exits early is
+a ``crash`` fault, never a hang.
 
-Bot commands run sandboxed by default (arena/bots/sandbox.py: bubblewrap, no network, reaching the
-arena only through the Unix socket); ``--bot image:IMAGE [CMD]`` runs a seat's bot from a Docker
-image (arena/bots/docker.py). ``--no-sandbox`` runs commands as plain processes.
+Given sandbox limits, bot commands run boxed (arena/bots/sandbox.py: bubblewrap, no network,
+reaching the arena only through the Unix socket); ``image:IMAGE [CMD]`` runs a seat's bot from a
+Docker image (arena/bots/docker.py); without limits, commands run as plain processes.
 """
 
 from __future__ import annotations
