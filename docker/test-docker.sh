@@ -106,9 +106,10 @@ printf 'FROM %s\nCMD ["arena", "bot", "random"]\n' "$image" \
   || { cat "$work/build.err" >&2; fail "docker build of $bot_image"; }
 uid=$(docker run --rm --network none "$image" id -u)
 [ "$uid" = 10001 ] || fail "the image runs as uid $uid, not the unprivileged 10001"
-# The wheel built on the host carries the C encoder (arena/protocol/_wire.c); the image's Python loads it.
+# The wheel built on the host carries the C encoder (arena/protocol/_wire.c); the image's Python
+# loads it.
 accel=$(docker run --rm --network none "$image" python3 -c \
-  "from arena import serde; print(serde.accelerated())")
+  "from arena.protocol import wireformat; print(wireformat.accelerated())")
 [ "$accel" = True ] || fail "the image's arena runs without its C encoder ($accel)"
 # A whole tournament inside the image (bots as plain processes: the image has no bubblewrap),
 # down to the rating fit (numpy, scipy).
