@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import trio
 
 from arena.records.format import read_record
@@ -40,6 +41,7 @@ def test_fresh_seeds_are_63_bit_and_never_repeat() -> None:
     assert sum(s < 2**53 for s in seeds) < 10
 
 
+@pytest.mark.slow
 def test_arena_match_without_a_seed_deals_from_a_secret_one(tmp_path: Path) -> None:
     seeds, ids = [], []
     for _ in range(2):
@@ -90,6 +92,7 @@ def stored_seed(out: Path) -> int:
     return seed
 
 
+@pytest.mark.slow
 def test_a_tournament_without_a_seed_draws_a_secret_one_and_resumes_with_it(
     tmp_path: Path,
 ) -> None:

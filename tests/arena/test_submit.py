@@ -18,6 +18,7 @@ from arena.records.format import read_record
 from arena.registry import Registry, RegistryError, hash_token, resolve_bot, split_ref
 from arena.tournament.config import TournamentConfigError, check_config
 from tests.arena.run_arena import arena_error
+from tests.waiting import wait_until
 
 ARENA = str(Path(sys.executable).parent / "arena")
 
@@ -49,6 +50,7 @@ def test_home_is_flag_then_env_then_default(monkeypatch: pytest.MonkeyPatch) -> 
     assert default_home() == Path.home() / ".local" / "share" / "card-arena"
 
 
+@pytest.mark.slow
 def test_submit_prints_a_token_and_bots_lists_it(tmp_path: Path) -> None:
     home = tmp_path / "home"
     done = _arena("submit", "alice", "--version", "1.0", "--command", "arena bot rules", home=home)
@@ -90,6 +92,7 @@ def test_a_home_that_is_a_file_is_one_line(tmp_path: Path) -> None:
     assert home.read_text() == "not a directory"
 
 
+@pytest.mark.slow
 def test_home_flag_beats_the_environment(tmp_path: Path) -> None:
     env_home, flag_home = tmp_path / "env", tmp_path / "flag"
     done = _arena(
@@ -113,6 +116,7 @@ def test_home_flag_beats_the_environment(tmp_path: Path) -> None:
         (["dave", "--version", "1", "--command", "true", "--dir", "/no/such"], "no such directory"),
     ],
 )
+@pytest.mark.slow
 def test_submit_refuses_in_one_line(tmp_path: Path, args: list[str], message: str) -> None:
     home = tmp_path / "home"
     _submit(home, "alice", "1", "--command", "true")
@@ -199,6 +203,7 @@ def test_split_ref() -> None:
     assert hash_token("t") != "t" and len(hash_token("t")) == 64
 
 
+@pytest.mark.slow
 def test_tournament_plays_registered_bots_by_name_and_version(tmp_path: Path) -> None:
     home = tmp_path / "home"
     _submit(home, "alice", "1", "--command", "arena bot random")
@@ -215,6 +220,7 @@ def test_tournament_plays_registered_bots_by_name_and_version(tmp_path: Path) ->
     assert standings["faults"] == {}
 
 
+@pytest.mark.slow
 def test_registered_bot_connects_on_its_own_with_its_token(tmp_path: Path) -> None:
     """``arena serve --registered-only``: bots submitted to its home connect from anywhere with
     their tokens and are seated under their registered names (not the names their Hellos
@@ -256,11 +262,11 @@ def test_registered_bot_connects_on_its_own_with_its_token(tmp_path: Path) -> No
         # before they leave).
         assert int(health.stdout.split("(")[1].split()[0]) >= 1
         # `arena bot random` says "random" in its Hello; the records name the registered bots.
-        deadline = time.monotonic() + 10
-        while not list(records.glob("*.jsonl.gz")) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        written = sorted(records.glob("*.jsonl.gz"))
-        assert written
+        written = sorted(
+            wait_until(
+                lambda: list(records.glob("*.jsonl.gz")), 10, what=f"a match record in {records}"
+            )
+        )
         seats = read_record(written[0]).header["seats"]
         assert {s["bot_name"] for s in seats} == {"remote0@1", "remote1@1"}, seats
         assert {s["bot_version"] for s in seats} == {"1"}
@@ -272,6 +278,7 @@ def test_registered_bot_connects_on_its_own_with_its_token(tmp_path: Path) -> No
                 stream.close()
 
 
+@pytest.mark.slow
 def test_health_fails_in_one_line_when_nobody_answers() -> None:
     done = _arena("health", "--server", "127.0.0.1:1", "--timeout", "0.5")
     assert done.returncode == 1

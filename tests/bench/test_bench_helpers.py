@@ -70,8 +70,10 @@ def test_summarize_py_spy_raw_output(tmp_path: Path) -> None:
     }
 
 
+@pytest.mark.slow
 def test_descendant_cpu_sees_grandchildren() -> None:
-    # /bin/sh -c forks the command (a grandchild), as the arena's launcher does with bots.
+    # /bin/sh -c forks the command (a grandchild), as the arena's launcher does with bots. It
+    # idles on purpose once it has burnt its CPU: a sample sees what it spent before it exits.
     busy = f"{sys.executable} -c 'import time; sum(range(3_000_000)); time.sleep(0.4)'"
     with DescendantCpu(interval=0.05) as cpu:
         subprocess.run(["/bin/sh", "-c", busy], check=True)
@@ -190,6 +192,7 @@ def test_a_failing_section_is_reported_in_one_line_and_loses_no_other_figure(
     assert "engine: failed" in table and "tournament concurrency 1: matches/min" in table
 
 
+@pytest.mark.slow
 def test_raw_clock_stops_at_the_servers_last_answer(tmp_path: Path) -> None:
     """The reference's run ends when its last answer is read, not when the client process has
     exited (about 30 ms later), as the arena's run ends with its last match."""
@@ -200,6 +203,7 @@ def test_raw_clock_stops_at_the_servers_last_answer(tmp_path: Path) -> None:
     assert servicer.started < servicer.stats.finished < exited
 
 
+@pytest.mark.slow
 def test_the_raw_server_frames_its_decisions_as_a_match_the_sdk_bot_plays_to_its_end() -> None:
     """The SDK row's reference: the SDK's random bot plays the raw server's decisions as one
     match (MatchStart first, MatchEnd last) and stops because the match ended."""
@@ -245,6 +249,7 @@ def test_the_raw_server_frames_its_decisions_as_a_match_the_sdk_bot_plays_to_its
 
 
 @pytest.mark.parametrize("turns", [4, 1])
+@pytest.mark.slow
 def test_raw_streams_at_tables_take_turns_like_the_seats_of_a_match(
     tmp_path: Path, turns: int
 ) -> None:
@@ -296,6 +301,7 @@ def test_raw_streams_at_tables_take_turns_like_the_seats_of_a_match(
 _LATENCY = {"latency_median_ms": 2.0, "latency_p99_ms": 5.0}
 
 
+@pytest.mark.slow
 def test_a_scale_level_alternates_arena_and_raw_tables_and_reports_their_medians() -> None:
     level = scale_once(8, pairs=2)
     pairs = level["pairs"]
@@ -307,6 +313,7 @@ def test_a_scale_level_alternates_arena_and_raw_tables_and_reports_their_medians
     assert level["raw"]["connections"] == 8 and level["ratio_to_raw"] > 0
 
 
+@pytest.mark.slow
 def test_an_arena_run_counts_each_tables_decisions_for_the_raw_run_to_copy() -> None:
     played = trio.run(
         functools.partial(
@@ -356,6 +363,7 @@ def test_bare_requests_are_the_arenas_without_their_observation(seat_per_connect
         assert b == expected.SerializeToString() and len(b) < len(f)
 
 
+@pytest.mark.slow
 def test_wakeup_cost_times_each_mode_over_match_boundaries() -> None:  # and the rows render
     result = wakeup_cost(decisions=700, rounds=2, pause_s=0.0001)
     assert set(result) == {"back_to_back", "busy_wait", "asleep", "pause_ms", "matches"}
@@ -388,6 +396,7 @@ _PROTO = {
 }
 
 
+@pytest.mark.slow
 def test_a_thinking_client_spends_its_think_time_inside_every_round_trip() -> None:
     # A lower bound only: the client is busy at least 5 ms before each answer.
     result = raw_run(1, 20, think_ms=5.0)
@@ -395,6 +404,7 @@ def test_a_thinking_client_spends_its_think_time_inside_every_round_trip() -> No
     assert result["latency_median_ms"] >= 5.0 and result["client"]["decisions"] == 20
 
 
+@pytest.mark.slow
 def test_the_ceiling_variants_each_do_their_share_of_the_referees_work(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -452,6 +462,7 @@ def test_the_bare_ceiling_is_judged_against_raw_with_the_same_bare_requests(
     assert len(calls) == 18 and {c[1:] for c in calls} == {(8, 100)}
 
 
+@pytest.mark.slow
 def test_the_probe_compares_both_encoders_and_puts_everything_back() -> None:
     read, kick, accel = codec.read_bot_bytes, service._StreamWriter.kick, wireformat.ACCEL
     result = probe_bench.probe(pairs=1)
@@ -484,6 +495,7 @@ def test_clone_costs_time_every_game_and_the_rows_compare_with_oh_hell() -> None
         ("scale_bench", "--pairs"),
     ],
 )
+@pytest.mark.slow
 def test_the_bench_tools_refuse_counts_below_one_in_one_line(module: str, option: str) -> None:
     # Zero runs used to end in a statistics error's traceback after the work was done.
     proc = subprocess.run(

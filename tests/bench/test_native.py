@@ -54,6 +54,7 @@ def test_samples_inside_the_window_are_counted_per_decision_by_role_and_library(
 
 
 @pytest.mark.parametrize("kind", ["raw", "arena"])
+@pytest.mark.slow
 def test_the_worker_reports_its_play_s_window_and_the_loop_thread(kind: str) -> None:
     before = time.perf_counter()
     out = subprocess.run(

@@ -63,7 +63,7 @@ def test_all_five_tricks_are_played_even_when_settled() -> None:
     state = _forty_five(_NS_FOUR_TRICKS)
     events = play_tricks(state, _NS_FOUR_PLAYS[:3])
     assert state.side_tricks() == (3, 0) and state.deal_number == 1
-    assert not any(e.kind == "deal_score" for e in events)
+    assert events and not any(e.kind == "deal_score" for e in events)
     assert state.to_move == 0 and texts(state.legal_actions())[0] == "play:2C"
 
 

@@ -38,6 +38,12 @@ CONFIGS: list[tuple[str, int, int]] = [
     ("tennis", 4, 50_000),
 ]
 IDS = [f"{g}-{n}" for g, n, _ in CONFIGS]
+#: The largest tables take about a second each to play out eight times: the slow tier.
+LARGEST = {("tennis_whist", 6), ("spoil_five", 10)}
+PLAYOUTS = [
+    pytest.param(*c, id=i, marks=[pytest.mark.slow] if c[:2] in LARGEST else [])
+    for c, i in zip(CONFIGS, IDS, strict=True)
+]
 SEEDS = st.integers(0, 2**31 - 1)
 CARDS = frozenset(CARD_TEXT)
 
@@ -199,7 +205,7 @@ def play_out(state: MatchState, rng: random.Random, bound: int) -> list[str]:
     return texts
 
 
-@pytest.mark.parametrize(("game_id", "players", "bound"), CONFIGS, ids=IDS)
+@pytest.mark.parametrize(("game_id", "players", "bound"), PLAYOUTS)
 @settings(max_examples=8, deadline=None)
 @given(seed=SEEDS)
 def test_random_playout_keeps_every_invariant(

@@ -7,6 +7,8 @@ import importlib.util
 from pathlib import Path
 from types import ModuleType
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -28,14 +30,13 @@ def test_every_copy_is_the_text_its_banner_names() -> None:
 def test_the_copies_are_the_shared_pages_when_those_are_here(tmp_path: Path) -> None:
     sync = _script()
     # A clone elsewhere has no ../shared: the test above still holds the copies to their banners.
-    source = sync.SOURCE if (sync.SOURCE / "README.md").is_file() else tmp_path / "shared"
-    if source != sync.SOURCE:  # stand in for the shared pages with the copies' own texts
-        source.mkdir()
-        for name in sync.PAGES:
-            _, text = sync.split((sync.OUT / name).read_text(encoding="utf-8"))
-            (source / name).write_text(text, encoding="utf-8")
+    if not (sync.SOURCE / "README.md").is_file():
+        pytest.skip(
+            f"../shared/rules is not beside the checkout ({sync.SOURCE}): "
+            "no shared pages to compare docs/rules/law/ with"
+        )
     out = tmp_path / "law"
-    sync.sync(source, out)
+    sync.sync(sync.SOURCE, out)
     for name in sync.PAGES:
         fresh = (out / name).read_text(encoding="utf-8")
         assert (sync.OUT / name).read_text(encoding="utf-8") == fresh, (

@@ -9,9 +9,14 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from engine import get_game
 from engine.cards import CARD_TEXT, parse_card
 from engine.games.spoil_rules import SpoilTableState, legal_play_mask, trick_winner
+
+#: Every test here plays many random deals against a plain model: the slow tier (pytest -m slow).
+pytestmark = pytest.mark.slow
 
 # --- the plain model ---------------------------------------------------------------------------
 

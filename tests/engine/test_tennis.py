@@ -217,7 +217,8 @@ def test_scenario_6_pass_with_a_hidden_discard() -> None:
         assert s.sizes[1] == 8 and s.points == [1, 0]
         server_view = s.observation(0).to_dict()
         assert server_view["players"][1]["hand"] == []
-        assert all(discard not in json.dumps(e.data) for e in s.visible_events(0, start))
+        events = s.visible_events(0, start)
+        assert events and all(discard not in json.dumps(e.data) for e in events)
         assert any(e.kind == "discard" and e.to == (1,) for e in s.events[start:])
         observed.append((server_view, [e.to_dict() for e in s.visible_events(0)]))
     assert observed[0] == observed[1]  # the server cannot tell which card went
@@ -460,7 +461,7 @@ def test_observation_is_json_and_renders() -> None:
     assert data["acting"] == "P2" and data["mode"] == "singles"
     text = obs.render()
     assert "Ball in P2's RF" in text and "RF-LB SMASH" in text
-    assert all(isinstance(line, str) for line in data["recent"])
+    assert data["recent"] and all(isinstance(line, str) for line in data["recent"])
 
 
 # --- properties -----------------------------------------------------------------------------------

@@ -216,7 +216,8 @@ def test_exchange_gives_then_returns_as_many(control: str) -> None:
     s.apply("done")
     assert s.to_move == seat_second
     legal = texts(s.legal_actions())
-    assert "done" not in legal and all(t.startswith(f"give:{names[second]}:") for t in legal)
+    assert legal and "done" not in legal
+    assert all(t.startswith(f"give:{names[second]}:") for t in legal)
     with pytest.raises(IllegalActionError):
         s.apply("done")
     s.apply(f"give:{names[second]}:RF-RB")

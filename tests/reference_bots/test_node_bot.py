@@ -28,6 +28,9 @@ from arena.server import MatchOutcome, MatchSpec, SeatSpec, new_token, open_aren
 from engine import OptionValue, game_ids, get_game
 from tests.node_packages import BOT_JS, ROOT
 
+#: Every test here runs the Node bot (and npm) as processes: the slow tier (pytest -m slow).
+pytestmark = pytest.mark.slow
+
 ARENA = Path(sys.executable).with_name("arena")  # the venv's console script
 # A Python bot of the SDK; it leaves after its match instead of waiting for the server to return.
 PY_RANDOM = [str(ARENA), "bot", "random", "--matches", "1"]
@@ -89,18 +92,14 @@ async def _play(
                 )
             procs.append((proc, err))
 
-        async def watch_crashes() -> None:
+        async def tell_when_it_exits(seat: int, proc: subprocess.Popen[bytes]) -> None:
             # A bot that dies must not leave the referee waiting for its deadlines.
-            told: set[int] = set()
-            while True:
-                for seat, (proc, _) in enumerate(procs):
-                    if seat not in told and proc.poll() is not None:
-                        told.add(seat)
-                        server.seat_crashed(spec.match_id, seat, f"exited {proc.returncode}")
-                await trio.sleep(0.05)
+            code = await trio.to_thread.run_sync(proc.wait, abandon_on_cancel=True)
+            server.seat_crashed(spec.match_id, seat, f"exited {code}")
 
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(watch_crashes)
+            for seat, (proc, _) in enumerate(procs):
+                nursery.start_soon(tell_when_it_exits, seat, proc)
             with trio.move_on_after(spec.connect_timeout_s):
                 await server.wait_ready(spec.match_id)
             started = time.perf_counter()

@@ -109,6 +109,7 @@ def test_beats_random_clearly(players: int, options: dict[str, str], matches: in
     assert wins == matches  # not a single match lost to random play
 
 
+@pytest.mark.slow
 def test_selfplay_figures_measure_the_balance() -> None:
     figures = selfplay_stats(matches=10, seed=3)
     assert 0.5 < figures["server_point_win_rate"] < 0.8

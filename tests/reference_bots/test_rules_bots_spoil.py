@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from engine import get_game
 from engine.games.spoil_rules import SpoilTableState
 from reference_bots.rules import strategy_for
@@ -80,6 +82,7 @@ def _tournament(game_id: str, players: int, matches: int, rules_seats: int) -> t
     return rules_total / matches, random_total / (matches * n_random)
 
 
+@pytest.mark.slow
 def test_spoil_five_rules_bot_beats_random() -> None:
     game = get_game("spoil_five")
     bot = strategy_for("spoil_five")
@@ -107,11 +110,13 @@ def test_spoil_five_rules_bot_beats_random() -> None:
     assert firsts / matches > 0.35  # a random seat is first (or shares it) about 1 time in 5
 
 
+@pytest.mark.slow
 def test_forty_five_rules_side_beats_random() -> None:
     rules_rate, random_rate = _tournament("forty_five", 4, 60, 2)
     assert rules_rate > 0.85 and random_rate < 0.15
 
 
+@pytest.mark.slow
 def test_forty_five_heads_up_rules_bot_beats_random() -> None:
     rules_rate, random_rate = _tournament("forty_five", 2, 60, 1)
     assert rules_rate > 0.75 and random_rate < 0.25

@@ -7,6 +7,8 @@ import json
 import random
 from typing import Any
 
+import pytest
+
 from engine import get_game
 from engine.core import MatchState
 from engine.games.tricks import TrickView
@@ -92,6 +94,7 @@ def _play(state: MatchState, rules_seats: set[int], rules: Any, rng: random.Rand
         state.apply(legal[pick])
 
 
+@pytest.mark.slow
 def test_whist_rules_partnership_beats_random_partnership() -> None:
     game = get_game("whist")
     config = game.configure()
@@ -106,6 +109,7 @@ def test_whist_rules_partnership_beats_random_partnership() -> None:
     assert wins / rubbers >= 0.8, wins
 
 
+@pytest.mark.slow
 def test_tennis_whist_rules_bot_beats_three_random_bots() -> None:
     game = get_game("tennis_whist")
     config = game.configure(4)

@@ -83,6 +83,7 @@ def _assert_match_ended(stdout: str) -> None:
     assert Path(stdout.rsplit("record: ", 1)[1].strip()).exists(), stdout
 
 
+@pytest.mark.slow
 def test_flooding_bot_unsandboxed_log_is_capped_and_the_match_ends(tmp_path: Path) -> None:
     stdout, cpu, log = _flood_match(tmp_path, "--no-sandbox")
     _assert_capped(log)
@@ -92,6 +93,7 @@ def test_flooding_bot_unsandboxed_log_is_capped_and_the_match_ends(tmp_path: Pat
     assert cpu < 2.5, cpu
 
 
+@pytest.mark.slow
 def test_flooding_bot_sandboxed_log_is_capped_and_the_match_ends(tmp_path: Path) -> None:
     from arena.bots.sandbox import SandboxUnavailable, check_available
 
@@ -180,6 +182,7 @@ def _random_record(path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_replay_ask_with_a_flooding_bot_keeps_its_timeout_and_memory(tmp_path: Path) -> None:
     record = _random_record(tmp_path / "rec.jsonl.gz")
     argv = [ARENA, "replay", "ask", "--at", "5", "--bot", FLOOD, "--timeout", "1", str(record)]
@@ -226,6 +229,7 @@ def test_container_output_is_capped_by_the_engine_and_when_saved(tmp_path: Path)
     assert b"bytes of output dropped here: the bot wrote 20971520 bytes" in data
 
 
+@pytest.mark.slow
 def test_a_boxed_bot_cannot_fill_dev_or_grow_a_file_past_its_tmp(tmp_path: Path) -> None:
     """Writing elsewhere than the log: bwrap's /dev (a tmpfs of half the RAM) is read-only but
     for a /dev/shm sized like /tmp, and no file may outgrow /tmp (RLIMIT_FSIZE)."""

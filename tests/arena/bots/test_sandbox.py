@@ -136,6 +136,7 @@ def _assert_stopped_and_recorded(played: Played, seat: int = 1) -> str:
     return next(ln for ln in log.splitlines() if ln.startswith("blocked:"))
 
 
+@pytest.mark.slow
 def test_network_attempt_is_stopped_and_recorded(tmp_path: Path) -> None:
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.bind(("127.0.0.1", 0))
@@ -153,6 +154,7 @@ def test_network_attempt_is_stopped_and_recorded(tmp_path: Path) -> None:
         listener.close()
 
 
+@pytest.mark.slow
 def test_writing_outside_its_directory_is_stopped_and_recorded(tmp_path: Path) -> None:
     target = tmp_path / "escaped.txt"
     played = _hostile_match(tmp_path, f"python write_outside.py {target}")
@@ -165,6 +167,7 @@ def test_writing_outside_its_directory_is_stopped_and_recorded(tmp_path: Path) -
     assert why.count("Read-only file system") == 2, why  # its own dir and the arena's
 
 
+@pytest.mark.slow
 def test_fork_bomb_is_stopped_and_recorded(tmp_path: Path) -> None:
     played = _hostile_match(tmp_path, "python fork_bomb.py")
     why = _assert_stopped_and_recorded(played)
@@ -172,12 +175,14 @@ def test_fork_bomb_is_stopped_and_recorded(tmp_path: Path) -> None:
     assert children < LIMITS.processes, why
 
 
+@pytest.mark.slow
 def test_two_gib_allocation_is_stopped_and_recorded(tmp_path: Path) -> None:
     played = _hostile_match(tmp_path, "python memory_hog.py")
     why = _assert_stopped_and_recorded(played)
     assert "MemoryError" in why, why
 
 
+@pytest.mark.slow
 def test_sandboxed_bot_sees_no_secrets_and_cleans_up(tmp_path: Path) -> None:
     """The box: uid nobody, no capabilities, no nested user namespaces, the allow-listed
     environment only, /etc/shadow masked, a small /tmp, and no cgroup left behind."""
@@ -228,6 +233,7 @@ def _no_bwrap_path(tmp_path: Path) -> str:
     return str(bin_dir)
 
 
+@pytest.mark.slow
 def test_missing_bwrap_is_one_clear_line_and_no_sandbox_still_plays(tmp_path: Path) -> None:
     env = {**os.environ, "PATH": _no_bwrap_path(tmp_path)}
     base = [ARENA, "match", "tennis", "--option", "sets_to_win=1", "--out", str(tmp_path / "m")]
@@ -253,6 +259,7 @@ def test_check_available_names_the_missing_tool(
         check_available()
 
 
+@pytest.mark.slow
 def test_arena_match_sandboxes_by_default(tmp_path: Path) -> None:
     """``arena match`` boxes its bots: a bot command runs as nobody, in its directory (here the
     current one), where the match's output directory shows up empty."""
@@ -306,6 +313,7 @@ def test_image_bots_parse_and_get_a_locked_down_container(tmp_path: Path) -> Non
     assert {u["Name"]: u["Hard"] for u in options["ulimits"]}["nofile"] == 100
 
 
+@pytest.mark.slow
 def test_missing_docker_engine_is_one_clear_line(tmp_path: Path) -> None:
     env = {**os.environ, "DOCKER_HOST": f"unix://{tmp_path}/no-engine.sock"}
     done = subprocess.run(
@@ -328,6 +336,7 @@ def test_missing_docker_engine_is_one_clear_line(tmp_path: Path) -> None:
     assert not (tmp_path / "m").exists()
 
 
+@pytest.mark.slow
 def test_tournament_boxes_a_hostile_bot_and_goes_on(tmp_path: Path) -> None:
     """``arena tournament`` sandboxes by default: a bot that tries the network in every match is
     stopped each time, its faults are stored, and every match of the tournament is played."""
@@ -376,6 +385,7 @@ def test_tournament_boxes_a_hostile_bot_and_goes_on(tmp_path: Path) -> None:
         listener.close()
 
 
+@pytest.mark.slow
 def test_runtime_paths_under_tmp_stay_visible(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -11,6 +11,9 @@ import pytest
 
 from tests.arena.run_arena import ARENA, played_tournament
 
+#: Every test here runs `arena` commands as processes: the slow tier (pytest -m slow).
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory: pytest.TempPathFactory) -> Path:

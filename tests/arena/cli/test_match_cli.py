@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import trio
 
 from arena.bots.logs import last_line
@@ -30,6 +31,7 @@ def _env() -> dict[str, str]:
     return env
 
 
+@pytest.mark.slow
 def test_arena_match_command_with_reference_bots(tmp_path: Path) -> None:
     proc = subprocess.run(
         [
@@ -82,6 +84,7 @@ def test_arena_match_command_with_reference_bots(tmp_path: Path) -> None:
     assert verify.returncode == 0, verify.stdout + verify.stderr
 
 
+@pytest.mark.slow
 def test_a_bot_command_that_fails_at_once_is_a_crash_fault(tmp_path: Path) -> None:
     """One seat's command exits at once and another's does not exist: both are crash faults,
     charged without waiting for the connect timeout, and the match ends in a forfeit."""
@@ -113,6 +116,7 @@ def test_a_bot_command_that_fails_at_once_is_a_crash_fault(tmp_path: Path) -> No
     trio.run(main)
 
 
+@pytest.mark.slow
 def test_strict_match_forfeits_on_a_crash(tmp_path: Path) -> None:
     async def main() -> None:
         played = await play_commands(
@@ -139,6 +143,7 @@ def test_strict_match_forfeits_on_a_crash(tmp_path: Path) -> None:
     trio.run(main)
 
 
+@pytest.mark.slow
 def test_wrong_number_of_bots_is_one_line_and_status_2(tmp_path: Path) -> None:
     proc = subprocess.run(
         [ARENA, "match", "whist", "--bot", "arena bot random", "--out", str(tmp_path)],
@@ -158,6 +163,7 @@ def test_wrong_number_of_bots_is_one_line_and_status_2(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.slow
 def test_an_output_directory_that_cannot_be_made_is_refused_before_the_match(
     tmp_path: Path,
 ) -> None:

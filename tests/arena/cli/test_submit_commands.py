@@ -16,6 +16,9 @@ import pytest
 
 from arena.layout import ENV_VAR
 
+#: Every test here runs `arena` commands as processes: the slow tier (pytest -m slow).
+pytestmark = pytest.mark.slow
+
 ARENA = str(Path(sys.executable).parent / "arena")
 
 

@@ -26,6 +26,7 @@ PROTO = ROOT / "proto" / "cardarena" / "v1" / "arena.proto"
 GAMES = list(game_ids())  # every registered game: one missing is a failure
 
 
+@pytest.mark.slow
 def test_generated_package_is_current(tmp_path: Path) -> None:
     out = tmp_path / "_pb"
     subprocess.run(

@@ -9,11 +9,13 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+import pytest
 
 from arena.records.format import remove_stale_temps, write_record
 from tests.arena.tournament.test_tournament_resume import done_count
+from tests.waiting import wait_until
 
 ARENA = str(Path(sys.executable).parent / "arena")
 
@@ -51,16 +53,20 @@ def tournament(cwd: Path) -> subprocess.Popen[bytes]:
     )
 
 
+@pytest.mark.slow
 def test_a_resume_removes_the_temp_files_a_killed_writer_left(tmp_path: Path) -> None:
     (tmp_path / "t.toml").write_text(CONFIG)
     out = tmp_path / "out"
     # Kill -9 the runner (its whole group) once one match is stored: the others are pending.
     proc = tournament(tmp_path)
-    deadline = time.monotonic() + 120
-    while done_count(out / "results.sqlite") < 1:
+
+    def stored() -> bool:
+        if done_count(out / "results.sqlite") >= 1:
+            return True
         assert proc.poll() is None, "the tournament ended before it could be killed"
-        assert time.monotonic() < deadline, "no match was stored in time"
-        time.sleep(0.05)
+        return False
+
+    wait_until(stored, 120, what="the tournament to store a match")
     with contextlib.suppress(ProcessLookupError):  # all four may be done already: still valid
         os.killpg(proc.pid, signal.SIGKILL)
     proc.wait(timeout=30)

@@ -18,6 +18,9 @@ from arena.records.format import Recorder, match_header, read_record, write_reco
 from arena.seeds import seat_seed
 from engine import get_game
 
+#: Every test here starts real bot processes: the slow tier (pytest -m slow).
+pytestmark = pytest.mark.slow
+
 #: A bot speaking the protocol with nothing but grpc and arena.protocol.codec. Its choice is a
 #: hash of the observation text and legal actions it is sent, so it answers the recorded action
 #: only if it is sent exactly what the seat was sent in the match. ``--text`` answers by text,
@@ -70,7 +73,7 @@ for msg in stub.Play(outgoing()):
                 seed = os.environ["ARENA_SEED"]
                 json.dump({"kinds": seen, "received": received, "seed": seed}, f)
         if mode == "--mute":
-            time.sleep(60)
+            time.sleep(60)  # mute on purpose: it never answers
         legal = [a.text for a in m.legal]
         index = choose(m.text, legal)
         if mode == "--wrong":

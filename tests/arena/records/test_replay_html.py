@@ -16,7 +16,6 @@ import shutil
 import socket
 import struct
 import subprocess
-import time
 import urllib.request
 from collections import Counter
 from collections.abc import Iterator
@@ -37,6 +36,7 @@ from tests.arena.replay_truth import (
     hidden_now,
 )
 from tests.arena.replay_truth import make_record as short_record
+from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[3]
 CHROMIUM = Path("/usr/bin/chromium")
@@ -144,25 +144,21 @@ class Page:
     def open(self, url: str) -> None:
         """Load ``url`` and wait until the replay script has run."""
         self.call("Page.navigate", url=url)
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            ready = self.js(
-                f"document.readyState === 'complete' && location.href.split('#')[0] === "
-                f"{json.dumps(url.split('#')[0])} && document.body.dataset.ready === '1'"
-            )
-            if ready:
-                return
-            time.sleep(0.05)
-        raise AssertionError(f"page did not load: {url}")
+        ready = (
+            f"document.readyState === 'complete' && location.href.split('#')[0] === "
+            f"{json.dumps(url.split('#')[0])} && document.body.dataset.ready === '1'"
+        )
+        wait_until(lambda: self.js(ready), 20, interval=0.05, what=f"the page {url} to load")
 
     def show(self, step: int, seat: int | str) -> None:
         """Select a step and a view through the URL fragment, as a link would."""
         self.js(f"location.hash = 'step={step}&seat={seat}'")
         want = [str(step), str(seat)]
-        deadline = time.monotonic() + 5
-        while self.js("[document.body.dataset.step, document.body.dataset.seat]") != want:
-            assert time.monotonic() < deadline, f"fragment step={step}&seat={seat} not honoured"
-            time.sleep(0.02)
+        wait_until(
+            lambda: self.js("[document.body.dataset.step, document.body.dataset.seat]") == want,
+            5,
+            what=f"the page to honour the fragment step={step}&seat={seat}",
+        )
 
     def text(self) -> str:
         """Everything the page shows (rendered text only: no embedded data, no scripts)."""
@@ -206,12 +202,13 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Page]:
     ws: WebSocket | None = None
     try:
         port_file = profile / "DevToolsActivePort"
-        deadline = time.monotonic() + 30
-        while not (port_file.exists() and port_file.read_text().strip()):
+
+        def port_written() -> str:
             assert proc.poll() is None, "chromium exited at start"
-            assert time.monotonic() < deadline, "chromium did not open its DevTools port"
-            time.sleep(0.05)
-        port = int(port_file.read_text().split()[0])
+            return port_file.read_text().strip() if port_file.exists() else ""
+
+        written = wait_until(port_written, 30, interval=0.05, what="chromium's DevTools port")
+        port = int(written.split()[0])
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=10) as r:
             targets = json.load(r)
         page = next(t for t in targets if t.get("type") == "page")
@@ -300,6 +297,7 @@ def test_markup_in_record_text_cannot_escape_the_data_block(tmp_path: Path) -> N
 
 
 @pytest.mark.parametrize("game", GAMES)
+@pytest.mark.slow
 def test_seat_views_show_exactly_the_engines_hand_and_nothing_hidden(
     browser: Page, tmp_path: Path, game: str
 ) -> None:
@@ -326,6 +324,7 @@ def test_seat_views_show_exactly_the_engines_hand_and_nothing_hidden(
                 assert not Counter(cards) - shown, f"step {k}: whole table lacks {cards}"
 
 
+@pytest.mark.slow
 def test_buttons_jump_and_seat_selector_drive_the_page(browser: Page, tmp_path: Path) -> None:
     record = make_record(tmp_path, "whist")
     out = tmp_path / "whist.html"
@@ -365,6 +364,7 @@ def test_buttons_jump_and_seat_selector_drive_the_page(browser: Page, tmp_path: 
     assert browser.js("document.getElementById('next').disabled") is True
 
 
+@pytest.mark.slow
 def test_tennis_page_draws_the_court_with_the_ball(browser: Page, tmp_path: Path) -> None:
     record = make_record(tmp_path, "tennis")
     out = tmp_path / "tennis.html"

@@ -42,6 +42,7 @@ def record(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return make_record(tmp_path_factory.mktemp("rec"), "tennis", 7)
 
 
+@pytest.mark.slow
 def test_the_record_is_never_its_own_output(record: Path, tmp_path: Path) -> None:
     rec = tmp_path / "rec.jsonl.gz"
     rec.write_bytes(record.read_bytes())
@@ -60,6 +61,7 @@ def test_the_record_is_never_its_own_output(record: Path, tmp_path: Path) -> Non
     ]
 
 
+@pytest.mark.slow
 def test_a_file_it_did_not_write_is_not_overwritten(record: Path, tmp_path: Path) -> None:
     notes = tmp_path / "notes.html"  # even an .html name: the content decides
     notes.write_text("<!doctype html><p>my own page</p>")
@@ -75,6 +77,7 @@ def test_a_file_it_did_not_write_is_not_overwritten(record: Path, tmp_path: Path
     assert_refused(html("-o", str(tmp_path), str(record), cwd=tmp_path), "is a directory")
 
 
+@pytest.mark.slow
 def test_its_own_page_and_an_empty_file_are_replaced(record: Path, tmp_path: Path) -> None:
     page = tmp_path / "page.html"
     done = html("-o", str(page), str(record), cwd=tmp_path)

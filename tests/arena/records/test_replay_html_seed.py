@@ -8,6 +8,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from arena.cli.main import main
 from tests.arena.records import test_replay_html as pages
 from tests.arena.replay_truth import make_record
@@ -45,9 +47,11 @@ def test_the_page_data_carries_the_exact_seed(tmp_path: Path) -> None:
     data = page_data(write_page(tmp_path))
     assert data["meta"]["seed"] == str(SEED)
     # Nothing else in the data is a number JavaScript would round either.
-    assert all(abs(i) <= 2**53 - 1 for i in integers(data))
+    numbers = integers(data)
+    assert numbers and all(abs(i) <= 2**53 - 1 for i in numbers)
 
 
+@pytest.mark.slow
 def test_the_browser_shows_the_exact_seed(browser: pages.Page, tmp_path: Path) -> None:
     page = write_page(tmp_path)
     browser.open(page.as_uri() + "#step=0&seat=all")

@@ -240,6 +240,7 @@ def test_genuine_records_of_every_game_verify(records: Records, game: str, scena
 
 @pytest.mark.parametrize("strict", [False, True], ids=["lenient", "strict"])
 @pytest.mark.parametrize("game", ["whist", "tennis"])
+@pytest.mark.slow
 def test_a_bot_that_exits_at_once_forfeits_and_its_record_verifies(
     records: Records, game: str, strict: bool
 ) -> None:

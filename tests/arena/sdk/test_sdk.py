@@ -19,6 +19,7 @@ import grpc
 import pytest
 import trio
 
+import arena.sdk.client
 from arena.errors import ArenaError
 from arena.protocol import codec, messages
 from arena.protocol._pb import arena_pb2 as pb
@@ -30,6 +31,7 @@ from engine import Action, Result, get_game
 from reference_bots.catalog import RulesOrRandomBot
 from tests.arena.run_arena import arena_error
 from tests.arena.wire import SHORT_WHIST, free_port, join_all, make_spec, play_with, raw, sdk
+from tests.waiting import async_wait_until, wait_until
 
 ARENA = str(Path(sys.executable).parent / "arena")
 
@@ -109,19 +111,29 @@ def test_arena_bot_exits_with_one_line_when_rejected() -> None:
     trio.run(main)
 
 
-def test_reconnects_with_backoff_until_the_server_is_up() -> None:
+def test_reconnects_with_backoff_until_the_server_is_up(monkeypatch: pytest.MonkeyPatch) -> None:
     """The bot starts before the server listens; it retries, connects, and plays its match."""
     port = free_port()
     address = f"127.0.0.1:{port}"
     runs: list[BotRun] = []
     spec = make_spec("whist", 4, options=SHORT_WHIST, tokens=["a", "b", "c", "d"])
+    # How each of the bot's connections ended: (welcomed, why it stopped).
+    attempts: list[tuple[bool, str | None]] = []
+    play_stream = arena.sdk.client._play_stream
+
+    def recorded(*args: Any) -> tuple[bool, str | None]:
+        attempts.append(play_stream(*args))
+        return attempts[-1]
+
+    monkeypatch.setattr(arena.sdk.client, "_play_stream", recorded)
 
     def early_bot() -> None:
         runs.append(run_bot(RandomBot(1), address, "a", matches=1, give_up_s=20))
 
     early = threading.Thread(target=early_bot, daemon=True)
     early.start()
-    time.sleep(0.4)
+    wait_until(lambda: attempts, 20, what="the bot's first attempt to connect")
+    assert attempts[0] == (False, None)  # nobody listened: it will try again
 
     async def main() -> None:
         async with open_arena_server(address) as server:
@@ -141,13 +153,16 @@ def test_exits_cleanly_when_the_server_goes_away() -> None:
         async with open_arena_server() as server:
             server.add_token("waiting")
             address = server.address
+            idle: list[str | None] = []  # the tokens of the bots welcomed with nothing to play
+            server.idle_hook = lambda conn: idle.append(conn.token)
 
             def bot() -> None:
                 runs.append(run_bot(RandomBot(1), address, "waiting", give_up_s=0.8))
 
             thread = threading.Thread(target=bot, daemon=True)
             thread.start()
-            await trio.sleep(0.3)
+            await async_wait_until(lambda: idle, 10, what="the server to welcome the bot")
+            assert idle == ["waiting"]
         start = time.monotonic()
         await trio.to_thread.run_sync(join_all, [thread])
         assert time.monotonic() - start < 5
@@ -161,6 +176,7 @@ def test_exits_cleanly_when_the_server_goes_away() -> None:
     assert (never.stopped, never.welcomes, never.matches) == ("unreachable", 0, 0)
 
 
+@pytest.mark.slow
 def test_gives_up_when_the_server_dies() -> None:
     # Killed, the server ends no stream: it breaks. The bot tries again for give_up_s, then stops.
     port = free_port()
@@ -191,13 +207,14 @@ def test_gives_up_when_the_server_dies() -> None:
     assert runs and runs[0].stopped == "server gone" and runs[0].welcomes == 1
 
 
+@pytest.mark.slow
 def test_resumes_a_match_after_losing_the_connection() -> None:
     """The server drops North's stream right after North decided; the SDK reconnects within the
     backoff and North plays on without a single fault."""
     run: list[BotRun] = []
 
     def slow(decision: pb.DecisionRequest, n: int) -> pb.BotMessage:
-        time.sleep(0.1)
+        time.sleep(0.1)  # slow on purpose: the match is still on when North comes back
         return pb.BotMessage(action=pb.Action(request_id=decision.request_id, index=0))
 
     def north(address: str, token: str) -> None:
@@ -209,8 +226,12 @@ def test_resumes_a_match_after_losing_the_connection() -> None:
             match = server.register(spec)
 
             async def kick() -> None:
-                while not any(t.seat == 0 for t in match.timings()):
-                    await trio.sleep(0.002)
+                await async_wait_until(
+                    lambda: any(t.seat == 0 for t in match.timings()),
+                    30,
+                    interval=0.002,
+                    what="North's first decision",
+                )
                 assert server.disconnect(spec.seats[0].token)
 
             async with trio.open_nursery() as nursery:
@@ -329,6 +350,7 @@ def test_sdk_asks_for_lean_messages_and_plays_a_decision_that_carries_events() -
     assert (run.decisions, run.matches, run.errors) == (1, 1, 0)
 
 
+@pytest.mark.slow
 def test_arena_bot_that_never_reaches_a_server_says_so_and_fails() -> None:
     # Silence and exit status 0 read as "played and done": a typo in --server must not.
     line = arena_error("bot", "random", "--server", "127.0.0.1:1", "--give-up", "0.3")
@@ -345,6 +367,7 @@ def test_run_bot_inside_a_running_asyncio_loop_is_refused_in_words() -> None:
     asyncio.run(main())
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_arena_bot_in_one_line_while_playing_or_reconnecting() -> None:
     # run_bot runs each connection on an asyncio loop of its own: Ctrl-C must still end
     # `arena bot` as any arena command ends, whether it is connected or between attempts.
@@ -352,9 +375,10 @@ def test_ctrl_c_stops_arena_bot_in_one_line_while_playing_or_reconnecting() -> N
         async with open_arena_server() as server:
             server.add_token("waiting")  # welcomed, then waits for a match that never comes
 
-            def interrupted(*target: str) -> tuple[int | None, str]:
+            def interrupted(sign: str, *target: str) -> tuple[int | None, str]:
+                """Start `arena bot`, wait until it logs ``sign``, then Ctrl-C it."""
                 bot = subprocess.Popen(
-                    [ARENA, "bot", "random", *target, "--give-up", "30"],
+                    [ARENA, "bot", "random", *target, "--give-up", "30", "--log-level", "info"],
                     stdout=subprocess.DEVNULL,
                     stderr=subprocess.PIPE,
                     text=True,
@@ -362,16 +386,38 @@ def test_ctrl_c_stops_arena_bot_in_one_line_while_playing_or_reconnecting() -> N
                     # Ctrl-C is not.
                     preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
                 )
-                time.sleep(1.5)  # connected (or retrying) by now
-                bot.send_signal(signal.SIGINT)
-                _, err = bot.communicate(timeout=20)
-                return bot.returncode, err
+                assert bot.stderr is not None
+                stderr = bot.stderr
+                lines: list[str] = []
 
-            for target in (
-                ("--server", server.address, "--token", "waiting"),
-                ("--server", "127.0.0.1:1"),
+                def read() -> None:
+                    for line in stderr:
+                        lines.append(line)
+
+                def logged() -> bool:
+                    assert bot.poll() is None, "".join(lines)[-2000:]
+                    return any(sign in line for line in lines)
+
+                reader = threading.Thread(target=read, daemon=True)
+                reader.start()
+                try:
+                    wait_until(logged, 30, what=f"`arena bot` to log {sign}")
+                    bot.send_signal(signal.SIGINT)
+                    bot.wait(timeout=20)
+                finally:
+                    if bot.poll() is None:
+                        bot.kill()
+                        bot.wait()
+                reader.join(10)
+                return bot.returncode, "".join(lines)
+
+            for sign, target in (
+                # Connected: welcomed, it waits for a match.
+                ('"event": "welcomed"', ("--server", server.address, "--token", "waiting")),
+                # Between two attempts to reach a server that is not there.
+                ('"event": "connection lost"', ("--server", "127.0.0.1:1")),
             ):
-                code, err = await trio.to_thread.run_sync(interrupted, *target)
+                code, err = await trio.to_thread.run_sync(interrupted, sign, *target)
                 assert code == 130, err[-2000:]
                 assert "Traceback" not in err, err[-2000:]
                 assert err.strip().splitlines()[-1] == "arena: interrupted"

@@ -9,13 +9,13 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import grpc
 import grpc.aio
+import pytest
 import trio
 
 from arena.protocol._pb import arena_pb2 as pb
@@ -26,6 +26,7 @@ from arena.server.lobby import Lobby, LobbyConfig
 from arena.server.service import MAX_WATCHERS
 from tests.arena.run_arena import arena_error
 from tests.arena.wire import SHORT_WHIST, RawBot, make_spec, play_loop, play_with, raw
+from tests.waiting import async_wait_until, asyncio_wait_until, wait_until
 
 ARENA = str(Path(sys.executable).parent / "arena")
 
@@ -57,8 +58,7 @@ class Hog:
                         pass
 
             tasks = [asyncio.ensure_future(hold()) for _ in range(self.streams)]
-            while not self._stop.is_set():
-                await asyncio.sleep(0.05)
+            await asyncio.to_thread(self._stop.wait)
             for t in tasks:
                 t.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
@@ -72,20 +72,32 @@ class Hog:
         self._thread.join(10)
 
 
-def wait_until(condition: Callable[[], bool], timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(0.01)
+def greeting_ages(server: ArenaServer) -> list[float]:
+    """How long (s) each stream the server holds has waited for its Hello, as the server sees
+    it (read on its loop thread; no API tells it)."""
+
+    def ages() -> list[float]:
+        hub = server._hub
+        now = hub._loop.time()
+        return [now - conn.opened_at for conn in hub._greeting]
+
+    return server._call(ages)
 
 
+@pytest.mark.slow
 def test_streams_that_never_say_hello_cannot_lock_the_bots_out() -> None:
     async def main() -> None:
         # 300 held streams filled the old cap of 256 concurrent calls: bots got RESOURCE_EXHAUSTED.
         async with open_arena_server() as server:
+
+            def hog_past_its_grace() -> bool:
+                ages = greeting_ages(server)
+                return len(ages) >= 300 and min(ages) > HELLO_GRACE_S
+
             with Hog(server.address, 300) as hog:
-                await trio.to_thread.run_sync(wait_until, lambda: hog.opened >= 300)
-                await trio.sleep(HELLO_GRACE_S + 0.2)  # the hog's streams are past their grace
+                await async_wait_until(
+                    hog_past_its_grace, 30, what="300 hog streams on the server past their grace"
+                )
                 spec = make_spec("whist", 4, options=SHORT_WHIST, connect_timeout_s=20)
                 scenario = await play_with(server, spec, [raw()] * 4)
             assert scenario.outcome.result.reason == "normal"
@@ -113,7 +125,11 @@ def test_many_bots_connecting_at_once_are_all_welcomed() -> None:
                 async with grpc.aio.insecure_channel(server.address) as channel:
                     stub: Any = pb_grpc.ArenaStub(channel)
                     calls = [stub.Play() for _ in tokens]
-                    await asyncio.sleep(0.2)  # every stream open, none has said Hello
+                    await asyncio_wait_until(
+                        lambda: len(greeting_ages(server)) >= n,
+                        20,
+                        what=f"the server to hold all {n} streams, none of which has said Hello",
+                    )
                     for call, token in zip(calls, tokens, strict=True):
                         hello = pb.Hello(bot_name="b", token=token, protocol_version=1)
                         await call.write(pb.BotMessage(hello=hello))
@@ -199,7 +215,11 @@ def test_spectators_beyond_the_cap_are_refused_and_the_match_plays_on() -> None:
                     bot.close()
 
             async def watchers() -> None:
-                await trio.sleep(0.5)  # the match is on the board once it starts
+                await async_wait_until(
+                    lambda: spec.match_id in [m.match_id for m in server.summaries(True)],
+                    20,
+                    what="the match to be on the board",
+                )
 
                 async def watch_all() -> None:
                     async with grpc.aio.insecure_channel(server.address) as channel:
@@ -230,6 +250,7 @@ def test_spectators_beyond_the_cap_are_refused_and_the_match_plays_on() -> None:
     trio.run(main)
 
 
+@pytest.mark.slow
 def test_a_second_server_cannot_take_over_a_live_unix_socket(tmp_path: Path) -> None:
     path = tmp_path / "arena.sock"
     first = subprocess.Popen(
@@ -238,7 +259,7 @@ def test_a_second_server_cannot_take_over_a_live_unix_socket(tmp_path: Path) -> 
         stderr=subprocess.PIPE,
     )
     try:
-        wait_until(path.is_socket)
+        wait_until(path.is_socket, 20, what=f"the first server to listen on {path}")
         line = arena_error("serve", "--listen", "127.0.0.1:0", "--unix", str(path))
         assert line == f"arena: error: cannot listen on unix:{path}: another server listens there"
         health = subprocess.run(
@@ -250,6 +271,7 @@ def test_a_second_server_cannot_take_over_a_live_unix_socket(tmp_path: Path) -> 
         first.wait(30)
 
 
+@pytest.mark.slow
 def test_a_stale_socket_is_reused_and_a_bad_socket_path_is_one_line(tmp_path: Path) -> None:
     stale = tmp_path / "stale.sock"
     with socket.socket(socket.AF_UNIX) as s:
@@ -260,9 +282,13 @@ def test_a_stale_socket_is_reused_and_a_bad_socket_path_is_one_line(tmp_path: Pa
         stderr=subprocess.PIPE,
     )
     try:
-        wait_until(lambda: subprocess.run(
-            [ARENA, "health", "--server", f"unix:{stale}"], capture_output=True, timeout=30
-        ).returncode == 0)  # fmt: skip
+        wait_until(
+            lambda: subprocess.run(
+                [ARENA, "health", "--server", f"unix:{stale}"], capture_output=True, timeout=30
+            ).returncode == 0,
+            20,
+            what=f"the server to answer on the stale socket {stale}",
+        )  # fmt: skip
     finally:
         server.terminate()
         server.wait(30)

@@ -30,6 +30,7 @@ from tests.arena.wire import (
     run_scenario,
     sdk,
 )
+from tests.waiting import wait_until
 
 BAD = 1  # the broken bot sits East
 
@@ -53,7 +54,7 @@ def test_bot_that_never_answers_times_out_three_times_and_forfeits() -> None:
     errors = _errors(rec)
     assert [e.code for e in errors] == [pb.ERROR_CODE_TIMEOUT] * 3
     assert [e.strikes for e in errors] == [1, 2, 3]
-    assert all(e.fault == "timeout" and e.seat == BAD for e in errors)
+    assert [(e.fault, e.seat) for e in errors] == [("timeout", BAD)] * 3
     assert rec.bots[0].of_kind("match_end")[0].reason == "forfeit"
     # The bank is spent by the first timeout: 300 ms, then 200 ms each.
     assert 0.65 < s.seconds < 5
@@ -144,7 +145,8 @@ def test_text_that_is_no_legal_action_is_illegal() -> None:
     assert out.result.forfeited_by == BAD
     # The faulting bot is told its legal actions; the others (and spectators) only that the
     # text was illegal: the legal actions would reveal East's hand.
-    assert all("(legal:" in e.message for e in _errors(rec))
+    errors = _errors(rec)
+    assert len(errors) == 3 and all("(legal:" in e.message for e in errors)
     public = north.bots[0].of_kind("match_end")[0]
     assert len(public.faults) == 3
     assert not any("(legal:" in f.detail for f in public.faults)
@@ -164,8 +166,10 @@ def test_a_long_illegal_text_is_quoted_short() -> None:
     faults = [f for f in out.outcome.faults if f.seat == BAD]
     assert [f.kind for f in faults] == ["illegal"] * 3
     quoted = f"{'x' * QUOTE_LIMIT!r}… (20000 characters)"
-    assert all(f.detail == f"{quoted} is not a legal action" for f in faults)
-    assert all(len(e.message) < 2000 and e.message.startswith(quoted) for e in _errors(rec))
+    assert [f.detail for f in faults] == [f"{quoted} is not a legal action"] * 3
+    errors = _errors(rec)
+    assert len(errors) == 3
+    assert all(len(e.message) < 2000 and e.message.startswith(quoted) for e in errors)
 
 
 def test_text_answers_are_accepted() -> None:
@@ -209,7 +213,7 @@ def test_a_late_answer_is_only_a_warning() -> None:
 
     def late(decision: pb.DecisionRequest, n: int) -> pb.BotMessage | None:
         if n == 0:
-            time.sleep(0.35)  # past the 200 ms deadline
+            time.sleep(0.35)  # late on purpose: past the 200 ms deadline
         return first_legal(decision, n)
 
     out = run_scenario(
@@ -231,8 +235,7 @@ def test_a_bot_cannot_answer_for_another_seat() -> None:
     def north(decision: pb.DecisionRequest, n: int) -> pb.BotMessage:
         if n == 0:
             north_requests.put(decision.request_id)
-            answered.wait(5)
-            time.sleep(0.05)
+            answered.wait(10)  # until the server has told East off
         last = len(decision.legal_actions) - 1
         return pb.BotMessage(action=pb.Action(request_id=decision.request_id, index=last))
 
@@ -244,10 +247,10 @@ def test_a_bot_cannot_answer_for_another_seat() -> None:
             rid = north_requests.get(timeout=10)
             bot.answer(rid, index=0)
             # Wait until the server has told East off before North answers.
-            deadline = time.monotonic() + 5
-            while not bot.of_kind("error") and time.monotonic() < deadline:
-                time.sleep(0.005)
-            answered.set()
+            try:
+                wait_until(lambda: bot.of_kind("error"), 10, what="the error for East's answer")
+            finally:
+                answered.set()
 
         threading.Thread(target=steal, daemon=True).start()
         play_loop(bot)
@@ -309,15 +312,17 @@ def test_disconnect_under_strict_policy_forfeits_at_once() -> None:
 
 def _slow(delay: float) -> Behaviour:
     def answer(decision: pb.DecisionRequest, n: int) -> pb.BotMessage:
-        time.sleep(delay)
+        time.sleep(delay)  # slow on purpose: the match is still on when East comes back
         return first_legal(decision, n)
 
     return raw(answer)
 
 
+@pytest.mark.slow
 def test_reconnecting_with_the_same_token_resumes_the_seat() -> None:
-    """East drops its connection after 2 answers and comes back 20 ms later: it gets MatchStart
-    and the events so far again, and plays on without a fault."""
+    """East drops its connection once its second answer is played and comes back as soon as its
+    stream is over: it gets MatchStart and the events so far again, and plays on without a
+    fault."""
     second = Recorder()
 
     def behaviour(address: str, token: str) -> None:
@@ -330,9 +335,15 @@ def test_reconnecting_with_the_same_token_resumes_the_seat() -> None:
                 n += 1
                 if n == 2:
                     break
-        time.sleep(0.05)  # let the answer arrive before the stream is cut
+        # The event of East's own play says the server has its answer: cut the stream only then.
+        asked = next(i for i, m in enumerate(bot.received) if m is msg)
+        wait_until(
+            lambda: any(m.WhichOneof("kind") == "event" for m in bot.received[asked:]),
+            10,
+            what="the event of East's second play",
+        )
         bot.close()
-        time.sleep(0.02)
+        assert bot.ended.wait(10)
         again = second.new(address)
         again.hello(token)
         play_loop(again)

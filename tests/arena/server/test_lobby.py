@@ -9,6 +9,7 @@ import sys
 import threading
 from pathlib import Path
 
+import pytest
 import trio
 
 from arena.protocol._pb import arena_pb2 as pb
@@ -80,6 +81,7 @@ def test_lobby_ignores_bots_for_other_games() -> None:
     trio.run(main)
 
 
+@pytest.mark.slow
 def test_arena_serve_command_plays_bots_that_connect() -> None:
     port = free_port()
     serve = subprocess.Popen(
@@ -142,6 +144,7 @@ def _serve_error(listen: str) -> str:
     return done.stderr
 
 
+@pytest.mark.slow
 def test_arena_serve_refuses_a_bad_address_in_one_line() -> None:
     # gRPC alone would listen on 99999 mod 65536.
     err = _serve_error("127.0.0.1:99999")
@@ -152,6 +155,7 @@ def test_arena_serve_refuses_a_bad_address_in_one_line() -> None:
     assert _serve_error("50051").count("\n") == 1
 
 
+@pytest.mark.slow
 def test_arena_serve_on_a_taken_port_says_so_in_one_line() -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
@@ -181,6 +185,7 @@ def test_a_record_the_lobby_cannot_write_costs_the_record_not_the_server(
     assert out.read_text() == "the disk went away"
 
 
+@pytest.mark.slow
 def test_arena_serve_refuses_an_output_directory_it_cannot_make(tmp_path: Path) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("")

@@ -6,9 +6,14 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from arena.layout import LOGS_DIR, seat_log_name
 from arena.records.format import read_record
 from tests.arena.run_arena import ARENA
+
+#: Every test here plays a match with real bot processes: the slow tier (pytest -m slow).
+pytestmark = pytest.mark.slow
 
 BOT = """
 import signal, sys

@@ -53,7 +53,7 @@ def test_a_deadline_sooner_than_the_armed_timer_still_fires_on_time() -> None:
     # so the referee must re-arm it earlier, not wait for the old one.
     def slow_then_silent(decision: pb.DecisionRequest, n: int) -> pb.BotMessage | None:
         if n == 0:
-            time.sleep(0.25)
+            time.sleep(0.25)  # slow on purpose: 150 ms of the bank spent
         return first_legal(decision, n) if n < 2 else None
 
     spec = make_spec("whist", 4, options=SHORT_WHIST, move_ms=100, bank_ms=300)

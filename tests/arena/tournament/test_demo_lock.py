@@ -9,12 +9,17 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
+
+import pytest
 
 from arena.tournament.demo import MARKER, demo_output, prepare_output
 from arena.tournament.store import DB_NAME, Store
 from engine import game_ids
+from tests.waiting import wait_until
+
+#: Every test here runs `arena demo` as a process: the slow tier (pytest -m slow).
+pytestmark = pytest.mark.slow
 
 ARENA = str(Path(sys.executable).parent / "arena")
 
@@ -63,11 +68,11 @@ def test_a_second_demo_is_refused_while_the_first_runs(tmp_path: Path) -> None:
     )
     try:
         # Wait until the first demo plays its first game (it has emptied its output by then).
-        deadline = time.monotonic() + 120
-        while not any((out / g / DB_NAME).exists() for g in game_ids()):
+        def playing() -> bool:
             assert first.poll() is None, "the first demo ended early"
-            assert time.monotonic() < deadline, "the first demo did not start a game"
-            time.sleep(0.05)
+            return any((out / g / DB_NAME).exists() for g in game_ids())
+
+        wait_until(playing, 120, what="the first demo to start a game")
         before = files(out)
         assert_refused(demo(out), "another `arena demo` is running on this directory")
         after = files(out)

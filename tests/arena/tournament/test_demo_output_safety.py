@@ -61,6 +61,7 @@ def assert_refused(done: subprocess.CompletedProcess[str], out: Path) -> None:
     assert f"{out} holds files that are not a demo's output" in lines[0], lines[0]
 
 
+@pytest.mark.slow
 def test_a_real_tournament_in_a_game_named_directory_survives_the_demo(tmp_path: Path) -> None:
     # The audit's case: `arena tournament examples/whist.toml` writes out/tournaments/whist,
     # and `arena demo --out out/tournaments` replaced its results.
@@ -72,6 +73,7 @@ def test_a_real_tournament_in_a_game_named_directory_survives_the_demo(tmp_path:
     assert not (tours / MARKER).exists()
 
 
+@pytest.mark.slow
 def test_a_tournament_with_the_demos_game_and_seed_but_other_bots_survives(
     tmp_path: Path,
 ) -> None:
@@ -82,6 +84,7 @@ def test_a_tournament_with_the_demos_game_and_seed_but_other_bots_survives(
     assert snapshot(tours) == before
 
 
+@pytest.mark.slow
 def test_an_old_demo_next_to_a_real_tournament_is_refused_whole(tmp_path: Path) -> None:
     # Nothing is deleted, not even the part that is a demo's.
     out = tmp_path / "out"
@@ -92,6 +95,7 @@ def test_an_old_demo_next_to_a_real_tournament_is_refused_whole(tmp_path: Path) 
     assert snapshot(out) == before
 
 
+@pytest.mark.slow
 def test_an_old_demo_output_with_a_users_file_in_it_is_refused(tmp_path: Path) -> None:
     out = tmp_path / "out"
     unmarked_demo_output(out)
@@ -111,6 +115,7 @@ def test_a_game_directory_with_a_fake_results_file_is_refused(tmp_path: Path) ->
     assert (out / "whist" / DB_NAME).read_text() == "not a database"
 
 
+@pytest.mark.slow
 def test_a_demo_output_from_before_the_marker_is_still_replaced(tmp_path: Path) -> None:
     # The upgrade path: an unmarked output that is exactly a demo's is emptied and marked.
     out = tmp_path / "out"
@@ -120,6 +125,7 @@ def test_a_demo_output_from_before_the_marker_is_still_replaced(tmp_path: Path) 
     assert [p.name for p in out.iterdir()] == [MARKER]
 
 
+@pytest.mark.slow
 def test_reading_an_old_demo_output_leaves_no_files_behind(tmp_path: Path) -> None:
     # Checking the results database must not write next to it (no -wal/-shm) before refusing.
     out = tmp_path / "out"

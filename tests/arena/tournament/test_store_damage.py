@@ -14,6 +14,9 @@ import pytest
 from arena.tournament.store import DB_NAME
 from tests.arena.run_arena import ARENA, arena_error, played_tournament
 
+#: Every test here plays a tournament or runs `arena` commands: the slow tier (pytest -m slow).
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory: pytest.TempPathFactory) -> Path:

@@ -16,6 +16,9 @@ from arena.tournament.runner import MatchFailed, run_tournament
 from arena.tournament.store import DB_NAME
 from tests.arena.run_arena import arena_error
 
+#: Every test here runs `arena` commands as processes: the slow tier (pytest -m slow).
+pytestmark = pytest.mark.slow
+
 TENNIS = {
     "game": "tennis",
     "options": {"sets_to_win": 1},

@@ -127,6 +127,7 @@ def test_config_errors_name_the_key(tmp_path: Path, text: str, expected: str) ->
     ],
     ids=["missing-key", "unknown-game", "bad-option", "unknown-bot"],
 )
+@pytest.mark.slow
 def test_cli_config_error_is_one_line_and_exit_2(tmp_path: Path, text: str, expected: str) -> None:
     write(tmp_path, text)
     proc = run_cli("tournament", "t.toml", cwd=tmp_path)
@@ -139,12 +140,14 @@ def test_cli_config_error_is_one_line_and_exit_2(tmp_path: Path, text: str, expe
     assert not (tmp_path / "out").exists()  # nothing was started
 
 
+@pytest.mark.slow
 def test_cli_missing_config_file_is_one_line_and_exit_2(tmp_path: Path) -> None:
     proc = run_cli("tournament", "nowhere.toml", cwd=tmp_path)
     assert proc.returncode == 2
     assert proc.stderr.strip() == "arena: error: nowhere.toml: no such config file"
 
 
+@pytest.mark.slow
 def test_cli_binary_config_file_is_one_line_and_exit_2(tmp_path: Path) -> None:
     # A compiled program or an image passed by mistake: not UTF-8, which TOML must be.
     (tmp_path / "t.toml").write_bytes(b'game = "whist"\n\xd0\xff\x00\x7fELF')

@@ -18,6 +18,7 @@ ARENA = str(Path(sys.executable).parent / "arena")
 ROOT = Path(__file__).resolve().parents[3]
 
 
+@pytest.mark.slow
 def test_demo_ends_in_a_leaderboard_with_intervals_for_every_game(tmp_path: Path) -> None:
     out = tmp_path / "demo"
     # A previous demo's output (marked) is recreated: what was there before is gone.

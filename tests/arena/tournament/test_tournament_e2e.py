@@ -15,6 +15,9 @@ import pytest
 from arena.records.format import read_record
 from arena.tournament.store import DB_NAME
 
+#: Every test here plays whole tournaments: the slow tier (pytest -m slow).
+pytestmark = pytest.mark.slow
+
 ARENA = str(Path(sys.executable).parent / "arena")
 
 #: (game, players, options as TOML lines): one tiny config per game and table shape.

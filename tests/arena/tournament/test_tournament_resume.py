@@ -10,10 +10,15 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
+import pytest
+
 from arena.tournament.store import DB_NAME
+from tests.waiting import wait_until
+
+#: Every test here plays (and kills) whole tournaments: the slow tier (pytest -m slow).
+pytestmark = pytest.mark.slow
 
 ARENA = str(Path(sys.executable).parent / "arena")
 
@@ -54,6 +59,15 @@ def done_count(db: Path) -> int:
     return int(row[0])
 
 
+def running(pid: int) -> bool:
+    """Whether process ``pid`` is still there and not a zombie waiting to be reaped."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2] not in "ZX"
+
+
 def children(pid: int) -> list[int]:
     """Direct children of ``pid`` (the bot processes, each leading its own process group)."""
     out = []
@@ -80,11 +94,12 @@ def run_and_kill(cwd: Path, out: str, at_least: int) -> int:
         stderr=subprocess.DEVNULL,
     )
     db = cwd / out / DB_NAME
-    deadline = time.monotonic() + 120
     try:
-        while done_count(db) < at_least and proc.poll() is None:
-            assert time.monotonic() < deadline, "tournament made no progress"
-            time.sleep(0.02)
+        wait_until(
+            lambda: done_count(db) >= at_least or proc.poll() is not None,
+            120,
+            what=f"the tournament to store {at_least} matches",
+        )
         assert proc.poll() is None, "the tournament finished before it could be killed"
         bots = children(proc.pid)
         proc.send_signal(signal.SIGKILL)
@@ -159,13 +174,13 @@ def test_ctrl_c_stops_cleanly_and_a_second_runner_is_refused(tmp_path: Path) -> 
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     db = tmp_path / "out" / DB_NAME
-    deadline = time.monotonic() + 120
+
     # Wait for a stored match and for bots at play: between two matches there may be none.
-    bots: list[int] = []
-    while done_count(db) < 1 or not bots:
-        assert proc.poll() is None and time.monotonic() < deadline
-        time.sleep(0.02)
-        bots = children(proc.pid)
+    def bots_at_play() -> list[int]:
+        assert proc.poll() is None, "the tournament ended before it was interrupted"
+        return children(proc.pid) if done_count(db) >= 1 else []
+
+    bots = wait_until(bots_at_play, 120, what="a stored match and bots at play")
     # A second runner on the same directory is refused while this one holds it.
     second = subprocess.run(
         [ARENA, "tournament", "t.toml", "--out", "out"],
@@ -186,7 +201,7 @@ def test_ctrl_c_stops_cleanly_and_a_second_runner_is_refused(tmp_path: Path) -> 
     lines = err.strip().splitlines()
     assert lines[-1] == "arena: interrupted"
     assert "run the same command again to resume" in lines[-2]
-    # Every bot process of the interrupted matches was stopped.
-    time.sleep(0.2)
-    assert [pid for pid in bots if Path(f"/proc/{pid}").exists()] == []
+    # Every bot process of the interrupted matches was stopped (a bot left behind would play
+    # on for its 10 s --give-up; one the arena killed may be a zombie for a moment).
+    wait_until(lambda: not [pid for pid in bots if running(pid)], 3, what="the bots to be stopped")
     assert 1 <= done_count(db) < TOTAL

@@ -138,7 +138,7 @@ def test_more_bots_than_places_draw_every_combination() -> None:
 
 def test_gauntlet_only_draws_tables_with_the_first_bot() -> None:
     plans, _ = schedule("whist", 4, {}, bot_lists(4), fmt="gauntlet", deals=1)
-    assert all("b0" in p.seats for p in plans)
+    assert plans and all("b0" in p.seats for p in plans)
     assert {frozenset(p.seats) for p in plans} == {
         frozenset({"b0", "b1"}),
         frozenset({"b0", "b2"}),
