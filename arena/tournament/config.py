@@ -20,7 +20,14 @@ from arena.errors import ArenaError
 from arena.policy import FAULT_POLICIES, FaultPolicy
 from arena.protocol.messages import MAX_TIME_MS, TimeControl
 from arena.registry import RegistryError, resolve_bot
-from arena.tournament.schedule import FORMATS, Format, places, rotations_per_table
+from arena.tournament.schedule import (
+    FORMATS,
+    MAX_MATCHES,
+    Format,
+    places,
+    rotations_per_table,
+    table_count,
+)
 from engine import ConfigError, Game, MatchConfig, OptionValue, UnknownGameError, get_game
 
 #: Every top-level key a config may have.
@@ -42,6 +49,16 @@ KNOWN_KEYS = (
 _BOT_KEYS = ("name", "command")
 _TIME_KEYS = ("move_ms", "bank_ms")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,31}")
+#: The tournament's name: like a bot's, up to 64 characters. The default output directory is
+#: ``out/tournaments/<name>``, so no separator, and never ``.`` or ``..`` (it starts with a
+#: letter or digit).
+_TITLE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+#: The most matches played at once. Each match runs one bot process per seat (up to ten in
+#: spoil five) plus the referee's work, so 64 matches is already hundreds of processes: far past
+#: what a small machine runs well (the default is 2, for the 2-core development machine), yet
+#: room for a big one. A fixed cap, not one relative to the CPU count, so a config means the same
+#: on every machine (docs/tournaments.md, "Limits").
+MAX_CONCURRENCY = 64
 #: The repository root (where reference_bots/js lives in a source checkout).
 _ROOT = Path(__file__).resolve().parents[2]
 NODE_BOT = _ROOT / "reference_bots" / "js" / "bot.js"
@@ -236,14 +253,15 @@ def check_config(raw: Mapping[str, Any], where: str, default_name: str) -> Tourn
     for key in raw:
         if key not in KNOWN_KEYS:
             raise c.fail(key, f"unknown key (known keys: {', '.join(KNOWN_KEYS)})")
-    name = c.str_("name", default_name)
-    game = _check_game(c)
+    game = _check_game(c)  # first: a config of flags alone is named after its game
+    name = _check_name(c, default_name)
     match_config = _check_match_config(c, game)
     bots = _check_bots(c)
     fmt = Format(c.choice("format", Format.ROUND_ROBIN, FORMATS))
     n_places = len(places(game, match_config))
     period = rotations_per_table(len(bots), n_places)
     matches = c.int_("matches_per_pairing", period, 1)
+    _check_size(c, len(bots), n_places, fmt, period, matches)
     if matches % period:
         raise c.fail(
             "matches_per_pairing",
@@ -271,12 +289,56 @@ def check_config(raw: Mapping[str, Any], where: str, default_name: str) -> Tourn
         matches_per_pairing=matches,
         duplicate=c.bool_("duplicate", True),
         seed=c.int_("seed", None, 0) if "seed" in c.raw else None,
-        concurrency=c.int_("concurrency", 2, 1),
+        concurrency=_check_concurrency(c),
         time_control=time_control,
         fault_policy=FaultPolicy(c.choice("fault_policy", "lenient", FAULT_POLICIES)),
         output=output,
     )
     return config
+
+
+def _check_name(c: _Checker, default_name: str) -> str:
+    """The name: checked like a bot's, since the default output directory is made of it."""
+    name = c.str_("name", default_name)
+    if not _TITLE.fullmatch(name):
+        given = "name" in c.raw
+        raise c.fail(
+            "name",
+            "must be 1-64 letters, digits, '_', '.' or '-' starting with a letter or digit; "
+            f"got {name!r}" + ("" if given else " (the file's stem, the default: set a name)"),
+        )
+    return name
+
+
+def _check_size(
+    c: _Checker, n_bots: int, n_places: int, fmt: Format, period: int, matches: int
+) -> None:
+    """Refuse a schedule of more than :data:`MAX_MATCHES` matches, counted, not built: the bots
+    when even one rotation cycle per table is too much, else ``matches_per_pairing``."""
+    n_tables = table_count(n_bots, n_places, fmt)
+    size = n_tables * matches
+    if size <= MAX_MATCHES:
+        return
+    total = f"the schedule would have {size:,} matches"
+    if n_tables * period > MAX_MATCHES:
+        raise c.fail(
+            "bots",
+            f"{n_bots} bots make {n_tables:,} tables of {n_places} places ({fmt}); {total} "
+            f"(at most {MAX_MATCHES:,})",
+        )
+    tables = "" if n_tables == 1 else f": {n_tables:,} tables × {matches:,} each"
+    raise c.fail("matches_per_pairing", f"{total} (at most {MAX_MATCHES:,}){tables}")
+
+
+def _check_concurrency(c: _Checker) -> int:
+    concurrency = c.int_("concurrency", 2, 1)
+    if concurrency > MAX_CONCURRENCY:
+        raise c.fail(
+            "concurrency",
+            f"must be at most {MAX_CONCURRENCY} (every match at once runs a bot process per "
+            f"seat); got {concurrency}",
+        )
+    return concurrency
 
 
 def _check_game(c: _Checker) -> Game:

@@ -17,11 +17,15 @@ position equally often. With ``duplicate`` on, deal ``d`` (its seed) is the same
 and in every rotation, so the bots' luck with the cards cancels; with it off every match gets
 its own seed. Each bot process gets a seed (``ARENA_SEED``) derived from the match seed and its
 seat (:func:`arena.server.seat_seed`), so a tournament of seeded bots reproduces end to end.
+
+The schedule is built in memory, so its size is computed first (:func:`schedule_size`, by
+arithmetic) and more than :data:`MAX_MATCHES` matches are refused before anything is built.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -41,6 +45,13 @@ class Format(StrEnum):
 
 #: The scheduling formats, in the order configs list them.
 FORMATS = tuple(Format)
+
+#: The most matches a schedule may have. A match takes about a second of a core (the demo: 48
+#: matches in 17 s, 3 at once, on the 2-core development machine), so a million matches is days
+#: of play on such a machine; building its schedule takes about 6 s and 350 MB (four seats), and
+#: the store inserts it in one transaction. Past this a config is a mistake (two billion matches
+#: per pairing, forty bots at ten-player tables), which would hang or exhaust memory.
+MAX_MATCHES = 1_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,16 +82,40 @@ def places(game: Game, config: MatchConfig) -> tuple[tuple[int, ...], ...]:
     return tuple((seat,) for seat in range(game.num_seats(config)))
 
 
+def table_count(n_bots: int, n_places: int, fmt: Format | str) -> int:
+    """How many tables :func:`tables` draws, computed without drawing them."""
+    fmt = Format(fmt)
+    if n_bots < n_places:
+        return 1
+    if fmt is Format.GAUNTLET:
+        return math.comb(n_bots - 1, n_places - 1)
+    return math.comb(n_bots, n_places)
+
+
+def schedule_size(n_bots: int, n_places: int, fmt: Format | str, matches_per_pairing: int) -> int:
+    """How many matches :func:`build_schedule` would make: tables × matches per pairing."""
+    return table_count(n_bots, n_places, fmt) * matches_per_pairing
+
+
 def tables(bots: Sequence[str], n_places: int, fmt: Format | str) -> list[tuple[str, ...]]:
-    """The tables (bots in place order) of a tournament, before rotation."""
+    """The tables (bots in place order) of a tournament, before rotation.
+
+    ``ValueError`` for more than :data:`MAX_MATCHES` tables (each plays at least one match), counted
+    before any is drawn: the config loader refuses such a config, this is the second line.
+    """
     fmt = Format(fmt)  # a plain string from a caller: ValueError for an unknown one
+    count = table_count(len(bots), n_places, fmt)
+    if count > MAX_MATCHES:
+        raise ValueError(f"{count:,} tables (at most {MAX_MATCHES:,})")
     if len(bots) < n_places:
         # Fewer bots than places: one table, the bots filling the places cyclically.
         return [tuple(bots[p % len(bots)] for p in range(n_places))]
-    combos = list(itertools.combinations(bots, n_places))
     if fmt is Format.GAUNTLET:
-        combos = [c for c in combos if bots[0] in c]
-    return combos
+        # The combinations that include the first bot, in the order (and so with the table
+        # numbers) of filtering all combinations, without drawing the others.
+        first = (bots[0],)
+        return [first + rest for rest in itertools.combinations(bots[1:], n_places - 1)]
+    return list(itertools.combinations(bots, n_places))
 
 
 def rotations_per_table(n_bots: int, n_places: int) -> int:
@@ -112,8 +147,9 @@ def build_schedule(
 ) -> list[MatchPlan]:
     """Every match of the tournament, in the order they are started.
 
-    ``matches_per_pairing`` must be a multiple of the rotations per table (checked by the
-    config loader); the deals per table are that number divided by the rotations.
+    ``matches_per_pairing`` must be a multiple of the rotations per table, and the schedule at
+    most :data:`MAX_MATCHES` matches (both checked by the config loader; ``ValueError`` here,
+    before anything is built); the deals per table are that number divided by the rotations.
     """
     seat_groups = places(game, config)
     n_places = len(seat_groups)
@@ -121,6 +157,9 @@ def build_schedule(
     period = rotations_per_table(len(bots), n_places)
     if matches_per_pairing % period:
         raise ValueError(f"matches per pairing must be a multiple of {period}")
+    size = schedule_size(len(bots), n_places, fmt, matches_per_pairing)
+    if size > MAX_MATCHES:
+        raise ValueError(f"the schedule would have {size:,} matches (at most {MAX_MATCHES:,})")
     deals = matches_per_pairing // period
     drawn = tables(bots, n_places, fmt)
     width = len(str(max(len(drawn) - 1, 1)))
