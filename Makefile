@@ -33,8 +33,8 @@ node-bot:
 	fi
 
 lint: $(STAMP)
-	$(BIN)/ruff check engine arena reference_bots tests benchmarks scripts
-	$(BIN)/ruff format --check engine arena reference_bots tests benchmarks scripts
+	$(BIN)/ruff check engine arena reference_bots tests benchmarks scripts fuzz
+	$(BIN)/ruff format --check engine arena reference_bots tests benchmarks scripts fuzz
 
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict engine arena
@@ -90,3 +90,27 @@ bench: $(STAMP) bytecode
 	@test -x $(BIN)/py-spy || $(BIN)/python -m pip install --quiet py-spy \
 	  || echo "warning: py-spy did not install: no arena profiles"
 	$(BIN)/python -m benchmarks
+
+# Fuzzing of the C reader of bots' bytes (arena/protocol/_wire.c) against the Python path, with
+# atheris under AddressSanitizer and UBSan, for FUZZ_TIME seconds in one process (fuzz/,
+# docs/fuzzing.md); exits non-zero on a finding. out/fuzz/ keeps the instrumented build, the
+# corpus, the findings and the log. atheris goes into the venv for the fuzzer only (never a
+# project dependency); clang builds the instrumented module, installed by apt-get as root.
+FUZZ_TIME ?= 60
+FUZZ_CC ?= clang
+.PHONY: fuzz
+fuzz: $(STAMP)
+	@$(BIN)/python -c "import atheris" 2>/dev/null || $(BIN)/python -m pip install --quiet atheris \
+	  || { echo "error: atheris did not install: make fuzz needs it"; exit 1; }
+	@if ! command -v $(FUZZ_CC) >/dev/null 2>&1; then \
+	  if [ "$(FUZZ_CC)" = clang ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing clang (the fuzzer's instrumented build of arena/protocol/_wire.c)"; \
+	    export DEBIAN_FRONTEND=noninteractive; \
+	    apt-get install -y -qq clang >/dev/null 2>&1 \
+	      || { apt-get update -qq && apt-get install -y -qq clang >/dev/null; }; \
+	  else \
+	    echo "error: make fuzz needs clang (libFuzzer coverage, -fsanitize=fuzzer-no-link): apt-get install clang"; \
+	    exit 1; \
+	  fi; \
+	fi
+	FUZZ_CC=$(FUZZ_CC) $(BIN)/python fuzz/run.py --time $(FUZZ_TIME)
