@@ -190,15 +190,15 @@ class _OneDecision(rpc.ArenaServicer):
         state, seat = pos.state, pos.seat
         names = state.game.seat_names(state.config)
         seats = {s.get("seat"): s for s in h.get("seats") or [] if isinstance(s, dict)}
-        # The match's time control when it had one (self-play records have none).
+        # The match's time control when it had one (self-play records have none). The header's
+        # check makes them finite numbers of ms; held to what the protocol can carry.
         tc = h.get("time_control")
-        default = messages.TimeControl()
         time_control = (
             messages.TimeControl(
-                int(tc.get("move_ms", default.move_ms)), int(tc.get("bank_ms", default.bank_ms))
+                *(min(int(tc[k]), messages.MAX_TIME_MS) for k in ("move_ms", "bank_ms"))
             )
             if isinstance(tc, dict)
-            else default
+            else messages.TimeControl()
         )
         yield codec.server_message(
             messages.MatchStart(

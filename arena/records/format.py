@@ -4,6 +4,10 @@ Line 1 is the header, then one line per event, decision and fault in the order t
 and last the result. Every line is a JSON object with a ``prev`` field: the SHA-256 (hex) of the
 previous line's bytes (64 zeros for the header), so any edit, insertion or deletion breaks the
 chain. The format is documented in docs/records.md.
+
+Readers take nothing on trust: :func:`read_record` refuses anything but a regular file, holds
+what it decompresses and parses to the caps below, and fails in every case with one
+:class:`RecordError` (docs/records.md, *What readers accept*).
 """
 
 from __future__ import annotations
@@ -11,11 +15,14 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import os
+import stat
+import sys
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from arena.errors import ArenaError
 from arena.layout import TEMP_SUFFIX, write_atomically
@@ -25,6 +32,26 @@ from engine import Event, Game, MatchConfig, MatchState
 SCHEMA_VERSION = 1
 #: The ``prev`` of the first line.
 GENESIS = "0" * 64
+#: The most a record may hold, compressed or not: reading stops, with an error, past this. Real
+#: records are far smaller: the longest matches the options allow (whist to 50 points with 9
+#: games a rubber, spoil five with 10 players and 20 rounds) write 2 to 5 MB, and about 20 MB
+#: is the most any whist rubber can reach (99 deals a game); the cap is there so that a gzip
+#: bomb cannot fill memory (a record read back takes about 8 times its size).
+MAX_RECORD_BYTES = 64 * 1024 * 1024
+#: The longest line a record may have. Real lines are under 1.1 KB (a 10-player spoil five
+#: header); a line is parsed whole, so this bounds what one line can cost.
+MAX_LINE_BYTES = 1024 * 1024
+#: The deepest nesting of arrays and objects in a line (real records nest 3 deep): deeper values
+#: would be a recursion hazard for every tool that walks them.
+MAX_DEPTH = 16
+
+_GZIP_MAGIC = b"\x1f\x8b"
+#: zlib's window bits for a gzip wrapper (header and CRC-32 trailer checked by zlib).
+_GZIP_WBITS = 16 + zlib.MAX_WBITS
+#: Compressed bytes read at a time, and the most one decompression step may produce: at most
+#: :data:`MAX_LINE_BYTES`, so a line longer than the cap cannot hide inside one step.
+_READ_BYTES = 64 * 1024
+_STEP_BYTES = min(256 * 1024, MAX_LINE_BYTES)
 
 
 class RecordError(ArenaError):
@@ -36,7 +63,7 @@ def _line(obj: Mapping[str, Any], prev: str) -> bytes:
     return json.dumps({**obj, "prev": prev}, sort_keys=True, separators=(",", ":")).encode()
 
 
-def _digest(line: bytes) -> str:
+def _digest(line: bytes | bytearray) -> str:
     return hashlib.sha256(line).hexdigest()
 
 
@@ -109,32 +136,217 @@ class Record:
                 yield i, e
 
 
-def read_record(path: Path) -> Record:
-    """Read and check a record's hash chain and schema; raises :class:`RecordError`."""
+def _shown(value: Any, limit: int = 40) -> str:
+    """A value from a record as short JSON text, for an error message."""
+    text = json.dumps(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _mib(size: int) -> str:
+    return f"{size / (1024 * 1024):g} MiB"
+
+
+def _refuse_unless_regular(path: Path, mode: int) -> None:
+    if stat.S_ISREG(mode):
+        return
+    if stat.S_ISDIR(mode):
+        raise RecordError(f"{path}: is a directory, not a record file")
+    kind = (
+        "a named pipe"
+        if stat.S_ISFIFO(mode)
+        else "a socket"
+        if stat.S_ISSOCK(mode)
+        else "a device"
+        if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+        else "not a file"
+    )
+    raise RecordError(f"{path}: not a regular file ({kind}); records are read from files only")
+
+
+def _open_record(path: Path) -> BinaryIO:
+    """``path`` opened for reading; :class:`RecordError` unless it is a regular file.
+
+    Checked before opening (opening a FIFO blocks until someone writes to it, opening a device
+    may do something) and again on the open file, which is opened non-blocking so that not even
+    a FIFO put in its place meanwhile can block.
+    """
+
+    def cannot(err: OSError) -> RecordError:
+        return RecordError(f"{path}: cannot read: {err.strerror or err}")
+
     try:
-        raw = path.read_bytes()
+        _refuse_unless_regular(path, os.stat(path).st_mode)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as err:
-        raise RecordError(f"{path}: cannot read: {err.strerror or err}") from None
+        raise cannot(err) from None
     try:
-        text = gzip.decompress(raw)
-    except (gzip.BadGzipFile, OSError):
-        raise RecordError(f"{path}: not a gzip file (records are gzip-compressed)") from None
-    except (EOFError, zlib.error):
-        raise RecordError(f"{path}: truncated or corrupt gzip data") from None
-    lines = text.split(b"\n")
-    if lines and lines[-1] == b"":
-        lines.pop()
-    if not lines:
-        raise RecordError(f"{path}: empty record")
+        _refuse_unless_regular(path, os.fstat(fd).st_mode)
+        os.set_blocking(fd, True)
+        return open(fd, "rb", closefd=True)  # the caller closes it
+    except OSError as err:
+        os.close(fd)
+        raise cannot(err) from None
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _damaged(path: Path, why: str) -> RecordError:
+    return RecordError(f"{path}: damaged gzip data ({why}); the file was cut short or corrupted")
+
+
+#: zlib's words for a failed trailer check, in the terms of the gzip format.
+_ZLIB_WHY = {
+    "incorrect data check": "CRC-32 check failed",
+    "incorrect length check": "length check failed",
+}
+
+
+def _inflate(path: Path, f: BinaryIO) -> bytearray:
+    """The decompressed bytes of the gzip file ``f``, held to the caps.
+
+    Only the first two bytes decide "not a gzip file"; a file that starts like gzip is then
+    decompressed a bounded step at a time, so no more than :data:`MAX_RECORD_BYTES` is ever
+    held, and no line grows past :data:`MAX_LINE_BYTES`. zlib checks each member's CRC-32 and
+    length; several members (``cat a.gz b.gz``) are one stream, as for gzip itself.
+    """
+    if f.read(len(_GZIP_MAGIC)) != _GZIP_MAGIC:
+        raise RecordError(f"{path}: not a gzip file (records are gzip-compressed)")
+    size = os.fstat(f.fileno()).st_size
+    if size > MAX_RECORD_BYTES:
+        raise RecordError(
+            f"{path}: a file of {size} bytes, larger than the {_mib(MAX_RECORD_BYTES)} cap on a "
+            "record"
+        )
+    f.seek(0)
+    out = bytearray()
+    lines = 0  # complete lines so far
+    open_line = 0  # bytes of the line not yet ended
+    d = zlib.decompressobj(_GZIP_WBITS)
+    data = b""
+    at_end = False
+    while True:
+        if not data and not at_end:
+            data = f.read(_READ_BYTES)
+            at_end = not data
+        if d.eof:  # between members
+            if not data and at_end:
+                return out
+            if len(data) < len(_GZIP_MAGIC) and not at_end:
+                more = f.read(_READ_BYTES)
+                at_end = not more
+                data += more
+                continue
+            if not data.startswith(_GZIP_MAGIC):
+                raise _damaged(path, "bytes after the end of the gzip stream")
+            d = zlib.decompressobj(_GZIP_WBITS)
+        fed = data
+        try:
+            piece = d.decompress(data, _STEP_BYTES)
+        except zlib.error as err:
+            why = str(err).rpartition(": ")[2]
+            raise _damaged(path, _ZLIB_WHY.get(why, why)) from None
+        data = d.unused_data if d.eof else d.unconsumed_tail
+        if not piece:
+            if d.eof:
+                continue
+            if at_end and not data:
+                raise _damaged(path, "truncated: the gzip stream ends early")
+            if data and len(data) == len(fed):
+                raise _damaged(path, "the decompressor makes no progress")
+            continue
+        if len(out) + len(piece) > MAX_RECORD_BYTES:
+            raise RecordError(
+                f"{path}: more than {_mib(MAX_RECORD_BYTES)} uncompressed, the cap on a record; "
+                "not read further"
+            )
+        first = piece.find(b"\n")
+        if first >= 0:
+            # Lines that start and end inside the piece are shorter than the piece.
+            if open_line + first > MAX_LINE_BYTES:
+                raise _long_line(path, lines + 1)
+            lines += piece.count(b"\n")
+            open_line = len(piece) - piece.rfind(b"\n") - 1
+        else:
+            open_line += len(piece)
+        if open_line > MAX_LINE_BYTES:
+            raise _long_line(path, lines + 1)
+        out += piece
+
+
+def _long_line(path: Path, number: int) -> RecordError:
+    return RecordError(
+        f"{path}: line {number}: longer than the {_mib(MAX_LINE_BYTES)} cap on a record line"
+    )
+
+
+def _split(text: bytearray) -> Iterator[bytearray]:
+    """The lines of ``text`` (without their ``\\n``; no empty line after a final ``\\n``)."""
+    start, end = 0, len(text)
+    while start < end:
+        stop = text.find(b"\n", start)
+        if stop < 0:
+            yield text[start:]
+            return
+        yield text[start:stop]
+        start = stop + 1
+
+
+def _too_deep(line: bytearray, obj: Any) -> bool:
+    """Whether ``obj`` (parsed from ``line``) nests deeper than :data:`MAX_DEPTH`."""
+    if line.count(b"[") + line.count(b"{") <= MAX_DEPTH:
+        return False  # cannot nest deeper than it has brackets
+    stack = [(obj, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return True
+        for child in value.values() if isinstance(value, dict) else value:
+            if isinstance(child, dict | list):
+                stack.append((child, depth + 1))
+    return False
+
+
+def _parse(path: Path, number: int, line: bytearray) -> dict[str, Any]:
+    """One line as a JSON object; :class:`RecordError` for anything else, however hostile."""
+    try:
+        obj = json.loads(line)
+    except RecursionError:
+        raise RecordError(f"{path}: line {number}: not a JSON object (nested too deep)") from None
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise RecordError(f"{path}: line {number}: not valid JSON") from None
+    except ValueError:  # the only other one: Python's limit on the digits of an integer
+        raise RecordError(
+            f"{path}: line {number}: not a JSON object (number too long: more than "
+            f"{sys.get_int_max_str_digits()} digits)"
+        ) from None
+    if not isinstance(obj, dict):
+        raise RecordError(f"{path}: line {number}: not a JSON object")
+    if _too_deep(line, obj):
+        raise RecordError(
+            f"{path}: line {number}: not a JSON object (nested too deep: more than "
+            f"{MAX_DEPTH} levels)"
+        )
+    return obj
+
+
+def read_record(path: Path) -> Record:
+    """Read and check a record's hash chain and schema; raises :class:`RecordError`.
+
+    Whatever the file holds, the only failure is a one-line :class:`RecordError`: anything but
+    a regular file is refused unopened, memory stays within the caps (:data:`MAX_RECORD_BYTES`,
+    :data:`MAX_LINE_BYTES`, :data:`MAX_DEPTH`), and damaged gzip data is told apart from a
+    file that is not gzip at all.
+    """
+    with _open_record(path) as f:
+        try:
+            text = _inflate(path, f)
+        except OSError as err:
+            raise RecordError(f"{path}: cannot read: {err.strerror or err}") from None
     prev = GENESIS
     objs: list[dict[str, Any]] = []
-    for number, line in enumerate(lines, start=1):
-        try:
-            obj = json.loads(line)
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            raise RecordError(f"{path}: line {number}: not valid JSON") from None
-        if not isinstance(obj, dict):
-            raise RecordError(f"{path}: line {number}: not a JSON object")
+    for number, line in enumerate(_split(text), start=1):
+        obj = _parse(path, number, line)
         if obj.get("prev") != prev:
             raise RecordError(
                 f"{path}: line {number}: hash chain broken (the line or the one before was edited)"
@@ -144,12 +356,17 @@ def read_record(path: Path) -> Record:
             raise RecordError(f"{path}: line {number}: not in canonical form (edited)")
         prev = _digest(line)
         objs.append(obj)
+    del text
+    if not objs:
+        raise RecordError(f"{path}: empty record")
     header = objs[0]
     if header.get("type") != "header":
         raise RecordError(f"{path}: line 1: not a header")
-    if header.get("schema") != SCHEMA_VERSION:
+    schema = header.get("schema")
+    # An integer: 1.0 and true equal 1 in Python, but are not what the writer writes.
+    if not (isinstance(schema, int) and not isinstance(schema, bool) and schema == SCHEMA_VERSION):
         raise RecordError(
-            f"{path}: record schema {header.get('schema')!r} is not supported "
+            f"{path}: line 1: record schema {_shown(schema)} is not supported "
             f"(this arena reads schema {SCHEMA_VERSION})"
         )
     if len(objs) < 2 or objs[-1].get("type") != "result":

@@ -44,22 +44,29 @@ def _plain(value: Any) -> Any:
 
 
 def start_state(record: Record, where: str) -> MatchState:
-    """A fresh engine state for the record's header; raises :class:`RecordError`."""
+    """A fresh engine state for the record's header; raises :class:`RecordError`.
+
+    Every reader starts here (``verify``, ``show``, ``html``, ``ask``), so all of them hold line
+    1 to :func:`check_header` and :func:`check_seats`: a header one refuses, they all refuse.
+    """
     h = record.header
+    check_header(h, where)
     try:
-        game = get_game(str(h["game"]))
-        config = game.configure(int(h["players"]), dict(h.get("options") or {}))
-        seed = int(h["seed"])
-    except KeyError as err:
-        raise RecordError(f"{where}: header lacks {err.args[0]!r}") from None
+        game = get_game(h["game"])
+        config = game.configure(h["players"], dict(h.get("options") or {}))
     except (EngineError, TypeError, ValueError) as err:
         raise RecordError(f"{where}: header: {err}") from None
     if h.get("game_version") not in (None, game.version):
         raise RecordError(
-            f"{where}: recorded with {game.id} version {h.get('game_version')}, "
+            f"{where}: recorded with {game.id} version {_cut(repr(h.get('game_version')))}, "
             f"this engine has version {game.version}"
         )
-    return game.new_match(config, seed)
+    try:
+        state = game.new_match(config, h["seed"])
+    except (EngineError, TypeError, ValueError, OverflowError) as err:
+        raise RecordError(f"{where}: header: {err}") from None
+    check_seats(h, state, where)
+    return state
 
 
 @dataclass(slots=True)
@@ -90,6 +97,61 @@ def _is_ms(value: Any) -> bool:
     )
 
 
+def check_header(h: Mapping[str, Any], where: str) -> None:
+    """The checks of line 1 that every reader makes, before the engine sees it: each field the
+    referee writes has the type it writes (an integer is not ``true`` nor ``4.0``, a string is
+    not a number), ``options`` is an object, ``fault_policy`` a known policy and
+    ``time_control`` null or ``{move_ms, bank_ms}``. Fields it does not know it ignores
+    (``verify`` refuses them, :func:`replay` ``strict``); raises :class:`RecordError`."""
+    for key in ("game", "players", "seed"):
+        if key not in h:
+            raise RecordError(f"{where}: header lacks {key!r}")
+    for key, ok in (
+        ("schema", _is_int(h.get("schema"))),
+        ("match_id", isinstance(h.get("match_id"), str)),
+        ("game", isinstance(h.get("game"), str)),
+        ("game_version", isinstance(h.get("game_version", ""), str)),
+        ("players", _is_int(h.get("players"))),
+        ("options", isinstance(h.get("options", {}), dict)),
+        ("seed", _is_int(h.get("seed"))),
+    ):
+        if not ok:
+            raise RecordError(f"{where}: line 1: header's {key} has the wrong type")
+    policy = h.get("fault_policy")
+    if policy not in FAULT_POLICIES:
+        raise RecordError(
+            f"{where}: line 1: fault_policy {_cut(repr(policy))} is not one of "
+            f"{', '.join(FAULT_POLICIES)}"
+        )
+    tc = h.get("time_control")
+    if tc is not None and (
+        not isinstance(tc, dict) or not all(_is_ms(tc.get(k)) for k in _TIME_CONTROL_KEYS)
+    ):
+        raise RecordError(f"{where}: line 1: time_control is not null or {{move_ms, bank_ms}}")
+
+
+def check_seats(h: Mapping[str, Any], state: MatchState, where: str) -> None:
+    """Line 1's ``seats``, for every reader: one object per seat of the match, in seat order,
+    with its number, the game's name for it, and the bot's name and version as strings."""
+    names = state.game.seat_names(state.config)
+    seats = h.get("seats")
+    if not isinstance(seats, list) or len(seats) != state.num_seats:
+        raise RecordError(f"{where}: line 1: seats must list the {state.num_seats} seats")
+    for i, s in enumerate(seats):
+        if (
+            not isinstance(s, dict)
+            or not _is_int(s.get("seat"))
+            or s["seat"] != i
+            or s.get("seat_name") != names[i]
+            or not isinstance(s.get("bot_name"), str)
+            or not isinstance(s.get("bot_version"), str)
+        ):
+            raise RecordError(
+                f"{where}: line 1: seat {i} is not {{seat, seat_name, bot_name, bot_version}} "
+                f"of seat {i} ({names[i]}): {_short(s)}"
+            )
+
+
 def _same(recorded: Any, expected: Any) -> bool:
     """Equal as JSON text, not just as Python values (where ``true == 1 == 1.0``)."""
     return json.dumps(recorded, sort_keys=True) == json.dumps(expected, sort_keys=True)
@@ -118,56 +180,29 @@ class _Faults:
 
 
 def _check_header(record: Record, state: MatchState, where: str) -> _Faults:
-    """Strict checks of line 1 beyond what the engine needs; returns the fault book."""
+    """Strict checks of line 1 beyond :func:`check_header` and :func:`check_seats` (which
+    :func:`start_state` made): no field the referee never writes, and the game's full
+    options; returns the fault book."""
     h = record.header
     bad = _unknown(h, _HEADER_KEYS)
     if bad is not None:
         raise RecordError(f"{where}: line 1: header has a field the referee never writes: {bad!r}")
-    for key, ok in (
-        ("schema", _is_int(h.get("schema"))),
-        ("match_id", isinstance(h.get("match_id"), str)),
-        ("game", isinstance(h.get("game"), str)),
-        ("game_version", isinstance(h.get("game_version", ""), str)),
-        ("players", _is_int(h.get("players"))),
-        ("seed", _is_int(h.get("seed"))),
-    ):
-        if not ok:
-            raise RecordError(f"{where}: line 1: header's {key} has the wrong type")
-    policy = h.get("fault_policy")
-    if policy not in FAULT_POLICIES:
-        raise RecordError(
-            f"{where}: line 1: fault_policy {policy!r} is not one of {', '.join(FAULT_POLICIES)}"
-        )
     if not _same(h.get("options"), _plain(dict(state.config.options))):
         raise RecordError(
             f"{where}: line 1: options {_short(h.get('options'))} are not the game's full "
             f"options {_short(dict(state.config.options))}"
         )
     names = state.game.seat_names(state.config)
-    seats = h.get("seats")
-    if not isinstance(seats, list) or len(seats) != state.num_seats:
-        raise RecordError(f"{where}: line 1: seats must list the {state.num_seats} seats")
-    for i, s in enumerate(seats):
-        if (
-            not isinstance(s, dict)
-            or set(s) != _SEAT_KEYS
-            or s["seat"] != i
-            or s["seat_name"] != names[i]
-            or not isinstance(s["bot_name"], str)
-            or not isinstance(s["bot_version"], str)
-        ):
+    for i, s in enumerate(h["seats"]):
+        if set(s) != _SEAT_KEYS:
             raise RecordError(
                 f"{where}: line 1: seat {i} is not {{seat, seat_name, bot_name, bot_version}} "
                 f"of seat {i} ({names[i]}): {_short(s)}"
             )
     tc = h.get("time_control")
-    if tc is not None and (
-        not isinstance(tc, dict)
-        or set(tc) != _TIME_CONTROL_KEYS
-        or not all(_is_ms(v) for v in tc.values())
-    ):
+    if tc is not None and set(tc) != _TIME_CONTROL_KEYS:
         raise RecordError(f"{where}: line 1: time_control is not null or {{move_ms, bank_ms}}")
-    return _Faults(str(policy), [0] * state.num_seats)
+    return _Faults(str(h["fault_policy"]), [0] * state.num_seats)
 
 
 def _check_fault(entry: Mapping[str, Any], book: _Faults, line: int, where: str) -> None:
@@ -229,13 +264,18 @@ def _check_decision(
         )
 
 
-def _check_forfeit(
-    recorded: Mapping[str, Any], book: _Faults, state: MatchState, line: int, where: str
-) -> None:
-    """A forfeit event must be the one the recorded faults make the referee declare."""
+def _forfeit_of(
+    recorded: Mapping[str, Any], state: MatchState, line: int, where: str
+) -> tuple[int, str]:
+    """The seat and reason of a forfeit event, for every reader."""
     seat, why = recorded.get("seat"), recorded.get("why")
     if not (_is_int(seat) and 0 <= seat < state.num_seats) or not isinstance(why, str):
         raise RecordError(f"{where}: line {line}: forfeit event without a seat and a reason")
+    return seat, why
+
+
+def _check_forfeit(seat: int, why: str, book: _Faults, line: int, where: str) -> None:
+    """A forfeit event must be the one the recorded faults make the referee declare."""
     if book.due is None:
         need = (
             "the first fault forfeits"
@@ -279,12 +319,12 @@ def replay(record: Record, where: str = "record", *, strict: bool = False) -> It
             seat, action = entry.get("seat"), entry.get("action")
             if state.to_move != seat:
                 raise RecordError(
-                    f"{where}: line {line}: decision by seat {seat}, but seat "
+                    f"{where}: line {line}: decision by seat {_short(seat, 40)}, but seat "
                     f"{state.to_move} is to move"
                 )
             if entry.get("legal") is not None and entry["legal"] != len(state.legal_actions()):
                 raise RecordError(
-                    f"{where}: line {line}: recorded {entry['legal']} legal actions, "
+                    f"{where}: line {line}: recorded {_short(entry['legal'], 40)} legal actions, "
                     f"the engine has {len(state.legal_actions())}"
                 )
             if book is not None and entry["fallback"]:
@@ -304,9 +344,13 @@ def replay(record: Record, where: str = "record", *, strict: bool = False) -> It
             recorded = {k: v for k, v in entry.items() if k != "type"}
             if seen == len(state.events) and recorded.get("kind") == "forfeit":
                 # Forfeits come from the referee, not the rules: re-enact them.
+                seat, why = _forfeit_of(recorded, state, line, where)
                 if book is not None:
-                    _check_forfeit(recorded, book, state, line, where)
-                state.forfeit(int(recorded["seat"]), str(recorded.get("why", "")))
+                    _check_forfeit(seat, why, book, line, where)
+                try:
+                    state.forfeit(seat, why)
+                except EngineError as err:
+                    raise RecordError(f"{where}: line {line}: {err}") from None
             if seen >= len(state.events):
                 raise RecordError(
                     f"{where}: line {line}: recorded event {recorded.get('kind')!r} "
@@ -369,5 +413,8 @@ def verify(path: Path) -> int:
 
 
 def _short(obj: Any, limit: int = 160) -> str:
-    text = json.dumps(obj, sort_keys=True)
+    return _cut(json.dumps(obj, sort_keys=True), limit)
+
+
+def _cut(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
