@@ -193,7 +193,7 @@ class EventInfo:
 
     #: The match.
     match_id: str
-    #: Position in the match's full event log.
+    #: Position among the events this connection (or spectator) may see: 0, 1, 2, ….
     seq: int
     #: What happened.
     kind: str

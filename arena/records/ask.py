@@ -222,9 +222,9 @@ class _OneDecision(rpc.ArenaServicer):
             )
         )
         events = [
+            # Numbered over what the seat may see, as the arena numbers them.
             codec.event_body(self._match_id, seq, event)
-            for seq, event in enumerate(state.events)
-            if event.visible_to(seat)
+            for seq, event in enumerate(state.visible_events(seat))
         ]
         if not hello.batch_events:
             yield from (codec.server_message_of(codec.event_bytes(e)) for e in events)

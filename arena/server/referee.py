@@ -95,6 +95,12 @@ class LiveMatch:
         #: Set once every seat is connected (or known crashed).
         self.ready = asyncio.Event()
         self._sent = 0  # events already distributed
+        # Each audience numbers the events it may see on its own, from 0 (Event.seq): a
+        # connection's seats by what any of them may see, the public (spectators: ``None``) by
+        # the public events. Numbers from the full log would leave gaps where an audience was
+        # not told something (spoil five's silent ace). Audience -> how many of the events
+        # distributed so far it may see, for the audiences _distribute sent to last time.
+        self._seen: dict[tuple[int, ...] | None, int] = {}
         self._group_cache: list[tuple[Connection, tuple[int, ...]]] | None = None
         # The deadline timer, kept across decisions (see _arm).
         self._timer: asyncio.TimerHandle | None = None
@@ -125,9 +131,10 @@ class LiveMatch:
             # A resumed seat gets the match start and every event it may see so far.
             seats = tuple(s.seat for s in slots)
             conn.send(self._start_message(seats))
-            for seq, event in enumerate(self.state.events):
-                if event.to is None or any(s in event.to for s in seats):
-                    conn.send_event(codec.event_body(self.match_id, seq, event))
+            # Numbered as _distribute numbers them for these seats (the rest, if any, follows).
+            sent = self.state.events[: self._sent]
+            for seq, event in enumerate(_visible(sent, seats)):
+                conn.send_event(codec.event_body(self.match_id, seq, event))
             pending = self.pending
             if pending is not None and pending.seat in seats and not pending.done:
                 pending.conn.open.pop(pending.request_id, None)
@@ -479,28 +486,58 @@ class LiveMatch:
         return [DecisionTiming(e[0], e[3], e[4]) for e in self._log_entries if isinstance(e, tuple)]
 
     def _distribute(self) -> None:
-        """Send the events since the last call to every bot that may see them, and record them."""
+        """Send the events since the last call to every bot that may see them, and record them.
+
+        Each event is numbered by its position among the events its receiver may see (see
+        ``_seen``), so nobody learns from the numbers that it was not told something."""
         state = self.state
         assert state is not None
         events = state.events
-        if self._sent == len(events):
+        sent = self._sent
+        if sent == len(events):
             return
         groups = self._groups()
+        # Each audience's next number.
+        nexts = [self._seen_by(seats) for _, seats in groups]
+        public = self._seen_by(None)
+        match_id = self.match_id
         log_entries = self._log_entries
-        for seq in range(self._sent, len(events)):
-            event = events[seq]
+        for i in range(sent, len(events)):
+            event = events[i]
             log_entries.append(event)
-            body: bytes | None = None
-            for conn, seats in groups:
-                if event.to is None or any(s in event.to for s in seats):
-                    if body is None:
-                        body = codec.event_body(self.match_id, seq, event)
+            to = event.to
+            # Mostly every seat has been sent as many events: one body serves them all.
+            body_seq = -1
+            body = b""
+            for g, (conn, seats) in enumerate(groups):
+                if to is None or any(s in to for s in seats):
+                    seq = nexts[g]
+                    nexts[g] = seq + 1
+                    if seq != body_seq:
+                        body_seq, body = seq, codec.event_body(match_id, seq, event)
                     conn.send_event(body)
-            if event.to is None and self._entry is not None:
-                if body is None:
-                    body = codec.event_body(self.match_id, seq, event)
-                self._board.event(self._entry, codec.event_bytes(body))
+            if to is None:
+                if self._entry is not None:
+                    if public != body_seq:
+                        body_seq, body = public, codec.event_body(match_id, public, event)
+                    self._board.event(self._entry, codec.event_bytes(body))
+                public += 1
+        # Only these counts are kept up to date: a seat set away meanwhile (a bot that left and
+        # comes back) is counted afresh when it is next sent something.
+        seen: dict[tuple[int, ...] | None, int] = {None: public}
+        for (_, seats), n in zip(groups, nexts, strict=True):
+            seen[seats] = n
+        self._seen = seen
         self._sent = len(events)
+
+    def _seen_by(self, seats: tuple[int, ...] | None) -> int:
+        """How many of the events distributed so far ``seats`` may see (``None``: the public),
+        as attach() numbers a resumed seat's replay."""
+        n = self._seen.get(seats)
+        if n is None:
+            assert self.state is not None
+            n = sum(1 for _ in _visible(self.state.events[: self._sent], seats))
+        return n
 
     def _close_pending(self) -> None:
         pending = self.pending
@@ -562,6 +599,13 @@ class LiveMatch:
             spec.time_control.to_dict(),
             spec.fault_policy,
         )
+
+
+def _visible(events: Iterable[Event], seats: tuple[int, ...] | None) -> Iterable[Event]:
+    """The events that any of ``seats`` may see (``None``: the public ones), in order."""
+    if seats is None:
+        return (e for e in events if e.to is None)
+    return (e for e in events if e.to is None or any(s in e.to for s in seats))
 
 
 def open_seats(matches: Iterable[LiveMatch], token: str) -> dict[LiveMatch, list[SeatSlot]]:

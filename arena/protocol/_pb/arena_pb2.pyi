@@ -698,7 +698,10 @@ class Event(_message.Message):
     match_id: _builtins.str
     """The match it happened in."""
     seq: _builtins.int
-    """Position in the match's event log, from 0 (events not visible to this seat are skipped)."""
+    """Position among the events of the match this receiver may see: 0, 1, 2, ... with no gaps.
+    Each connection (by its seats) and the spectators number their own events, so the numbers
+    never show that something happened that the receiver was not told.
+    """
     kind: _builtins.str
     """What happened: "deal", "play", "trick", "deal_score", ... (documented per game in docs/)."""
     json: _builtins.str

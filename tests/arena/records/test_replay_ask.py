@@ -184,7 +184,8 @@ def test_the_bot_is_sent_what_its_seat_saw_and_its_seat_seed(
     # Every event the seat could see before decision `at`, in order, and nothing else.
     events = [e for e in got["received"][1:]]
     state = outcome.position.state
-    visible = [(i, e) for i, e in enumerate(state.events) if e.visible_to(seat)]
+    # Numbered over what the seat may see, as the arena numbers them (docs/protocol.md).
+    visible = list(enumerate(e for e in state.events if e.visible_to(seat)))
     assert [(e["seq"], e["kind"]) for e in events] == [(i, e.kind) for i, e in visible]
     deals = [e for e in events if e["kind"] == "deal"]
     assert len(deals) == 1 and deals[0]["private"] and deals[0]["data"]["seat"] == seat
