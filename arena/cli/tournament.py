@@ -102,7 +102,9 @@ def add_tournament_parsers(sub: Any) -> None:
         "tournament",
         help="run (or resume) a tournament from a TOML config",
         description="Run a tournament; running the same command again resumes it, and on a "
-        "finished tournament prints the final table. Flags override the config's keys.",
+        "finished tournament prints the final table. Flags override the config's keys. While "
+        "another process holds the write lock of results.sqlite, results wait for it up to "
+        "ARENA_DB_LOCK_TIMEOUT seconds (default 60), then the run stops and a rerun resumes.",
     )
     tp.add_argument("config", nargs="?", default=None, help="tournament config (TOML)")
     tp.add_argument("--game", default=None, help="game id")

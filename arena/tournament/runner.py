@@ -4,15 +4,26 @@ A match is a pure job: :func:`arena.tournament.job.play_match` turns a plan into
 record with no state shared between matches. The runner only decides what to start, and commits
 each result with its ``done`` status in one transaction, so the tournament can be killed at any
 moment and resumed.
+
+The database is never touched from the trio loop itself: one writer task takes every write (a
+match started, a match finished) in order from a channel and makes it in a worker thread
+(``trio.to_thread.run_sync``; the store serializes its connection). When another process holds
+the results file's write lock, the writer retries with backoff for up to
+:func:`arena.tournament.store.lock_wait_seconds` (``ARENA_DB_LOCK_TIMEOUT``) while the matches
+go on and their results wait in the channel, then stores them all once the lock is gone; if the
+lock outlasts that wait, the tournament stops with one line, and every match not yet stored is
+still pending, so running the same command again plays it.
 """
 
 from __future__ import annotations
 
 import functools
+import math
 import time
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TypeVar
 
 import trio
 
@@ -28,8 +39,17 @@ from arena.tournament.job import MatchFn, PlayedMatch, play_match
 from arena.tournament.progress import Feedback
 from arena.tournament.report import Standings, standings
 from arena.tournament.schedule import MatchPlan, build_schedule
-from arena.tournament.store import DB_NAME, Store
+from arena.tournament.store import (
+    DB_NAME,
+    Store,
+    StoreLocked,
+    lock_wait_seconds,
+    locked_error,
+    open_to_run,
+)
 from engine import EngineError
+
+T = TypeVar("T")
 
 
 class MatchFailed(ArenaError):
@@ -59,20 +79,21 @@ def open_store(config: TournamentConfig) -> tuple[Store, TournamentConfig, list[
     A config without a seed resumes with the stored tournament's, or starts a new tournament on
     a fresh secret one: a seed the bots could guess would deal them every hand.
     """
-    store = Store(config.output / DB_NAME)
+    lock_wait = lock_wait_seconds()  # a malformed ARENA_DB_LOCK_TIMEOUT stops before anything
+    store = open_to_run(config.output / DB_NAME)
     try:
-        store.lock()
         if config.seed is None:
             stored = (store.stored_config() or {}).get("seed")
             seed = stored if isinstance(stored, int) else fresh_seed()
             config = replace(config, seed=seed)
         plans = plan_tournament(config)
-        store.initialize(
+        args = (
             config.identity(),
             [(b.name, b.program.command) for b in config.bots],
             plans,
             {"name": config.name},
         )
+        _patiently(store, lock_wait, functools.partial(store.initialize, *args))
         # Under the lock and before any match starts, every record temp file is the leftover
         # of a runner killed mid-write.
         remove_stale_temps(config.output / RECORDS_DIR)
@@ -88,23 +109,123 @@ def summary_line(plan: MatchPlan, played: PlayedMatch) -> str:
     return f"{','.join(plan.seats)}: {text}"
 
 
+#: Seconds between two write attempts while another process holds the lock: the first pause,
+#: doubled after each attempt up to the last. (Each attempt itself waits BUSY_TIMEOUT_S.)
+RETRY_FIRST_S = 0.05
+RETRY_MAX_S = 1.0
+
+
+def _patiently(store: Store, wait_s: float, write: Callable[[], T]) -> T:
+    """``write()``, retried while another process holds the file's lock, for up to ``wait_s``
+    seconds (outside the trio loop: opening a tournament)."""
+    start = time.monotonic()
+    pause = RETRY_FIRST_S
+    while True:
+        try:
+            return write()
+        except StoreLocked:
+            waited = time.monotonic() - start
+            if waited >= wait_s:
+                raise locked_error(store.path, wait_s) from None
+            time.sleep(min(pause, wait_s - waited))
+            pause = min(2 * pause, RETRY_MAX_S)
+
+
+@dataclass(frozen=True, slots=True)
+class _Started:
+    """A match started: count its attempt."""
+
+    plan: MatchPlan
+
+
+@dataclass(frozen=True, slots=True)
+class _Finished:
+    """A match played: store its result with its ``done`` status."""
+
+    plan: MatchPlan
+    played: PlayedMatch
+    seconds: float
+
+
+async def _write(store: Store, feedback: Feedback, wait_s: float, write: Callable[[], T]) -> T:
+    """``write()`` in a worker thread, retried with backoff while another process holds the
+    file's lock; after ``wait_s`` seconds of that, the one-line error that stops the run."""
+    start = trio.current_time()
+    pause = RETRY_FIRST_S
+    waiting = False
+    while True:
+        try:
+            result = await trio.to_thread.run_sync(write)
+        except StoreLocked:
+            waited = trio.current_time() - start
+            if waited >= wait_s:
+                raise locked_error(store.path, wait_s) from None
+            if not waiting:
+                waiting = True
+                feedback.note(
+                    f"{store.path} is locked by another process; waiting up to {wait_s:g} s to "
+                    "store results (matches go on meanwhile)"
+                )
+            await trio.sleep(min(pause, wait_s - waited))
+            pause = min(2 * pause, RETRY_MAX_S)
+            continue
+        if waiting:
+            feedback.note(f"{store.path} is no longer locked; storing results again")
+        return result
+
+
+async def _store_writes(
+    writes: trio.MemoryReceiveChannel[_Started | _Finished],
+    store: Store,
+    feedback: Feedback,
+    wait_s: float,
+) -> None:
+    """The writer task: every write, in the order the matches made them, one at a time. A
+    result is reported when it is stored (not when it is played)."""
+    async for item in writes:
+        match_id = item.plan.match_id
+        if isinstance(item, _Started):
+            await _write(store, feedback, wait_s, functools.partial(store.mark_started, match_id))
+            continue
+        played = item.played
+        finish = functools.partial(
+            store.finish,
+            match_id,
+            played.result,
+            played.faults,
+            played.record_path,
+            item.seconds,
+        )
+        if await _write(store, feedback, wait_s, finish):
+            feedback.finished(match_id, summary_line(item.plan, played), len(played.faults))
+
+
 async def run_matches(
     plans: Sequence[MatchPlan],
     store: Store,
     play: MatchFn,
     concurrency: int,
     feedback: Feedback,
+    lock_wait_s: float | None = None,
 ) -> int:
     """Play every pending plan, ``concurrency`` at a time, in schedule order; return how many
-    were played. A match that raises is left pending (and reported); the others go on."""
-    pending = store.pending_ids()
+    were played. A match that raises is left pending (and reported); the others go on.
+
+    ``lock_wait_s``: how long writes wait for another process's lock on the results file
+    (default :func:`lock_wait_seconds`); the run then stops with one :class:`StoreError`,
+    every match whose result was not stored left pending."""
+    wait_s = lock_wait_seconds() if lock_wait_s is None else lock_wait_s
+    pending = await trio.to_thread.run_sync(store.pending_ids)
     todo = [p for p in plans if p.match_id in pending]
     failures: list[str] = []
     slots = trio.Semaphore(concurrency)
+    # Unbounded: a match never waits for the database; while another process holds the lock
+    # the results wait here (bounded by the lock wait, after which the run stops).
+    send, receive = trio.open_memory_channel[_Started | _Finished](math.inf)
 
     async def one(plan: MatchPlan) -> None:
         try:
-            store.mark_started(plan.match_id)
+            send.send_nowait(_Started(plan))
             t0 = time.monotonic()
             try:
                 played = await play(plan)
@@ -112,21 +233,19 @@ async def run_matches(
                 failures.append(f"{plan.match_id}: {err}")
                 feedback.note(f"match {plan.match_id} failed: {err}")
                 return
-            if store.finish(
-                plan.match_id,
-                played.result,
-                played.faults,
-                played.record_path,
-                time.monotonic() - t0,
-            ):
-                feedback.finished(plan.match_id, summary_line(plan, played), len(played.faults))
+            send.send_nowait(_Finished(plan, played, time.monotonic() - t0))
         finally:
             slots.release()
 
+    # The writer is the only task that raises for the database, so a run it stops ends in one
+    # error (the matches it cancels end quietly).
     async with trio.open_nursery() as nursery:
-        for plan in todo:
-            await slots.acquire()
-            nursery.start_soon(one, plan)
+        nursery.start_soon(_store_writes, receive, store, feedback, wait_s)
+        # `send` is closed once every match is done: the writer drains the channel and ends.
+        async with send, trio.open_nursery() as matches:
+            for plan in todo:
+                await slots.acquire()
+                matches.start_soon(one, plan)
     if failures:
         raise MatchFailed(
             f"{len(failures)} match(es) could not be played (first: {failures[0]}); "
@@ -165,7 +284,9 @@ def _play_pending(
             prepare_socket(sockets / SOCKET_NAME)  # boxed bots run as uid nobody
             confinement = Confinement(sockets, sandbox, hide=(config.output, arena_home()))
             job = functools.partial(play_match, server, config, confinement=confinement)
-            await run_matches(plans, store, job, config.concurrency, feedback)
+            await run_matches(plans, store, job, config.concurrency, feedback, lock_wait)
+
+    lock_wait = lock_wait_seconds()
 
     try:
         with socket_directory() as sockets:
