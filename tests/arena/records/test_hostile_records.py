@@ -231,6 +231,7 @@ HOSTILE: dict[str, tuple[Callable[[Path], Path], tuple[str, ...]]] = {
 }
 
 
+@pytest.mark.slow  # a real arena process per case
 @pytest.mark.parametrize("command", COMMANDS)
 @pytest.mark.parametrize("case", sorted(HOSTILE))
 def test_hostile_file_is_refused_in_one_line(case: str, command: str, tmp_path: Path) -> None:
@@ -315,6 +316,7 @@ def test_genuine_records_still_read_and_verify(tmp_path: Path) -> None:
     assert verify(split) == verify(record)
 
 
+@pytest.mark.slow  # a real arena process per case
 def test_the_caps_leave_room_for_the_longest_matches(tmp_path: Path) -> None:
     from arena.records.format import MAX_LINE_BYTES, MAX_RECORD_BYTES
     from arena.selfplay import recorded_match
@@ -414,6 +416,7 @@ def test_every_reader_refuses_a_header_verify_refuses(
     assert not (tmp_path / "page.html").exists()
 
 
+@pytest.mark.slow  # a real arena process per case
 @pytest.mark.parametrize("case", ["schema_true", "seats_string", "seat_number_true"])
 def test_a_bad_header_fails_in_a_real_process(
     case: str, genuine_lines: list[dict[str, Any]], tmp_path: Path

@@ -85,6 +85,7 @@ def refused_by_cli(tmp_path: Path, text: str, *flags: str) -> str:
 # --- the four configs, through `arena tournament CONFIG` ---
 
 
+@pytest.mark.slow  # a real arena process per case
 def test_cli_refuses_two_billion_matches_per_pairing(tmp_path: Path) -> None:
     text = TENNIS + "matches_per_pairing = 2000000000\n" + bots_toml(2)
     line = refused_by_cli(tmp_path, text)
@@ -94,6 +95,7 @@ def test_cli_refuses_two_billion_matches_per_pairing(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.slow  # a real arena process per case
 def test_cli_refuses_forty_bots_at_ten_player_spoil_five(tmp_path: Path) -> None:
     text = 'game = "spoil_five"\nplayers = 10\nseed = 1\n' + bots_toml(40, "rounds = 1")
     line = refused_by_cli(tmp_path, text)
@@ -101,6 +103,7 @@ def test_cli_refuses_forty_bots_at_ten_player_spoil_five(tmp_path: Path) -> None
     assert "the schedule would have 8,476,605,280 matches (at most 1,000,000)" in line
 
 
+@pytest.mark.slow  # a real arena process per case
 def test_cli_refuses_unbounded_concurrency(tmp_path: Path) -> None:
     text = TENNIS + "matches_per_pairing = 2\nconcurrency = 100000\n" + bots_toml(2)
     line = refused_by_cli(tmp_path, text)
@@ -108,6 +111,7 @@ def test_cli_refuses_unbounded_concurrency(tmp_path: Path) -> None:
     assert line.endswith("; got 100000")
 
 
+@pytest.mark.slow  # a real arena process per case
 def test_cli_refuses_a_name_that_moves_the_output(tmp_path: Path) -> None:
     # The default output is out/tournaments/<name> under the current directory (here cfg):
     # this name would have put it at tmp_path/escaped, beside cfg.
@@ -118,6 +122,7 @@ def test_cli_refuses_a_name_that_moves_the_output(tmp_path: Path) -> None:
     assert not (tmp_path / "escaped").exists()
 
 
+@pytest.mark.slow  # a real arena process per case
 def test_cli_flags_are_capped_too(tmp_path: Path) -> None:
     flags = ["--game", "tennis", "--bot", "random", "--bot", "rules", "--matches", "2000000000"]
     cmd = [sys.executable, "-m", "arena.cli", "tournament", *flags, "-j", "8"]
