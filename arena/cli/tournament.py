@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from arena.cli.arguments import parse_options
 from arena.errors import UsageError
 from arena.logging import add_log_level_option
 
@@ -19,13 +20,7 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     if args.players is not None:
         out["players"] = args.players
     if args.option:
-        options: dict[str, Any] = {}
-        for pair in args.option:
-            key, sep, value = pair.partition("=")
-            if not sep or not key.strip():
-                raise UsageError(f"--option expects KEY=VALUE; got {pair!r}")
-            options[key.strip()] = value.strip()
-        out["options"] = options
+        out["options"] = parse_options(args.option)
     if args.bot:
         bots = []
         for text in args.bot:
