@@ -226,6 +226,7 @@ def server_message(value: ServerMessage) -> pb.ServerMessage:
                 server_version=value.server_version,
                 protocol_version=value.protocol_version,
                 session_id=value.session_id,
+                resume_token=value.resume_token,
             )
         )
     if isinstance(value, Rejected):
@@ -498,7 +499,7 @@ def read_server_message(msg: pb.ServerMessage, *, events: bool = True) -> Server
         )
     if kind == "welcome":
         w = msg.welcome
-        return Welcome(w.server_version, w.session_id, w.protocol_version)
+        return Welcome(w.server_version, w.session_id, w.protocol_version, w.resume_token)
     if kind == "rejected":
         return Rejected(msg.rejected.reason)
     if kind == "pong":

@@ -87,6 +87,8 @@ class Welcome:
     session_id: str
     #: Protocol version the server speaks.
     protocol_version: int = PROTOCOL_VERSION
+    #: The secret to reconnect with (Hello.token of the next stream), see arena.proto.
+    resume_token: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -323,22 +323,30 @@ class Welcome(_message.Message):
     SERVER_VERSION_FIELD_NUMBER: _builtins.int
     PROTOCOL_VERSION_FIELD_NUMBER: _builtins.int
     SESSION_ID_FIELD_NUMBER: _builtins.int
+    RESUME_TOKEN_FIELD_NUMBER: _builtins.int
     server_version: _builtins.str
     """Version of the arena server software."""
     protocol_version: _builtins.int
     """Protocol version the server speaks (1)."""
     session_id: _builtins.str
     """Identifier of this connection, for logs."""
+    resume_token: _builtins.str
+    """The secret to reconnect with: a bot whose stream breaks sends it as Hello.token on its next
+    stream to resume its seats. For a token the arena issued (ARENA_TOKEN, a registered bot's)
+    it is that token; a lobby guest (a bot whose token the server did not issue) is given a new
+    secret here, and only that secret resumes its seats, never the token it chose.
+    """
     def __init__(
         self,
         *,
         server_version: _builtins.str = ...,
         protocol_version: _builtins.int = ...,
         session_id: _builtins.str = ...,
+        resume_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["protocol_version", b"protocol_version", "server_version", b"server_version", "session_id", b"session_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["protocol_version", b"protocol_version", "resume_token", b"resume_token", "server_version", b"server_version", "session_id", b"session_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
