@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
 .PHONY: node-bot demo test lint typecheck pytest venv clean proto rules sandbox-tools wheels test-docker \
-  bytecode
+  bytecode cpp-bot proto-tools
 
 # arena/protocol/_wire.c is compiled by the install: an edit to it reinstalls.
 $(STAMP): pyproject.toml arena/protocol/_wire.c
@@ -39,7 +39,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict engine arena
 
-pytest: $(STAMP) sandbox-tools bytecode
+pytest: $(STAMP) sandbox-tools bytecode cpp-bot proto-tools
 	$(BIN)/pytest
 
 # Bots run boxed by bubblewrap (arena/bots/sandbox.py); as root, install it when it is missing.
@@ -53,6 +53,39 @@ sandbox-tools:
 	  else \
 	    echo "warning: bubblewrap (bwrap) is missing: bots cannot be sandboxed"; \
 	  fi; \
+	fi
+
+# The C++ reference bot (reference_bots/cpp): as root, install Debian's gRPC C++ toolchain when it
+# is missing, then build (reference_bots/cpp/Makefile rebuilds only what its sources or the .proto
+# changed). Without it, a warning here and tests/reference_bots/test_cpp_bot.py fails saying why.
+CPP_BOT_DEBS := g++ make pkg-config libgrpc++-dev protobuf-compiler-grpc
+cpp-bot:
+	@if ! { command -v g++ && command -v grpc_cpp_plugin && command -v protoc \
+	        && pkg-config --exists grpc++ protobuf; } >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing $(CPP_BOT_DEBS) (the C++ reference bot)"; \
+	    export DEBIAN_FRONTEND=noninteractive; \
+	    apt-get install -y -qq $(CPP_BOT_DEBS) >/dev/null 2>&1 \
+	      || { apt-get update -qq && apt-get install -y -qq $(CPP_BOT_DEBS) >/dev/null; } \
+	      || echo "warning: apt-get could not install $(CPP_BOT_DEBS)"; \
+	  fi; \
+	fi
+	@if pkg-config --exists grpc++ protobuf 2>/dev/null \
+	    && command -v grpc_cpp_plugin >/dev/null 2>&1; then \
+	  $(MAKE) --no-print-directory -s -C reference_bots/cpp; \
+	else \
+	  echo "warning: the C++ reference bot cannot be built (needs $(CPP_BOT_DEBS); run make as root to install them)"; \
+	fi
+
+# buf (proto/tools, the npm package @bufbuild/buf at its locked version): the .proto's lint and its
+# breaking-change check against the last release's copy (tests/arena/protocol/test_proto_checks.py).
+proto-tools:
+	@if command -v npm >/dev/null 2>&1; then \
+	  [ proto/tools/node_modules/.package-lock.json -nt proto/tools/package-lock.json ] \
+	    || (cd proto/tools && npm ci --no-audit --no-fund --loglevel=error >/dev/null) \
+	    || echo "warning: npm ci failed in proto/tools: the .proto checks will fail"; \
+	else \
+	  echo "warning: npm is missing: the .proto checks (buf) will fail"; \
 	fi
 
 test: lint typecheck pytest

@@ -1,6 +1,7 @@
 """Observations on the wire: a game's typed message (``WhistObservation``) mirrors its engine
 dataclass field by field, nested dataclasses becoming nested messages, and the translation walks
-the message descriptor. Both directions: the referee writes an observation's bytes (in Python,
+the message descriptor. A field is named as the engine names it, but for those in
+:data:`ENGINE_NAMES`. Both directions: the referee writes an observation's bytes (in Python,
 or in C along the same wire plan), and the SDK reads a message back into exactly the dict of the
 engine's ``Observation.to_dict()``, so strategies see the same data in-process and over the
 wire. ``tests/arena/protocol/test_codec.py`` checks the mirror for every game.
@@ -34,12 +35,27 @@ from engine import Observation
 
 SCALAR, OPTIONAL, REPEATED, MESSAGE, REPEATED_MESSAGE = range(5)
 
+#: Fields the .proto names otherwise than the engine (full field name: the engine's attribute
+#: and ``to_dict()`` key). C++ code generated for a repeated field ``hand`` has an accessor
+#: ``hand_size()``, so a field ``hand_size`` beside it does not compile. The SDK's dicts keep the
+#: engine's name, so that a strategy sees the same keys in-process and over the wire.
+ENGINE_NAMES: dict[str, str] = {
+    "cardarena.v1.TennisWhistObservation.hand_count": "hand_size",
+    "cardarena.v1.TennisPlayerView.hand_count": "hand_size",
+}
+
+
+def engine_name(f: FieldDescriptor) -> str:
+    """The engine's name for the observation field ``f``."""
+    return ENGINE_NAMES.get(f.full_name, f.name)
+
 
 @dataclass(frozen=True, slots=True)
 class Plan:
-    """How to copy one message type: (field name, mode, nested plan) per field, in order."""
+    """How to copy one message type: (field name, engine attribute, mode, nested plan) per
+    field, in order."""
 
-    fields: tuple[tuple[str, int, Plan | None], ...]
+    fields: tuple[tuple[str, str, int, Plan | None], ...]
     #: The message type.
     descriptor: Descriptor
 
@@ -51,16 +67,17 @@ def plan_of(descriptor: Descriptor) -> Plan:
     plan = _PLANS.get(descriptor.full_name)
     if plan is not None:
         return plan
-    fields: list[tuple[str, int, Plan | None]] = []
+    fields: list[tuple[str, str, int, Plan | None]] = []
     for f in descriptor.fields:
+        attr = engine_name(f)
         if f.type == FieldDescriptor.TYPE_MESSAGE:
             mode = REPEATED_MESSAGE if f.is_repeated else MESSAGE
             assert f.message_type is not None
-            fields.append((f.name, mode, plan_of(f.message_type)))
+            fields.append((f.name, attr, mode, plan_of(f.message_type)))
         elif f.is_repeated:
-            fields.append((f.name, REPEATED, None))
+            fields.append((f.name, attr, REPEATED, None))
         else:
-            fields.append((f.name, OPTIONAL if f.has_presence else SCALAR, None))
+            fields.append((f.name, attr, OPTIONAL if f.has_presence else SCALAR, None))
     plan = Plan(tuple(fields), descriptor)
     _PLANS[descriptor.full_name] = plan
     return plan
@@ -96,9 +113,9 @@ def wire_plan(plan: Plan) -> WirePlan:
         return made
     fields = plan.descriptor.fields_by_name
     out: list[tuple[str, int, bytes, Any]] = []
-    for name, mode, sub in plan.fields:
+    for name, engine_attr, mode, sub in plan.fields:
         f = fields[name]
-        attr = sys.intern(name)
+        attr = sys.intern(engine_attr)
         if mode in (MESSAGE, REPEATED_MESSAGE):
             assert sub is not None
             kind = _W_MESSAGE if mode == MESSAGE else _W_MESSAGES
@@ -190,12 +207,13 @@ def item_encoder(key: bytes, encode: Callable[[Any], bytes]) -> Callable[[Any], 
 
 
 def as_dict(obj: Any, plan: Plan) -> dict[str, Any]:
-    """``obj.to_dict()`` computed along the plan, which knows each field's kind, instead of
-    ``dataclasses.asdict``'s generic walk and copies (the mirror test guarantees the same result;
+    """The JSON object of ``obj`` (``Observation.json``): ``obj.to_dict()`` under the message's
+    field names, computed along the plan, which knows each field's kind, instead of
+    ``dataclasses.asdict``'s generic walk and copies (the mirror test guarantees the same values;
     docs/performance.md has the figure)."""
     out: dict[str, Any] = {}
-    for name, mode, sub in plan.fields:
-        value = getattr(obj, name)
+    for name, attr, mode, sub in plan.fields:
+        value = getattr(obj, attr)
         if mode == REPEATED:
             out[name] = list(value)
         elif mode == REPEATED_MESSAGE:
@@ -225,23 +243,23 @@ def reader(plan: Plan) -> Callable[[Any], dict[str, Any]]:
     env: dict[str, Any] = {}
     items: list[str] = []
     pre: list[str] = []
-    for i, (name, mode, sub) in enumerate(plan.fields):
+    for i, (name, attr, mode, sub) in enumerate(plan.fields):
         if mode == SCALAR:
-            items.append(f"{name!r}: msg.{name}")
+            items.append(f"{attr!r}: msg.{name}")
         elif mode == REPEATED:
-            items.append(f"{name!r}: list(msg.{name})")
+            items.append(f"{attr!r}: list(msg.{name})")
         elif mode == REPEATED_MESSAGE:
             assert sub is not None
             env[f"read{i}"] = reader(sub)
-            items.append(f"{name!r}: [read{i}(m) for m in msg.{name}]")
+            items.append(f"{attr!r}: [read{i}(m) for m in msg.{name}]")
         elif mode == OPTIONAL:
             pre.append(f"    v{i} = msg.{name} if msg.HasField({name!r}) else None")
-            items.append(f"{name!r}: v{i}")
+            items.append(f"{attr!r}: v{i}")
         else:
             assert sub is not None
             env[f"read{i}"] = reader(sub)
             pre.append(f"    v{i} = read{i}(msg.{name}) if msg.HasField({name!r}) else None")
-            items.append(f"{name!r}: v{i}")
+            items.append(f"{attr!r}: v{i}")
     source = "def read(msg):\n" + "".join(line + "\n" for line in pre)
     source += "    return {" + ", ".join(items) + "}"
     exec(source, env)  # built above from the descriptor's field names (checked identifiers)

@@ -42,7 +42,11 @@ class _ErrorCodeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorCode.V
     ERROR_CODE_TIMEOUT: _ErrorCode.ValueType  # 2
     """No answer before the deadline."""
     ERROR_CODE_PROTOCOL: _ErrorCode.ValueType  # 3
-    """A message that makes no sense now (Action before Hello, second Hello ...)."""
+    """A "garbage" fault; or, as a warning only (Error.fault empty): a second Hello, a Hello
+    without protocol_version, a stream that a newer one with the same token supersedes, or the
+    server disconnecting the bot (the message says why). (Anything but Hello as the first
+    message is not an Error: the stream is Rejected.)
+    """
     ERROR_CODE_UNKNOWN_REQUEST: _ErrorCode.ValueType  # 4
     """Action.request_id names no open request of this connection."""
     ERROR_CODE_FLOOD: _ErrorCode.ValueType  # 5
@@ -61,7 +65,11 @@ ERROR_CODE_ILLEGAL_ACTION: ErrorCode.ValueType  # 1
 ERROR_CODE_TIMEOUT: ErrorCode.ValueType  # 2
 """No answer before the deadline."""
 ERROR_CODE_PROTOCOL: ErrorCode.ValueType  # 3
-"""A message that makes no sense now (Action before Hello, second Hello ...)."""
+"""A "garbage" fault; or, as a warning only (Error.fault empty): a second Hello, a Hello
+without protocol_version, a stream that a newer one with the same token supersedes, or the
+server disconnecting the bot (the message says why). (Anything but Hello as the first
+message is not an Error: the stream is Rejected.)
+"""
 ERROR_CODE_UNKNOWN_REQUEST: ErrorCode.ValueType  # 4
 """Action.request_id names no open request of this connection."""
 ERROR_CODE_FLOOD: ErrorCode.ValueType  # 5
@@ -87,7 +95,10 @@ class BotMessage(_message.Message):
     PING_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def hello(self) -> Global___Hello:
-        """First message on a stream: who the bot is."""
+        """First message on a stream: who the bot is. Any other message first is Rejected ("the
+        first message must be Hello"); a second Hello is ignored, with a warning (an Error with
+        code ERROR_CODE_PROTOCOL and no fault).
+        """
 
     @_builtins.property
     def action(self) -> Global___Action:
@@ -116,7 +127,7 @@ Global___BotMessage: _TypeAlias = BotMessage  # noqa: Y015
 
 @_typing.final
 class Hello(_message.Message):
-    """Introduces the bot; must be the first message."""
+    """Introduces the bot; must be the first message (see BotMessage.hello)."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -138,11 +149,15 @@ class Hello(_message.Message):
     as ARENA_TOKEN, or by `arena submit`). A connection acts only for its token's seats.
     """
     protocol_version: _builtins.int
-    """The protocol version the bot speaks; this file is version 1."""
+    """The protocol version the bot speaks; this file is version 1: set it. 0 (unset) is accepted
+    as 1, with a warning (an Error with code ERROR_CODE_PROTOCOL and no fault) saying to set
+    it. Any other version the server does not speak is Rejected.
+    """
     max_matches: _builtins.int
     """Matches the bot will play on this connection before it leaves; 0 means no limit. A lobby
     (`arena serve`) seats the bot no more often than this, so it never starts a match with a
-    bot that is about to hang up.
+    bot that is about to hang up. The server does not end the stream for it: after its last
+    MatchEnd the bot half-closes its stream, and the server then ends it (status OK).
     """
     batch_events: _builtins.bool
     """Batch events into decisions (for speed: fewer messages per decision). When true, the server
@@ -264,7 +279,7 @@ class ServerMessage(_message.Message):
 
     @_builtins.property
     def rejected(self) -> Global___Rejected:
-        """Hello refused; the stream ends after it."""
+        """The stream refused (a bad Hello, or none first or in time); the stream ends after it."""
 
     @_builtins.property
     def match_start(self) -> Global___MatchStart:
@@ -286,7 +301,7 @@ class ServerMessage(_message.Message):
 
     @_builtins.property
     def error(self) -> Global___Error:
-        """The bot did something wrong; the match may go on."""
+        """The bot did something wrong (a fault, or a warning only); the match may go on."""
 
     @_builtins.property
     def pong(self) -> Global___Pong:
@@ -354,13 +369,17 @@ Global___Welcome: _TypeAlias = Welcome  # noqa: Y015
 
 @_typing.final
 class Rejected(_message.Message):
-    """Hello refused."""
+    """The stream refused: a Hello the server does not accept, a first message that is no Hello, no
+    Hello in time, or no room. Sent instead of Welcome; the stream ends after it.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
     REASON_FIELD_NUMBER: _builtins.int
     reason: _builtins.str
-    """Why, in one line ("unknown token", "protocol version 2 is not supported")."""
+    """Why, in one line ("unknown token", "protocol version 2 is not supported (this server speaks
+    1)", "the first message must be Hello").
+    """
     def __init__(
         self,
         *,
@@ -748,7 +767,9 @@ class Fault(_message.Message):
     """What went wrong:
       "timeout"          no answer before the deadline (move time plus bank);
       "illegal"          Action.index out of range, or Action.text that is no legal action;
-      "garbage"          a message that makes no sense (Action without index or text, second Hello);
+      "garbage"          a message that makes no sense: an Action with neither index nor text,
+                         a BotMessage with nothing set, bytes that are no BotMessage (a second
+                         Hello is only a warning; anything but Hello first is Rejected);
       "unknown_request"  Action.request_id was never sent to this connection;
       "wrong_seat"       Action.request_id belongs to another connection's seat;
       "disconnect"       the seat had to decide while its bot was not connected;
@@ -903,7 +924,8 @@ Global___Error: _TypeAlias = Error  # noqa: Y015
 @_typing.final
 class TrickView(_message.Message):
     """---------------------------------------------------------------------------------------------
-    Per-game observations. Field names equal the engine's observation fields (docs/protocol.md).
+    Per-game observations. Field names equal the engine's observation fields (docs/protocol.md),
+    but for hand_count, the engine's hand_size.
 
     One trick (engine.games.tricks.TrickView).
     """
@@ -1062,7 +1084,7 @@ class TennisWhistObservation(_message.Message):
     HAND_FIELD_NUMBER: _builtins.int
     SET_NUMBER_FIELD_NUMBER: _builtins.int
     ROUND_NUMBER_FIELD_NUMBER: _builtins.int
-    HAND_SIZE_FIELD_NUMBER: _builtins.int
+    HAND_COUNT_FIELD_NUMBER: _builtins.int
     DEALER_FIELD_NUMBER: _builtins.int
     PHASE_FIELD_NUMBER: _builtins.int
     TRUMP_FIELD_NUMBER: _builtins.int
@@ -1083,8 +1105,10 @@ class TennisWhistObservation(_message.Message):
     """Set number in the match, from 1."""
     round_number: _builtins.int
     """Round number in the set, 1 … 8."""
-    hand_size: _builtins.int
-    """Cards dealt to each surviving player this round (9 - round number)."""
+    hand_count: _builtins.int
+    """Cards dealt to each surviving player this round (9 - round number). The engine and the
+    Python SDK call it hand_size, a name that C++ code generated for "hand" above already takes.
+    """
     dealer: _builtins.int
     """Seat of this round's dealer."""
     phase: _builtins.str
@@ -1142,7 +1166,7 @@ class TennisWhistObservation(_message.Message):
         hand: _abc.Iterable[_builtins.str] | None = ...,
         set_number: _builtins.int = ...,
         round_number: _builtins.int = ...,
-        hand_size: _builtins.int = ...,
+        hand_count: _builtins.int = ...,
         dealer: _builtins.int = ...,
         phase: _builtins.str = ...,
         trump: _builtins.str = ...,
@@ -1160,7 +1184,7 @@ class TennisWhistObservation(_message.Message):
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["dealer", b"dealer", "dealer_draw", b"dealer_draw", "eliminated", b"eliminated", "hand", b"hand", "hand_size", b"hand_size", "phase", b"phase", "round_number", b"round_number", "rounds_survived", b"rounds_survived", "seat", b"seat", "set_number", b"set_number", "sets_to_win", b"sets_to_win", "sets_won", b"sets_won", "standing", b"standing", "tie_breaks", b"tie_breaks", "total_tricks", b"total_tricks", "tricks", b"tricks", "tricks_won", b"tricks_won", "trump", b"trump", "turn_up", b"turn_up"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["dealer", b"dealer", "dealer_draw", b"dealer_draw", "eliminated", b"eliminated", "hand", b"hand", "hand_count", b"hand_count", "phase", b"phase", "round_number", b"round_number", "rounds_survived", b"rounds_survived", "seat", b"seat", "set_number", b"set_number", "sets_to_win", b"sets_to_win", "sets_won", b"sets_won", "standing", b"standing", "tie_breaks", b"tie_breaks", "total_tricks", b"total_tricks", "tricks", b"tricks", "tricks_won", b"tricks_won", "trump", b"trump", "turn_up", b"turn_up"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1391,7 +1415,7 @@ class TennisPlayerView(_message.Message):
     NAME_FIELD_NUMBER: _builtins.int
     SIDE_FIELD_NUMBER: _builtins.int
     ROLE_FIELD_NUMBER: _builtins.int
-    HAND_SIZE_FIELD_NUMBER: _builtins.int
+    HAND_COUNT_FIELD_NUMBER: _builtins.int
     HAND_FIELD_NUMBER: _builtins.int
     VISIBLE_FIELD_NUMBER: _builtins.int
     name: _builtins.str
@@ -1400,8 +1424,10 @@ class TennisPlayerView(_message.Message):
     """The player's side: 0 (P1, team A) or 1 (P2, team B)."""
     role: _builtins.str
     """Doubles court role, "R" (covers RF) or "L" (covers LF); "" in singles."""
-    hand_size: _builtins.int
-    """Cards held (public)."""
+    hand_count: _builtins.int
+    """Cards held (public). The engine and the Python SDK call it hand_size, a name that C++ code
+    generated for "hand" below already takes.
+    """
     visible: _builtins.bool
     """Whether "hand" is shown to this seat."""
     @_builtins.property
@@ -1414,13 +1440,13 @@ class TennisPlayerView(_message.Message):
         name: _builtins.str = ...,
         side: _builtins.int = ...,
         role: _builtins.str = ...,
-        hand_size: _builtins.int = ...,
+        hand_count: _builtins.int = ...,
         hand: _abc.Iterable[_builtins.str] | None = ...,
         visible: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["hand", b"hand", "hand_size", b"hand_size", "name", b"name", "role", b"role", "side", b"side", "visible", b"visible"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["hand", b"hand", "hand_count", b"hand_count", "name", b"name", "role", b"role", "side", b"side", "visible", b"visible"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -51,6 +51,10 @@ class ArenaServicer:
         """One stream per bot connection. The bot's first message must be Hello; the server answers
         Welcome or Rejected, then sends MatchStart / DecisionRequest / Event / MatchEnd as the bot's
         matches go on. One connection may play several matches, one after another or at once.
+        Under `arena match` and tournaments the server ends the stream (status OK) after the bot's
+        match. A bot leaves by half-closing its side (ending its writes): the server then ends the
+        stream at once (status OK), and a seat of a match still running counts as disconnected, so
+        leave between matches (in a lobby, after the last of Hello.max_matches).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -48,6 +48,10 @@ class ArenaStub:
     """One stream per bot connection. The bot's first message must be Hello; the server answers
     Welcome or Rejected, then sends MatchStart / DecisionRequest / Event / MatchEnd as the bot's
     matches go on. One connection may play several matches, one after another or at once.
+    Under `arena match` and tournaments the server ends the stream (status OK) after the bot's
+    match. A bot leaves by half-closing its side (ending its writes): the server then ends the
+    stream at once (status OK), and a seat of a match still running counts as disconnected, so
+    leave between matches (in a lobby, after the last of Hello.max_matches).
     """
 
 @_typing.type_check_only
@@ -59,6 +63,10 @@ class ArenaAsyncStub(ArenaStub):
     """One stream per bot connection. The bot's first message must be Hello; the server answers
     Welcome or Rejected, then sends MatchStart / DecisionRequest / Event / MatchEnd as the bot's
     matches go on. One connection may play several matches, one after another or at once.
+    Under `arena match` and tournaments the server ends the stream (status OK) after the bot's
+    match. A bot leaves by half-closing its side (ending its writes): the server then ends the
+    stream at once (status OK), and a seat of a match still running counts as disconnected, so
+    leave between matches (in a lobby, after the last of Hello.max_matches).
     """
 
 class ArenaServicer(metaclass=_abc_1.ABCMeta):
@@ -73,6 +81,10 @@ class ArenaServicer(metaclass=_abc_1.ABCMeta):
         """One stream per bot connection. The bot's first message must be Hello; the server answers
         Welcome or Rejected, then sends MatchStart / DecisionRequest / Event / MatchEnd as the bot's
         matches go on. One connection may play several matches, one after another or at once.
+        Under `arena match` and tournaments the server ends the stream (status OK) after the bot's
+        match. A bot leaves by half-closing its side (ending its writes): the server then ends the
+        stream at once (status OK), and a seat of a match still running counts as disconnected, so
+        leave between matches (in a lobby, after the last of Hello.max_matches).
         """
 
 def add_ArenaServicer_to_server(servicer: ArenaServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -5,8 +5,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import random
+from typing import Any
 
 import pytest
+from google.protobuf.descriptor import Descriptor
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -15,6 +17,42 @@ from arena.protocol._pb import arena_pb2 as pb
 from engine import Action, Event, Observation, Result, game_ids, get_game
 
 GAMES = list(game_ids())  # every registered game: one missing is a failure
+
+
+def _wire_named(data: Any, descriptor: Descriptor | None) -> Any:
+    """An engine ``to_dict()`` under the typed message's field names (observations.ENGINE_NAMES
+    turned round): what ``Observation.json`` holds and json_format reads."""
+    if descriptor is None or not isinstance(data, dict):
+        return data
+    out = {}
+    for f in descriptor.fields:
+        value = data[observations.engine_name(f)]
+        if f.message_type is not None:
+            sub = f.message_type
+            value = (
+                [_wire_named(v, sub) for v in value] if f.is_repeated else _wire_named(value, sub)
+            )
+        out[f.name] = value
+    return out
+
+
+def test_json_names_differ_from_the_engine_only_where_the_proto_renamed() -> None:
+    """tennis_whist's and tennis's ``hand_size`` is ``hand_count`` on the wire (C++ cannot
+    generate a field ``hand_size`` beside a repeated ``hand``); every other key is the same."""
+    for game_id in ("tennis_whist", "tennis"):
+        game = get_game(game_id)
+        state = game.new_match(game.configure(), 1)
+        assert state.to_move is not None
+        obs = state.observation(state.to_move)
+        data = json.loads(observations.observation_message(game_id, obs).json)
+        engine = obs.to_dict()
+        if game_id == "tennis_whist":
+            assert data["hand_count"] == engine["hand_size"] > 0 and "hand_size" not in data
+            assert set(data) - {"hand_count"} == set(engine) - {"hand_size"}
+        else:
+            players = data["players"][0]
+            assert players["hand_count"] == engine["players"][0]["hand_size"] > 0
+            assert "hand_size" not in players
 
 
 @pytest.mark.parametrize("game_id", GAMES)
@@ -34,7 +72,8 @@ def test_observation_round_trip_equals_engine_to_dict(game_id: str, seed: int) -
         got_game, data = observations.observation_dict(wire)
         assert got_game == game_id
         assert data == obs.to_dict()
-        assert json.loads(wire.json) == obs.to_dict()
+        descriptor = observations.observation_descriptor(game_id)
+        assert json.loads(wire.json) == _wire_named(obs.to_dict(), descriptor)
         assert wire.text == obs.render()
         state.apply(rng.choice(state.legal_actions()))
         checked += 1
@@ -344,10 +383,12 @@ def _built_by_protobuf(
     data = obs.to_dict()
     if text:
         d.observation.text = obs.render()
-    typed = observations.observation_descriptor(game_id) is not None
-    if as_json or not typed:
+    descriptor = observations.observation_descriptor(game_id)
+    if descriptor is not None:
+        data = _wire_named(data, descriptor)
+    if as_json or descriptor is None:
         d.observation.json = json.dumps(data)
-    if typed:
+    if descriptor is not None:
         json_format.ParseDict(data, getattr(d.observation, game_id))
     for i, a in enumerate(legal):
         d.legal_actions.add(index=i, text=a.text, kind=a.kind, arg=a.arg)

@@ -17,6 +17,7 @@ import pytest
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
 from arena.protocol import observations
+from arena.protocol._pb import arena_pb2 as pb
 from engine import Observation, game_ids, get_game
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -122,15 +123,17 @@ def _mirror_problems(cls: type, descriptor: Descriptor) -> list[str]:
     problems: list[str] = []
     hints = typing.get_type_hints(cls)
     py_fields = [f.name for f in dataclasses.fields(cls)]
-    proto_fields = [f.name for f in descriptor.fields]
-    if py_fields != proto_fields:
+    # Named as the engine names them, but for the renames arena.protocol knows of.
+    by_engine_name = {observations.engine_name(f): f for f in descriptor.fields}
+    if py_fields != list(by_engine_name):
         problems.append(
             f"{cls.__name__}: dataclass fields {py_fields} != {descriptor.name} fields "
-            f"{proto_fields} (names and order)"
+            f"{list(by_engine_name)} (names and order; arena.protocol.observations.ENGINE_NAMES "
+            "maps a renamed one)"
         )
     nested: dict[str, type] = {}
     for name in py_fields:
-        f = descriptor.fields_by_name.get(name)
+        f = by_engine_name.get(name)
         if f is None:
             continue
         label, kind = _python_kind(hints[name], nested)
@@ -186,3 +189,10 @@ def test_mirror_check_catches_a_mismatch() -> None:
     other = observations.observation_descriptor("tennis")
     assert other is not None
     assert _mirror_problems(whist, other)
+
+
+def test_every_engine_name_rename_names_a_field_of_the_proto() -> None:
+    pool = pb.DESCRIPTOR.pool
+    for full_name, engine in observations.ENGINE_NAMES.items():
+        f = pool.FindFieldByName(full_name)
+        assert f.name != engine, f"{full_name}: a rename to the same name"

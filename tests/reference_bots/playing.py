@@ -1,0 +1,158 @@
+"""Matches between reference bots written in other languages and the Python SDK's, over the real
+gRPC server, for tests/reference_bots/test_node_bot.py and test_cpp_bot.py.
+
+The matches run on the server's Python API (:func:`arena.server.open_arena_server`): each seat's
+bot is a real process that gets ARENA_ADDRESS, ARENA_TOKEN and ARENA_SEED, as under
+``arena match``. A decision the referee had to replace by its fallback, or any fault, would mean
+the bot's answer was not legal; the match record is also replayed through the engine, which
+checks every action.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import trio
+
+from arena.records.format import write_record
+from arena.records.replay import verify
+from arena.seeds import seat_seed
+from arena.server import MatchOutcome, MatchSpec, SeatSpec, new_token, open_arena_server
+from engine import OptionValue
+
+ROOT = Path(__file__).resolve().parents[2]
+ARENA = Path(sys.executable).with_name("arena")  # the venv's console script
+# A Python bot of the SDK; it leaves after its match instead of waiting for the server to return.
+PY_RANDOM = [str(ARENA), "bot", "random", "--matches", "1"]
+
+
+@dataclass
+class BotRun:
+    """How one seat's bot process ended."""
+
+    command: list[str]
+    returncode: int
+    stderr: str
+
+
+@dataclass
+class MatchRun:
+    """A finished match and its bots."""
+
+    outcome: MatchOutcome
+    bots: list[BotRun]
+    #: Seconds from the moment every bot was connected to the end of the match.
+    elapsed: float
+
+
+async def _play(
+    game: str,
+    commands: Sequence[list[str]],
+    logs: Path,
+    *,
+    seed: int,
+    options: Mapping[str, OptionValue] | None = None,
+    players: int | None = None,
+    unix: Path | None = None,
+) -> MatchRun:
+    tokens = [new_token() for _ in commands]
+    spec = MatchSpec(
+        match_id=f"{game}-{seed}",
+        game=game,
+        seats=tuple(SeatSpec(t) for t in tokens),
+        seed=seed,
+        players=players,
+        options=dict(options or {}),
+    )
+    logs.mkdir(parents=True, exist_ok=True)
+    procs: list[tuple[subprocess.Popen[bytes], Path]] = []
+    async with open_arena_server("127.0.0.1:0", unix=unix) as server:
+        server.register(spec)
+        address = server.unix_address if unix is not None else server.address
+        assert address
+        for seat, (command, token) in enumerate(zip(commands, tokens, strict=True)):
+            env = {
+                **os.environ,
+                "ARENA_ADDRESS": address,
+                "ARENA_TOKEN": token,
+                "ARENA_SEED": str(seat_seed(seed, seat)),
+            }
+            err = logs / f"seat{seat}.stderr"
+            with err.open("wb") as sink:
+                proc = subprocess.Popen(
+                    command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=sink
+                )
+            procs.append((proc, err))
+
+        async def tell_when_it_exits(seat: int, proc: subprocess.Popen[bytes]) -> None:
+            # A bot that dies must not leave the referee waiting for its deadlines.
+            code = await trio.to_thread.run_sync(proc.wait, abandon_on_cancel=True)
+            server.seat_crashed(spec.match_id, seat, f"exited {code}")
+
+        async with trio.open_nursery() as nursery:
+            for seat, (proc, _) in enumerate(procs):
+                nursery.start_soon(tell_when_it_exits, seat, proc)
+            with trio.move_on_after(spec.connect_timeout_s):
+                await server.wait_ready(spec.match_id)
+            started = time.perf_counter()
+            outcome = await server.run_match(spec)
+            nursery.cancel_scope.cancel()
+        elapsed = time.perf_counter() - started
+    # The server has closed every stream: each bot must now exit on its own.
+    bots = []
+    for command, (proc, err) in zip(commands, procs, strict=True):
+        try:
+            code = await trio.to_thread.run_sync(proc.wait, 20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            code = -9
+        bots.append(BotRun(command, code, err.read_text(errors="replace")))
+    return MatchRun(outcome, bots, elapsed)
+
+
+def play(
+    game: str,
+    commands: Sequence[list[str]],
+    logs: Path,
+    *,
+    seed: int,
+    options: Mapping[str, OptionValue] | None = None,
+    players: int | None = None,
+    unix: Path | None = None,
+) -> MatchRun:
+    """Play one match with one process per seat; returns after every bot has exited."""
+
+    async def main() -> MatchRun:
+        return await _play(
+            game, commands, logs, seed=seed, options=options, players=players, unix=unix
+        )
+
+    return trio.run(main)
+
+
+def assert_clean(run: MatchRun, seats: Sequence[int], tmp_path: Path, name_prefix: str) -> int:
+    """The match finished normally, the bots of ``seats`` (named ``name_prefix``…) made every
+    decision themselves, legally, with no fault, and exited 0; returns their decision count."""
+    outcome = run.outcome
+    assert outcome.result.reason == "normal", outcome.result.summary
+    for seat in seats:
+        bot = run.bots[seat]
+        assert bot.returncode == 0, f"seat {seat} exited {bot.returncode}:\n{bot.stderr}"
+        assert outcome.faults_of(seat) == 0, [f for f in outcome.faults if f.seat == seat]
+        assert "server error" not in bot.stderr, bot.stderr
+        assert outcome.players[seat].bot_name.startswith(name_prefix)
+    mine = [t for t in outcome.timings if t.seat in seats]
+    assert mine, f"the {name_prefix}* seats made no decision"
+    assert not [t for t in mine if t.fallback], "the referee replaced one of their decisions"
+    # Replaying the record through the engine re-checks that every action was legal.
+    record = tmp_path / f"{outcome.spec.match_id}.jsonl.gz"
+    write_record(record, outcome.header, outcome.entries, outcome.result_dict())
+    assert verify(record) == len(outcome.timings)
+    return len(mine)
