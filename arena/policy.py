@@ -54,6 +54,11 @@ GONE: Final = frozenset({FaultKind.CRASH, FaultKind.DISCONNECT})
 #: Strikes that forfeit a match under the lenient policy.
 STRIKES_TO_FORFEIT: Final = 3
 
+#: A seat whose bot has lost its connection keeps this share of the time its clock allows the
+#: decision (move time plus bank left) to come back before the decision faults as a
+#: ``disconnect``; a seat whose bot process is known to have exited faults at once (``crash``).
+RECONNECT_GRACE: Final = 0.5
+
 
 def forfeit_reason(policy: str, strikes: int, kind: str, detail: str) -> str | None:
     """Why a seat forfeits when charged its ``strikes``-th fault of the match, ``kind`` with

@@ -28,8 +28,10 @@ from arena.errors import ArenaError
 from arena.layout import TEMP_SUFFIX, write_atomically
 from engine import Event, Game, MatchConfig, MatchState
 
-#: Version of the record format; readers refuse other versions.
-SCHEMA_VERSION = 1
+#: Version of the record format the arena writes (2 added the ``connection`` line).
+SCHEMA_VERSION = 2
+#: The versions readers accept; they refuse others.
+READ_SCHEMAS = (1, 2)
 #: The ``prev`` of the first line.
 GENESIS = "0" * 64
 #: The most a record may hold, compressed or not: reading stops, with an error, past this. Real
@@ -364,10 +366,11 @@ def read_record(path: Path) -> Record:
         raise RecordError(f"{path}: line 1: not a header")
     schema = header.get("schema")
     # An integer: 1.0 and true equal 1 in Python, but are not what the writer writes.
-    if not (isinstance(schema, int) and not isinstance(schema, bool) and schema == SCHEMA_VERSION):
+    if not (isinstance(schema, int) and not isinstance(schema, bool) and schema in READ_SCHEMAS):
+        readable = " and ".join(str(n) for n in READ_SCHEMAS)
         raise RecordError(
             f"{path}: line 1: record schema {_shown(schema)} is not supported "
-            f"(this arena reads schema {SCHEMA_VERSION})"
+            f"(this arena reads schemas {readable})"
         )
     if len(objs) < 2 or objs[-1].get("type") != "result":
         raise RecordError(f"{path}: truncated: no result line at the end")
@@ -426,6 +429,17 @@ def decision_entry(seat: int, legal: int, action: str, ms: float, fallback: bool
 def fault_entry(seat: int, kind: str, detail: str) -> dict[str, Any]:
     """A record entry for a fault charged to ``seat``."""
     return {"type": "fault", "seat": seat, "kind": kind, "detail": detail}
+
+
+#: What a connection line says happened to a seat's bot while the match ran.
+CONNECTION_EVENTS = frozenset({"lost", "resumed", "taken_over"})
+
+
+def connection_entry(seat: int, event: str, session: str) -> dict[str, Any]:
+    """A record entry for a change of ``seat``'s connection: ``event`` is one of
+    :data:`CONNECTION_EVENTS`, ``session`` the connection's id (the one that was lost, or the
+    one that resumed or took over the seat)."""
+    return {"type": "connection", "seat": seat, "event": event, "session": session}
 
 
 class Recorder:

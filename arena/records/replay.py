@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, TypeGuard
 
 from arena.policy import FAULT_POLICIES, STRIKES_TO_FORFEIT, forfeit_reason
-from arena.records.format import Record, RecordError, read_record
+from arena.records.format import CONNECTION_EVENTS, Record, RecordError, read_record
 from engine import EngineError, MatchState, get_game
 
 # What the referee writes on each line (``prev`` aside; the header's and the result's ``type``
@@ -34,6 +34,7 @@ _SEAT_KEYS = frozenset({"seat", "seat_name", "bot_name", "bot_version"})
 _TIME_CONTROL_KEYS = frozenset({"move_ms", "bank_ms"})
 _DECISION_KEYS = frozenset({"type", "seat", "legal", "action", "ms", "fallback"})
 _FAULT_KEYS = frozenset({"type", "seat", "kind", "detail"})
+_CONNECTION_KEYS = frozenset({"type", "seat", "event", "session"})
 #: The result line holds the engine's result (``Result.to_dict()``) plus this.
 _RESULT_FAULTS = "faults"
 
@@ -225,6 +226,27 @@ def _check_fault(entry: Mapping[str, Any], book: _Faults, line: int, where: str)
             book.due, book.due_line = (seat, why), line
 
 
+def _check_connection(
+    entry: Mapping[str, Any], record: Record, seats: int, line: int, where: str
+) -> None:
+    """A connection line (schema 2): its fields."""
+    if record.header.get("schema") == 1:
+        raise RecordError(f"{where}: line {line}: a connection line in a schema 1 record")
+    if set(entry) != _CONNECTION_KEYS:
+        raise RecordError(
+            f"{where}: line {line}: connection line is not {{seat, event, session}}: "
+            f"{_short(entry)}"
+        )
+    seat, event, session = entry["seat"], entry["event"], entry["session"]
+    if not (_is_int(seat) and 0 <= seat < seats):
+        raise RecordError(f"{where}: line {line}: connection of no seat of the match: {seat!r}")
+    if event not in CONNECTION_EVENTS or not isinstance(session, str):
+        raise RecordError(
+            f"{where}: line {line}: connection event {_short(event, 40)} is not one of "
+            f"{', '.join(sorted(CONNECTION_EVENTS))}, or its session is not a string"
+        )
+
+
 def _check_decision(
     entry: Mapping[str, Any],
     previous: Mapping[str, Any] | None,
@@ -366,6 +388,9 @@ def replay(record: Record, where: str = "record", *, strict: bool = False) -> It
         elif kind == "fault":
             if book is not None:
                 _check_fault(entry, book, line, where)
+        elif kind == "connection":
+            if book is not None:
+                _check_connection(entry, record, state.num_seats, line, where)
         else:
             raise RecordError(f"{where}: line {line}: unknown entry type {kind!r}")
         previous = entry

@@ -136,8 +136,11 @@ def run_bot(
             omit_text=True,
             omit_json=True,
         )
-        welcomed, stop = _play_stream(bot, address, hello, run, matches)
+        welcomed, stop, resume = _play_stream(bot, address, hello, run, matches)
         run.welcomes += welcomed
+        # Only the secret the server gave resumes our seats (a lobby's guest's own token does
+        # not): every later stream says Hello with it.
+        token = resume or token
         if stop is not None:
             run.stopped = stop
             log.info("stopping", why=stop, address=address, matches=run.matches)
@@ -164,9 +167,10 @@ def _in_running_loop() -> bool:
 
 def _play_stream(
     bot: Bot, address: str, hello: messages.Hello, run: BotRun, matches: int | None
-) -> tuple[bool, str | None]:
-    """Play over one stream until it ends; ``(welcomed, why to stop)``: ``matches``, ``ended``,
-    or ``None`` to connect again (the stream broke)."""
+) -> tuple[bool, str | None, str]:
+    """Play over one stream until it ends; ``(welcomed, why to stop, resume token)``: why is
+    ``matches``, ``ended``, or ``None`` to connect again (the stream broke); the resume token is
+    the Welcome's (``""`` if none came)."""
     return asyncio.run(_play(bot, address, hello, run, matches))
 
 
@@ -175,8 +179,9 @@ def _play_stream(
 # responses), each waking a thread (docs/performance.md has the figures).
 async def _play(
     bot: Bot, address: str, hello: messages.Hello, run: BotRun, matches: int | None
-) -> tuple[bool, str | None]:
+) -> tuple[bool, str | None, str]:
     welcomed = False
+    resume = ""
     playing: set[str] = set()  # matches started on this stream and not yet ended
     async with grpc.aio.insecure_channel(address, options=CLIENT_OPTIONS) as channel:
         # The generated stubs are typed for the synchronous API.
@@ -208,9 +213,10 @@ async def _play(
                         faults=len(msg.faults),
                     )
                     if matches is not None and run.matches >= matches:
-                        return welcomed, "matches"
+                        return welcomed, "matches", resume
                 elif isinstance(msg, messages.Welcome):
                     welcomed = True
+                    resume = msg.resume_token
                     log.info("welcomed", address=address, session=msg.session_id)
                 elif isinstance(msg, messages.Rejected):
                     raise BotRejected(f"the server rejected the bot: {msg.reason}")
@@ -221,13 +227,13 @@ async def _play(
             # that means it has nothing more for this bot (docs/protocol.md): connecting again
             # would only be refused. In the middle of one, connect again and resume it.
             if welcomed and not playing:
-                return welcomed, "ended"
+                return welcomed, "ended", resume
         except grpc.RpcError as err:
             code = err.code() if isinstance(err, grpc.Call) else None
             log.info("connection lost", address=address, code=str(code))
         finally:
             call.cancel()  # nothing more to say; the channel closes with the block
-    return welcomed, None
+    return welcomed, None, resume
 
 
 def _choose(bot: Bot, decision: messages.Decision) -> int:

@@ -186,6 +186,12 @@ class ArenaServer:
         relay = None if hook is None else (lambda conn: self._post(hook, conn))
         self._call(setattr, self._hub, "idle_hook", relay)
 
+    def open_lobby(self, game: str, hook: Callable[[Connection], None]) -> None:
+        """Welcome guests into a lobby of ``game``: :attr:`idle_hook` is ``hook``, and a Hello
+        whose ``games`` leave out ``game`` is rejected (it could never be seated)."""
+        self._call(setattr, self._hub, "lobby_game", game)
+        self.idle_hook = hook
+
     @property
     def token_owner(self) -> Callable[[str], tuple[str, str] | None] | None:
         """When set, every Hello is authenticated by it (``arena serve --registered-only``): it

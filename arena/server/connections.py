@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import secrets
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -24,6 +25,8 @@ from engine import Action
 
 #: Closed request ids a connection remembers, to tell a late answer from an unknown one.
 REMEMBERED_CLOSED = 256
+#: Bits of a request id (random, see :class:`RequestBook`).
+ID_BITS = 53
 
 
 class MatchHandle(Protocol):
@@ -93,6 +96,9 @@ class SeatSlot:
     strikes: int = 0
     #: Set when the bot's process is known to be gone: why.
     crashed: str | None = None
+    #: Whether a bot has played the seat in this match: only such a seat, once its bot is away,
+    #: gets a grace to come back (one that never came is not waited for again).
+    joined: bool = False
 
     @property
     def bot_name(self) -> str:
@@ -205,9 +211,11 @@ class PendingDecision:
     __slots__ = (
         "asked_at",
         "conn",
+        "deadline",
         "done",
         "interrupted",
         "legal",
+        "lost_at",
         "outcome",
         "request_id",
         "settle",
@@ -219,7 +227,7 @@ class PendingDecision:
         self,
         request_id: int,
         slot: SeatSlot,
-        conn: Connection,
+        conn: Connection | None,
         legal: Sequence[Action],
         settle: Callable[[PendingDecision], None],
     ) -> None:
@@ -229,12 +237,17 @@ class PendingDecision:
         self.slot = slot
         #: Called once, when the decision is settled: the match referees on from there.
         self.settle = settle
-        #: The connection asked (changes if the bot reconnects meanwhile).
+        #: The connection asked (changes if the bot reconnects meanwhile); ``None`` while the
+        #: seat's bot is away (the request is sent when it comes back).
         self.conn = conn
         #: The legal actions the request listed (an answer's index is into these).
         self.legal = legal
         #: When the request was sent (loop clock).
         self.asked_at = 0.0
+        #: When its clock runs out (loop clock): move time plus the seat's bank.
+        self.deadline = 0.0
+        #: When the seat's bot was found gone while it decides (loop clock), until it is back.
+        self.lost_at: float | None = None
         #: Whether it is settled (answered, interrupted or timed out).
         self.done = False
         #: The bot's answer, if it answered.
@@ -280,15 +293,21 @@ class PendingDecision:
 
 class RequestBook:
     """Every open request of the server, by id: ids are unique server-wide, so an answer to
-    another connection's request is recognised as such (a ``wrong_seat`` fault)."""
+    another connection's request is recognised as such (a ``wrong_seat`` fault).
+
+    Ids are random, not counted: a counter shared by every match would tell a seat, by the gap
+    between its own ids, how many decisions others were asked meanwhile (in spoil five, that a
+    seat was asked whether to rob). They stay below 2**53 so that a bot whose JSON numbers are
+    doubles reads them exactly.
+    """
 
     def __init__(self) -> None:
-        self._next = 1
         #: Open requests by id.
         self.open: dict[int, PendingDecision] = {}
 
     def new_id(self) -> int:
-        """A fresh request id."""
-        rid = self._next
-        self._next += 1
-        return rid
+        """A fresh request id, never 0 (proto3's "unset") nor one still open."""
+        while True:
+            rid = secrets.randbits(ID_BITS)
+            if rid and rid not in self.open:
+                return rid

@@ -88,6 +88,9 @@ class Hub:
         self._guests: set[Connection] = set()
         #: When set, Hellos with unknown (or no) tokens are welcomed and handed to this hook.
         self.idle_hook: IdleHook | None = None
+        #: The game the lobby (:attr:`idle_hook`) seats guests in: a guest whose Hello lists
+        #: other games only is rejected.
+        self.lobby_game: str | None = None
         #: When set, the server authenticates every Hello: a token this maps to a registered
         #: bot's ``(name, version)`` (arena/registry.py) is known even with no match, and
         #: the bot plays under that identity whatever its Hello says; any other token not given
@@ -310,7 +313,10 @@ class Hub:
             if len(self._guests) >= self._max_guests:
                 self._reject(conn, f"the server is full ({self._max_guests} bots); try later")
                 return
-            token = token or new_token()
+            # A guest's own token is a name it chose, which anyone may send: its seats are
+            # keyed by a secret the server issues (Welcome.resume_token), which alone resumes
+            # them after a broken stream.
+            token = new_token()
             self._guests.add(conn)
         if hello.games:
             # A bot that says which games it plays is not seated in another: told why, it can
@@ -318,18 +324,31 @@ class Hub:
             other = sorted(
                 {s.match.spec.game for s in self._token_slots.get(token, ())} - set(hello.games)
             )
+            plays = ", ".join(hello.games)
             if other:
-                plays = ", ".join(hello.games)
                 self._reject(conn, f"this bot plays {plays}; its match here is {other[0]}")
+                return
+            game = self.lobby_game
+            lobby = self.idle_hook is not None and token not in self._token_slots
+            if lobby and game is not None and game not in hello.games:
+                # It could never be seated: told so now rather than welcomed and dropped.
+                self._reject(conn, f"this bot plays {plays}; this server plays {game} only")
                 return
         conn.hello = hello
         conn.token = token
         old = self._by_token.get(token)
         self._by_token[token] = conn
-        conn.send(codec.server_message(Welcome(self._version, conn.session_id)))
+        conn.send(codec.server_message(Welcome(self._version, conn.session_id, resume_token=token)))
         log.info(
             "bot welcomed", session=conn.session_id, bot=hello.bot_name, version=hello.bot_version
         )
+        if hello.protocol_version == 0:
+            self._warn(
+                conn,
+                "protocol",
+                f"Hello.protocol_version is 0 (unset), read as {messages.PROTOCOL_VERSION}: "
+                f"set it to {messages.PROTOCOL_VERSION}",
+            )
         by_match: dict[MatchHandle, list[SeatSlot]] = {}
         for slot in self._token_slots.get(token, ()):
             if not slot.match.finished:
@@ -384,7 +403,7 @@ class Hub:
         request, else its first seat in a match; a bot with no seat only gets the Error."""
         target: tuple[MatchHandle, int] | None = None
         if conn.open:
-            pending = conn.open[min(conn.open)]
+            pending = next(iter(conn.open.values()))  # oldest first: ids are random
             target = (pending.match, pending.seat)
         else:
             for slot in conn.slots:

@@ -65,7 +65,7 @@ class Lobby:
         self._seed = fresh_seed() if config.seed is None else config.seed
         # Match ids name this server run, not the seed: a bot sees its match id.
         self._run = secrets.token_hex(4)
-        server.idle_hook = self.add
+        server.open_lobby(config.game, self.add)
 
     def add(self, conn: Connection) -> None:
         """A connection with nothing to play joins the queue."""

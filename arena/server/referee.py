@@ -26,10 +26,16 @@ from collections.abc import Iterable, Sequence
 
 import structlog
 
-from arena.policy import ERROR_CODE, FAULT_POLICIES, FaultKind, forfeit_reason
+from arena.policy import ERROR_CODE, FAULT_POLICIES, RECONNECT_GRACE, FaultKind, forfeit_reason
 from arena.protocol import codec, messages, rpc
 from arena.protocol.messages import ErrorInfo, FaultInfo
-from arena.records.format import decision_entry, event_entry, fault_entry, match_header
+from arena.records.format import (
+    connection_entry,
+    decision_entry,
+    event_entry,
+    fault_entry,
+    match_header,
+)
 from arena.seeds import seat_seed
 from arena.server.board import Board, BoardEntry
 from arena.server.connections import Connection, PendingDecision, RequestBook, SeatSlot
@@ -121,8 +127,16 @@ class LiveMatch:
         """``conn`` (authenticated with the slots' token) now plays ``slots``."""
         assert conn.hello is not None
         self._group_cache = None
+        running = self.state is not None and not self.finished
         for slot in slots:
+            if running and slot.conn is not conn:
+                # Who played a seat is part of the match's story: a stream that replaces a live
+                # one (same token) took the seat over; one after a lost stream resumed it.
+                old = slot.conn
+                how = "taken_over" if old is not None and not old.closed else "resumed"
+                self._log_entries.append(connection_entry(slot.seat, how, conn.session_id))
             slot.conn = conn
+            slot.joined = True
             slot.hello_name = conn.hello.bot_name
             slot.hello_version = conn.hello.bot_version
             if slot not in conn.slots:
@@ -137,24 +151,39 @@ class LiveMatch:
                 conn.send_event(codec.event_body(self.match_id, seq, event))
             pending = self.pending
             if pending is not None and pending.seat in seats and not pending.done:
-                pending.conn.open.pop(pending.request_id, None)
+                if pending.conn is not None:
+                    pending.conn.open.pop(pending.request_id, None)
                 pending.conn = conn
+                pending.lost_at = None
                 conn.open[pending.request_id] = pending
                 conn.send(
                     self._request(pending.request_id, self.state, pending.seat, conn, pending.legal)
                 )
+                self._arm(self._loop, pending.deadline)  # back: its own clock again
             self._log.info("seat resumed", seats=seats, session=conn.session_id)
         self._check_ready()
 
     def detach(self, conn: Connection) -> None:
-        """``conn`` is gone: its seats have no bot until it comes back."""
+        """``conn`` is gone: its seats have no bot until it comes back (a decision it was making
+        waits for it a grace, :data:`~arena.policy.RECONNECT_GRACE`)."""
         self._group_cache = None
+        running = self.state is not None and not self.finished
         for slot in self.slots:
             if slot.conn is conn:
                 slot.conn = None
+                if running:
+                    self._log_entries.append(connection_entry(slot.seat, "lost", conn.session_id))
         pending = self.pending
-        if pending is not None and pending.conn is conn:
-            pending.interrupt(FaultKind.DISCONNECT, "the bot disconnected while deciding")
+        if pending is not None and pending.conn is conn and not pending.done:
+            conn.open.pop(pending.request_id, None)
+            pending.conn = None
+            self._away(pending, self._loop.time())
+
+    def _away(self, pending: PendingDecision, now: float) -> None:
+        """The bot of ``pending``'s seat is gone: give it a grace to come back."""
+        pending.lost_at = now
+        grace = (pending.deadline - pending.asked_at) * RECONNECT_GRACE
+        self._arm(self._loop, min(pending.deadline, now + grace))
 
     def crash(self, seat: int, detail: str) -> None:
         """The bot process of ``seat`` is gone for good (exited, or never started)."""
@@ -304,11 +333,12 @@ class LiveMatch:
             legal = state.legal_actions()
             slot = self.slots[seat]
             conn = slot.conn
-            if slot.crashed is not None or conn is None or conn.closed:
+            away = conn is None or conn.closed
+            if slot.crashed is not None or (away and not slot.joined):
                 kind, detail = (
                     (FaultKind.CRASH, slot.crashed)
                     if slot.crashed is not None
-                    else (FaultKind.DISCONNECT, "the seat's bot is not connected")
+                    else (FaultKind.DISCONNECT, "the seat's bot never connected")
                 )
                 self.charge(seat, kind, detail)
                 action = self._fallback(state, seat, 0.0)
@@ -318,7 +348,7 @@ class LiveMatch:
                 # A run of faults must not starve other matches: go on at the loop's next turn.
                 self._loop.call_soon(self._step)
                 return
-            self._ask(state, seat, slot, conn, legal)
+            self._ask(state, seat, slot, None if away else conn, legal)
             return
 
     def _ask(
@@ -326,21 +356,25 @@ class LiveMatch:
         state: MatchState,
         seat: int,
         slot: SeatSlot,
-        conn: Connection,
+        conn: Connection | None,
         legal: Sequence[Action],
     ) -> None:
-        """Send ``seat`` its decision request; :meth:`settled` goes on from its answer."""
+        """Send ``seat`` its decision request (or, its bot away, wait a grace for it to come
+        back); :meth:`settled` goes on from its answer."""
         rid = self._requests.new_id()
         pending = PendingDecision(rid, slot, conn, legal, self.settled)
-        conn.open[rid] = pending
         self._requests.open[rid] = pending
         self.pending = pending
-        message = self._request(rid, state, seat, conn, legal)
         loop = self._loop
         pending.asked_at = start = loop.time()
-        conn.send(message)
         tc = self.spec.time_control
-        self._arm(loop, start + (tc.move_ms + slot.bank_ms) / 1000.0)
+        pending.deadline = start + (tc.move_ms + slot.bank_ms) / 1000.0
+        if conn is None:
+            self._away(pending, start)  # attach() sends the request if it comes back
+            return
+        conn.open[rid] = pending
+        conn.send(self._request(rid, state, seat, conn, legal))
+        self._arm(loop, pending.deadline)
 
     def settled(self, pending: PendingDecision) -> None:
         """``pending`` is settled (answered, interrupted or expired): apply the seat's action or
@@ -371,7 +405,8 @@ class LiveMatch:
         tc = self.spec.time_control
         self.pending = None
         self._requests.open.pop(rid, None)
-        pending.conn.forget(rid)
+        if pending.conn is not None:
+            pending.conn.forget(rid)
         over = ms - tc.move_ms
         if over > 0.0:
             slot.bank_ms = max(0.0, slot.bank_ms - over)
@@ -381,6 +416,11 @@ class LiveMatch:
             if kind is None:
                 return None
             self.charge(seat, kind, detail, rid)
+            return self._fallback(state, seat, ms)
+        if answer is None and pending.lost_at is not None:
+            away = (self._loop.time() - pending.lost_at) * 1000.0
+            detail = f"the bot was not connected, and did not come back within {away:.0f} ms"
+            self.charge(seat, FaultKind.DISCONNECT, detail, rid)
             return self._fallback(state, seat, ms)
         if answer is None:
             slot.bank_ms = 0.0
@@ -544,7 +584,8 @@ class LiveMatch:
         if pending is not None:
             self.pending = None
             self._requests.open.pop(pending.request_id, None)
-            pending.conn.forget(pending.request_id)
+            if pending.conn is not None:
+                pending.conn.forget(pending.request_id)
 
     def _finish(self, result: Result) -> None:
         self.finished = True

@@ -25,7 +25,16 @@ from arena.protocol.messages import TimeControl
 from arena.records.format import RecordError, read_record, write_record
 from arena.records.replay import verify
 from engine import OptionValue, get_game
-from tests.arena.wire import SHORT_WHIST, Behaviour, make_spec, raw, run_scenario, sdk
+from tests.arena.wire import (
+    SHORT_WHIST,
+    Behaviour,
+    RawBot,
+    make_spec,
+    play_loop,
+    raw,
+    run_scenario,
+    sdk,
+)
 
 GAMES = ["whist", "tennis_whist", "spoil_five", "forty_five", "tennis"]
 SHORT: dict[str, dict[str, OptionValue]] = {
@@ -57,6 +66,24 @@ def _garbage(decision: pb.DecisionRequest, n: int) -> pb.BotMessage:
     return pb.BotMessage(action=pb.Action(request_id=decision.request_id))
 
 
+def _drops_and_resumes(address: str, token: str) -> None:
+    """Answers one decision, leaves while asked the next, and resumes on a new stream."""
+    first = RawBot(address)
+    first.hello(token)
+    asked = 0
+    while (msg := first.recv()) is not None:
+        if msg.WhichOneof("kind") == "decision":
+            asked += 1
+            if asked == 2:
+                break
+            first.answer(msg.decision.request_id, index=0)
+    first.close()
+    again = RawBot(address)
+    again.hello(token)
+    play_loop(again)
+    again.close()
+
+
 #: How the seat BAD behaves, the policy, and the connect timeout (s) per scenario.
 SCENARIOS: dict[str, tuple[Behaviour | None, FaultPolicy, float]] = {
     # Every seat plays: no fault, a normal result.
@@ -69,6 +96,8 @@ SCENARIOS: dict[str, tuple[Behaviour | None, FaultPolicy, float]] = {
     "strict": (raw(_garbage), "strict", 10.0),
     # A bot that never connects: the match starts without it, disconnect faults forfeit.
     "no_show": (None, "lenient", 0.3),
+    # A bot whose stream breaks mid-decision and comes back: connection lines, no fault.
+    "resumed": (_drops_and_resumes, "lenient", 10.0),
 }
 
 
@@ -226,8 +255,10 @@ def test_genuine_records_of_every_game_verify(records: Records, game: str, scena
     path = records.get(game, scenario)
     rec = read_record(path)
     faults = [e for e in rec.entries if e["type"] == "fault"]
-    if scenario == "normal":
+    if scenario in ("normal", "resumed"):
         assert rec.result["reason"] == "normal" and faults == []
+        connections = [(e["seat"], e["event"]) for e in rec.entries if e["type"] == "connection"]
+        assert connections == ([] if scenario == "normal" else [(BAD, "lost"), (BAD, "resumed")])
     elif scenario == "one_fault":
         assert rec.result["reason"] == "normal" and len(faults) == 1
         assert any(e["type"] == "decision" and e["fallback"] for e in rec.entries)
@@ -525,3 +556,24 @@ def test_an_unknown_fault_policy_is_refused(records: Records, tmp_path: Path) ->
     rec = read_record(path)
     _rechain(path, {**rec.header, "fault_policy": "lax"}, rec.entries, rec.result)
     _fails(path, "line 1: fault_policy 'lax' is not one of lenient, strict")
+
+
+def test_connection_lines_need_schema_2_and_the_referees_fields(
+    records: Records, tmp_path: Path
+) -> None:
+    path = records.copy("whist", "resumed", tmp_path)
+    assert verify(path) > 0
+    rec = read_record(path)
+    i = _first([dict(e) for e in rec.entries], "connection")
+    assert rec.header["schema"] == 2
+    _rechain(path, {**rec.header, "schema": 1}, rec.entries, rec.result)
+    _fails(path, f"line {i + 2}: a connection line in a schema 1 record")
+    for edit, pattern in [
+        ({"event": "stolen"}, 'connection event "stolen" is not one of lost, resumed'),
+        ({"seat": 9}, "connection of no seat of the match: 9"),
+        ({"peer": "1.2.3.4"}, "connection line is not {seat, event, session}"),
+    ]:
+        entries = [dict(e) for e in rec.entries]
+        entries[i].update(edit)
+        _rechain(path, rec.header, entries, rec.result)
+        _fails(path, f"line {i + 2}: {pattern}")

@@ -117,11 +117,11 @@ def test_reconnects_with_backoff_until_the_server_is_up(monkeypatch: pytest.Monk
     address = f"127.0.0.1:{port}"
     runs: list[BotRun] = []
     spec = make_spec("whist", 4, options=SHORT_WHIST, tokens=["a", "b", "c", "d"])
-    # How each of the bot's connections ended: (welcomed, why it stopped).
-    attempts: list[tuple[bool, str | None]] = []
+    # How each of the bot's connections ended: (welcomed, why it stopped, resume token).
+    attempts: list[tuple[bool, str | None, str]] = []
     play_stream = arena.sdk.client._play_stream
 
-    def recorded(*args: Any) -> tuple[bool, str | None]:
+    def recorded(*args: Any) -> tuple[bool, str | None, str]:
         attempts.append(play_stream(*args))
         return attempts[-1]
 
@@ -133,7 +133,7 @@ def test_reconnects_with_backoff_until_the_server_is_up(monkeypatch: pytest.Monk
     early = threading.Thread(target=early_bot, daemon=True)
     early.start()
     wait_until(lambda: attempts, 20, what="the bot's first attempt to connect")
-    assert attempts[0] == (False, None)  # nobody listened: it will try again
+    assert attempts[0] == (False, None, "")  # nobody listened: it will try again
 
     async def main() -> None:
         async with open_arena_server(address) as server:

@@ -177,7 +177,7 @@ def test_a_full_lobby_refuses_guests_in_words() -> None:
     trio.run(main)
 
 
-def test_a_lobby_ends_the_stream_of_a_bot_for_another_game() -> None:
+def test_a_lobby_rejects_the_hello_of_a_bot_for_another_game() -> None:
     async def main() -> None:
         async with open_arena_server() as server:
 
@@ -187,8 +187,10 @@ def test_a_lobby_ends_the_stream_of_a_bot_for_another_game() -> None:
                     hello = pb.Hello(bot_name="t", token="", protocol_version=1, games=["tennis"])
                     bot.send(pb.BotMessage(hello=hello))
                     assert bot.ended.wait(10)  # it would have waited, unseatable, for ever
-                    assert [e.message for e in bot.of_kind("error")] == [
-                        "this server plays whist only"
+                    # Refused at its Hello, not welcomed and then dropped.
+                    assert bot.of_kind("welcome") == []
+                    assert [r.reason for r in bot.of_kind("rejected")] == [
+                        "this bot plays tennis; this server plays whist only"
                     ]
                 finally:
                     bot.close()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import itertools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -272,8 +273,8 @@ def _holder_script(decision: Decision, n: int) -> Move:
 
 
 def _normalized(received: Sequence[ServerMessage]) -> list[ServerMessage]:
-    """``received`` with request ids left out (they come from the server-wide request book;
-    see test_request_ids_do_not_count_other_seats_decisions)."""
+    """``received`` with request ids left out (random: see
+    test_request_ids_do_not_count_other_seats_decisions)."""
     return [
         dataclasses.replace(m, request_id=0) if isinstance(m, Decision) else m for m in received
     ]
@@ -321,13 +322,13 @@ def test_other_seats_and_spectators_cannot_tell_a_silent_ace_from_no_ace(
     assert silent_watch == plain_watch
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="request ids are consecutive server-wide (RequestBook.new_id in connections.py): "
-    "the silent ace decision still shows as a gap in the next seat's request id",
-)
 def test_request_ids_do_not_count_other_seats_decisions(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ids are drawn at random, so their gaps say nothing of the decisions between them (a
+    counter's gap told the next seat that the holder was asked whether to rob). Two random
+    53-bit ids lie within 2**24 of each other with odds of about one in 2**28."""
     (silent_bots, _, _), (plain_bots, _, _) = _two_matches(monkeypatch, "spoil_five", False)
-    for seat, (a, b) in enumerate(zip(silent_bots, plain_bots, strict=True)):
-        if seat != HOLDER:
-            assert [d.request_id for d in a.decisions] == [d.request_id for d in b.decisions]
+    for seat, bot in enumerate(silent_bots + plain_bots):
+        ids = [d.request_id for d in bot.decisions]
+        assert ids, seat
+        assert all(0 < i < 2**53 for i in ids), ids
+        assert all(abs(a - b) > 2**24 for a, b in itertools.pairwise(ids)), ids

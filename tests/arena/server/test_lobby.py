@@ -13,12 +13,13 @@ import pytest
 import trio
 
 from arena.protocol._pb import arena_pb2 as pb
+from arena.records.format import read_record
 from arena.sdk.bot import RandomBot
 from arena.sdk.client import BotRun, run_bot
 from arena.server import ArenaServer, open_arena_server
 from arena.server.lobby import Lobby, LobbyConfig
 from tests.arena.run_arena import arena_error
-from tests.arena.wire import SHORT_WHIST, RawBot, free_port, join_all, make_spec
+from tests.arena.wire import SHORT_WHIST, RawBot, free_port, join_all, make_spec, play_loop
 
 ARENA = str(Path(sys.executable).parent / "arena")
 
@@ -193,3 +194,63 @@ def test_arena_serve_refuses_an_output_directory_it_cannot_make(tmp_path: Path) 
     assert line == (
         f"arena: error: {blocker / 'records'}: cannot create the output directory (Not a directory)"
     )
+
+
+def test_a_guests_seat_is_resumed_only_with_the_secret_the_server_gave_it(
+    tmp_path: Path,
+) -> None:
+    """Guests choose their own tokens, which anyone may send: a stream with guest 0's token
+    mid-match becomes a guest of its own and is told nothing of the match; the seat resumes,
+    and the record says so, only for the secret Welcome gave guest 0."""
+    chosen = [f"guest-{i}" for i in range(4)]
+    secrets: list[str] = []
+    impostor_welcome: list[str] = []
+
+    async def main() -> None:
+        async with open_arena_server() as server:
+
+            def body() -> None:
+                guests = [RawBot(server.address) for _ in chosen]
+                for bot, token in zip(guests, chosen, strict=True):
+                    bot.hello(token)
+                    msg = bot.recv()
+                    assert msg is not None and msg.WhichOneof("kind") == "welcome"
+                    secrets.append(msg.welcome.resume_token)
+                others = [threading.Thread(target=play_loop, args=(b,)) for b in guests[1:]]
+                for t in others:
+                    t.start()
+                first = guests[0]
+                while (msg := first.recv()) is not None and msg.WhichOneof("kind") != "decision":
+                    pass
+                # Guest 0 is deciding: someone else says Hello with its token.
+                impostor = RawBot(server.address)
+                impostor.hello(chosen[0])
+                msg = impostor.recv()
+                assert msg is not None and msg.WhichOneof("kind") == "welcome"
+                impostor_welcome.append(msg.welcome.resume_token)
+                # Guest 0's stream breaks; it comes back with its secret and plays on.
+                first.close()
+                back = RawBot(server.address)
+                back.hello(secrets[0])
+                play_loop(back)
+                join_all(others)
+                assert [m.WhichOneof("kind") for m in impostor.received] == ["welcome"]
+                assert back.of_kind("match_start") and back.of_kind("match_end")
+                for bot in [impostor, back, *guests[1:]]:
+                    bot.close()
+
+            config = LobbyConfig("whist", options=SHORT_WHIST, seed=5, out=tmp_path)
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(Lobby(server, config).run)
+                await trio.to_thread.run_sync(body)
+                nursery.cancel_scope.cancel()
+
+    trio.run(main)
+    # Each guest's secret is the server's, not its own token, and no two are alike.
+    assert len(set(secrets + impostor_welcome)) == 5
+    assert all(len(s) >= 16 and s not in chosen for s in secrets + impostor_welcome)
+    [path] = tmp_path.glob("*.jsonl.gz")
+    record = read_record(path)
+    assert record.result["reason"] == "normal" and record.result["faults"] == []
+    lines = [(e["seat"], e["event"]) for e in record.entries if e["type"] == "connection"]
+    assert lines == [(0, "lost"), (0, "resumed")]

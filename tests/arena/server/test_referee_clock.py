@@ -18,7 +18,14 @@ from collections.abc import Callable, Sequence
 
 import pytest
 
-from arena.policy import ERROR_CODE, STRIKES_TO_FORFEIT, FaultKind, FaultPolicy, forfeit_reason
+from arena.policy import (
+    ERROR_CODE,
+    RECONNECT_GRACE,
+    STRIKES_TO_FORFEIT,
+    FaultKind,
+    FaultPolicy,
+    forfeit_reason,
+)
 from arena.protocol.messages import Answer, Decision, TimeControl
 from arena.server.spec import MatchOutcome, MatchSpec, SeatSpec
 from engine import JSON, OptionValue, get_game
@@ -336,10 +343,17 @@ def test_a_disconnect_while_deciding_is_charged_and_the_empty_seat_faults_on() -
     assert bot.disconnected and bot.stream_ended
     assert len(bot.decisions) == 1 and bot.errors == []  # gone: told nothing more
     assert played.match.slots[BAD].conn is None
-    # Charged when it left (250 ms in); its seat's later decisions fault at once.
-    assert _timings(out, BAD) == [(250.0, True)] + [(0.0, True)] * (STRIKES_TO_FORFEIT - 2)
+    # It left 250 ms in and had half its 1.5 s (move time and bank) to come back: charged at
+    # 1000 ms; each later decision waits the same grace for it, from when it is asked.
+    grace = (MOVE_MS + BANK_MS) * RECONNECT_GRACE
+    assert _timings(out, BAD) == [(250.0 + grace, True)] + [(grace, True)] * (
+        STRIKES_TO_FORFEIT - 2
+    )
     assert (out.result.reason, out.result.forfeited_by) == ("forfeit", BAD)
-    assert played.virtual_s == 0.25
+    assert played.virtual_s == (250.0 + grace * STRIKES_TO_FORFEIT) / 1000.0
+    assert [(e["seat"], e["event"]) for e in out.entries if e["type"] == "connection"] == [
+        (BAD, "lost")
+    ]
 
 
 def test_a_bot_that_never_connects_is_waited_for_then_charged_on_each_decision() -> None:

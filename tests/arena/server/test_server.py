@@ -165,6 +165,36 @@ def test_bad_hello_is_rejected(first: pb.BotMessage, reason: str) -> None:
     trio.run(main)
 
 
+def test_an_unset_protocol_version_is_welcomed_with_a_warning() -> None:
+    """proto3 cannot tell 0 from a field the bot forgot: read as 1, but said so."""
+
+    async def main() -> None:
+        async with open_arena_server() as server:
+            server.add_token("t")
+
+            def client(version: int) -> RawBot:
+                bot = RawBot(server.address)
+                bot.hello("t", version=version)
+                assert bot.recv() is not None
+                bot.send(pb.BotMessage(ping=pb.Ping(nonce=9)))  # its Pong follows any warning
+                while (msg := bot.recv()) is not None and msg.WhichOneof("kind") != "pong":
+                    pass
+                bot.close()
+                return bot
+
+            unset = await trio.to_thread.run_sync(client, 0)
+            kinds = [m.WhichOneof("kind") for m in unset.received]
+            assert kinds == ["welcome", "error", "pong"]
+            error = unset.received[1].error
+            assert error.code == pb.ERROR_CODE_PROTOCOL and error.fault == ""
+            assert error.message == "Hello.protocol_version is 0 (unset), read as 1: set it to 1"
+            assert unset.received[0].welcome.resume_token == "t"
+            one = await trio.to_thread.run_sync(client, 1)
+            assert [m.WhichOneof("kind") for m in one.received] == ["welcome", "pong"]
+
+    trio.run(main)
+
+
 def test_match_start_tells_each_bot_its_own_seat_and_seed() -> None:
     recs = [Recorder() for _ in range(4)]
     spec = make_spec("whist", 4, options=SHORT_WHIST, seed=5)
