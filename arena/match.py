@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import secrets
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,9 +24,10 @@ from pathlib import Path
 import trio
 
 from arena.bots.command import BotProgram
-from arena.bots.launch import Confinement, start_bot
+from arena.bots.launch import Confinement, check_in_box, start_bot
 from arena.bots.process import RunningBot, bot_environment
-from arena.bots.sandbox import SOCKET_NAME, Limits, prepare_socket, prepare_socket_dir
+from arena.bots.reaper import bot_run
+from arena.bots.sandbox import SOCKET_NAME, Limits, prepare_socket
 from arena.errors import ArenaError, UsageError
 from arena.layout import LOGS_DIR, arena_home, make_output_dir, record_name, seat_log_name
 from arena.policy import FaultPolicy
@@ -80,8 +80,10 @@ async def play_commands(
 ) -> CommandMatch:
     """Play one match between bot ``commands`` (one per seat) and write its record.
 
-    Raises ``ConfigError``/:class:`UsageError` for a
-    bad game configuration or the wrong number of commands, before anything is started.
+    Raises ``ConfigError``/:class:`UsageError` for a bad game configuration or the wrong number
+    of commands, and :class:`~arena.bots.launch.NotInBox` for a sandboxed command that names what
+    its box does not show, before any bot is started. Nothing it starts outlives it
+    (:func:`~arena.bots.reaper.bot_run`).
     """
     game = get_game(game_id)
     config = game.configure(players, options or {})
@@ -112,18 +114,22 @@ async def play_commands(
         connect_timeout_s=connect_timeout_s,
     )
     logs = tuple(out_dir / LOGS_DIR / seat_log_name(match_id, seat) for seat in range(seats))
-    make_output_dir(out_dir)  # before the match: its record and logs need somewhere to go
-    with tempfile.TemporaryDirectory(prefix="arena-") as tmp:
-        async with open_arena_server("127.0.0.1:0", unix=Path(tmp) / SOCKET_NAME) as server:
+    programs = [BotProgram(c) for c in commands]
+    with bot_run() as run:
+        confinement = Confinement.of_run(run, sandbox, hide=(out_dir, arena_home()))
+        # Before anything is made: a command its box does not show would forfeit the match.
+        labels = [f"seat {seat} (--bot {c!r})" for seat, c in enumerate(commands)]
+        await trio.to_thread.run_sync(
+            check_in_box, list(zip(labels, programs, strict=True)), confinement
+        )
+        make_output_dir(out_dir)  # before the match: its record and logs need somewhere to go
+        sock = run.socket_dir / SOCKET_NAME
+        async with open_arena_server("127.0.0.1:0", unix=sock) as server:
             server.register(spec)
             address = server.unix_address if via_unix and server.unix_address else server.address
             # Sandboxed and containerised bots (uid nobody) reach the arena by its socket only.
-            prepare_socket_dir(Path(tmp))
-            prepare_socket(Path(tmp) / SOCKET_NAME)
-            confinement = Confinement(Path(tmp), sandbox, hide=(out_dir, arena_home()))
-            launches = [
-                BotLaunch(BotProgram(c), log) for c, log in zip(commands, logs, strict=True)
-            ]
+            prepare_socket(sock)
+            launches = [BotLaunch(p, log) for p, log in zip(programs, logs, strict=True)]
             outcome = await run_with_bots(server, spec, launches, address, confinement)
     path = out_dir / record_name(match_id)
     write_record(path, outcome.header, outcome.entries, outcome.result_dict())
@@ -143,12 +149,14 @@ class BotLaunch:
 async def run_with_bots(
     server: ArenaServer,
     spec: MatchSpec,
-    launches: Sequence[BotLaunch],
+    launches: Sequence[BotLaunch | None],
     address: str,
     confinement: Confinement | None = None,
 ) -> MatchOutcome:
     """Launch one bot per seat, referee ``spec`` (already registered), stop the bots.
 
+    A ``None`` launch is a seat played by a bot that connects by itself (a competition's live
+    bot, with the seat's token): nothing is started for it, and its stream is left open.
     A bot that exits before the match ends, or never starts, is charged a crash at once.
     """
     procs: list[RunningBot] = []
@@ -165,6 +173,8 @@ async def run_with_bots(
     try:
         async with trio.open_nursery() as nursery:
             for seat, (launch, seat_spec) in enumerate(zip(launches, spec.seats, strict=True)):
+                if launch is None:
+                    continue
                 env = bot_environment(address, seat_spec.token, seat_seed(spec.seed, seat))
                 try:
                     proc = await start_bot(launch.program, env, launch.log, confinement)
@@ -178,8 +188,9 @@ async def run_with_bots(
             done = True
             # Each bot's stream ends after its MatchEnd, as docs/protocol.md promises, and the
             # bot may finish (save what it learnt, exit 0) before it is stopped.
-            for seat_spec in spec.seats:
-                server.release(seat_spec.token)
+            for launch, seat_spec in zip(launches, spec.seats, strict=True):
+                if launch is not None:
+                    server.release(seat_spec.token)
             with trio.move_on_after(EXIT_GRACE_S):
                 for gone in exited:
                     await gone.wait()

@@ -80,3 +80,25 @@ def check_command(command: str, workdir: Path | None = None) -> None:
         return
     if shutil.which(program, path=bot_path()) is None:
         raise ArenaError(f"program {program!r} not found on PATH")
+
+
+def host_names(command: str, workdir: Path | None = None) -> tuple[list[str], list[str]]:
+    """What ``command``, run by the shell in ``workdir`` (default: the current directory), names
+    that this machine has: its program when a bare name found on PATH (``([name], …)``), and each
+    word with a slash that names an existing path, its program among them (``(…, [path, …])``).
+
+    A sandbox must show the bot the same (:func:`arena.bots.sandbox.missing_inside`). A command
+    that does not parse or leaves its parsing to the shell (``VAR=value prog``) names nothing.
+    """
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return [], []
+    if not words or "=" in words[0]:
+        return [], []
+    base = workdir if workdir is not None else Path.cwd()
+    programs = (
+        [words[0]] if os.sep not in words[0] and shutil.which(words[0], path=bot_path()) else []
+    )
+    paths = [w for w in dict.fromkeys(words) if os.sep in w and (base / w).exists()]
+    return programs, paths

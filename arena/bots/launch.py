@@ -5,14 +5,23 @@ command boxed by the sandbox, or a plain process (``--no-sandbox``).
 from __future__ import annotations
 
 import shlex
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from arena.bots.command import BotProgram
+from arena.bots.command import BotProgram, host_names
+from arena.bots.docker import check_available as check_docker
 from arena.bots.docker import launch_container, parse_image_bot
-from arena.bots.process import RunningBot, launch_bot
-from arena.bots.sandbox import SOCKET_NAME, Limits, Sandbox
+from arena.bots.process import RunningBot, bot_environment, launch_bot
+from arena.bots.reaper import BotRun
+from arena.bots.sandbox import (
+    SOCKET_NAME,
+    Limits,
+    Sandbox,
+    check_available,
+    default_limits,
+    missing_inside,
+)
 from arena.errors import ArenaError
 
 
@@ -32,6 +41,20 @@ class Confinement:
     container_limits: Limits | None = None
     #: Paths sandboxed bots must not see even inside bound directories (state, records).
     hide: tuple[Path, ...] = ()
+    #: The run's cgroup, in which sandboxed bots' cgroups go (:class:`~arena.bots.reaper.BotRun`:
+    #: its reaper kills what is left in it when the arena ends, however); ``""``: none.
+    run_group: str = ""
+
+    @classmethod
+    def of_run(
+        cls,
+        run: BotRun,
+        limits: Limits | None,
+        container_limits: Limits | None = None,
+        hide: tuple[Path, ...] = (),
+    ) -> Confinement:
+        """The confinement of the bots of ``run``: its socket directory and its cgroup."""
+        return cls(run.socket_dir, limits, container_limits, hide, run.cgroup)
 
     @property
     def address(self) -> str:
@@ -72,10 +95,80 @@ async def start_bot(
         )
     where = bot_dir if bot_dir is not None else Path.cwd()
     if confinement is not None and confinement.limits is not None:
-        sandbox = Sandbox(confinement.limits, where, confinement.socket_dir, confinement.hide)
+        sandbox = Sandbox(
+            confinement.limits,
+            where,
+            confinement.socket_dir,
+            confinement.hide,
+            confinement.run_group,
+        )
         return await launch_bot(
             command, {**env, "ARENA_ADDRESS": confinement.address}, log_path, sandbox
         )
     if bot_dir is not None:
         command = f"cd {shlex.quote(str(bot_dir))} && {command}"
-    return await launch_bot(command, env, log_path)
+    run_group = confinement.run_group if confinement is not None else ""
+    return await launch_bot(command, env, log_path, run_group=run_group)
+
+
+def confine(programs: Sequence[BotProgram], no_sandbox: bool = False) -> Limits | None:
+    """The sandbox limits for bots started from ``programs`` (``None`` with ``no_sandbox``: plain
+    processes), as ``arena match``, ``arena tournament`` and ``arena replay ask`` choose them.
+
+    Raises one line, before anything starts, when the bots need a sandbox or a Docker engine this
+    machine lacks.
+    """
+    images = [p for p in programs if p.image or parse_image_bot(p.command) is not None]
+    if images:
+        check_docker()
+    if no_sandbox:
+        return None
+    if len(images) < len(programs):
+        check_available()
+    return default_limits()
+
+
+class NotInBox(ArenaError):
+    """A bot command names a program or file its sandbox does not show it."""
+
+
+def check_in_box(bots: Sequence[tuple[str, BotProgram]], confinement: Confinement) -> None:
+    """Raise :class:`NotInBox`, naming the bot (each labelled, e.g. ``bot "x"``), when a command
+    names a program or file this machine has but its box does not show it (a path outside the
+    bot's directory and the system's), which would forfeit every match it plays.
+
+    One box per distinct command and directory, started as the bot's would be; nothing to do when
+    ``confinement`` runs commands unsandboxed. Names the machine lacks are the shell's to report.
+    """
+    if confinement.limits is None:
+        return
+    seen: set[tuple[str, Path]] = set()
+    for label, program in bots:
+        if program.image or parse_image_bot(program.command) is not None:
+            continue
+        where = (program.directory or Path.cwd()).resolve()
+        if (program.command, where) in seen:
+            continue
+        seen.add((program.command, where))
+        names, paths = host_names(program.command, where)
+        if not names and not paths:
+            continue
+        sandbox = Sandbox(
+            confinement.limits,
+            where,
+            confinement.socket_dir,
+            confinement.hide,
+            confinement.run_group,
+        )
+        env = bot_environment(confinement.address, "", 0)
+        missing = missing_inside(names, paths, sandbox, env)
+        if missing is None:
+            continue
+        what = (
+            f"program {missing} is not on PATH" if missing in names else f"{missing} is not found"
+        )
+        raise NotInBox(
+            f"{label}: {what} inside the sandbox (bubblewrap binds only the bot's directory "
+            f"{where}, /usr, /etc, /opt and the arena's runtime: docs/sandbox.md); move it under "
+            f"{where} or pass --no-sandbox"
+        )

@@ -20,13 +20,14 @@ import signal
 import subprocess
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
 import trio
 
 from arena.bots.logs import DRAIN_S, LOG_CAP, BotOutput, last_line
+from arena.bots.reaper import member_group, reap
 from arena.bots.sandbox import Sandbox, SandboxedCommand, wrap
 
 #: Seconds between SIGTERM and SIGKILL when stopping a bot.
@@ -62,6 +63,8 @@ class BotProcess:
     output: BotOutput
     #: The sandbox wrapping, when boxed (its cgroups are removed at :meth:`stop`).
     sandboxed: SandboxedCommand | None = None
+    #: An unboxed bot's cgroup in the run's (removed at :meth:`stop`), if any.
+    tracked: list[Path] = field(default_factory=list)
 
     @property
     def returncode(self) -> int | None:
@@ -105,6 +108,8 @@ class BotProcess:
             if self.process.stdin is not None:
                 await self.process.stdin.aclose()
             await trio.to_thread.run_sync(self.sandboxed.cleanup)
+        if self.tracked:
+            self.tracked = await trio.to_thread.run_sync(reap, self.tracked, 1.0)
         await self.output.finish_async(STOP_GRACE_S, hurry=True)
 
     def _signal(self, sig: signal.Signals) -> None:
@@ -134,18 +139,26 @@ async def launch_bot(
     log_path: Path,
     sandbox: Sandbox | None = None,
     log_cap: int = LOG_CAP,
+    run_group: str = "",
 ) -> BotProcess:
     """Start ``command`` with ``env``; its output goes to ``log_path`` (at most ``log_cap``
     bytes of it, see :class:`BotOutput`).
 
     With ``sandbox`` the command runs boxed (raises ``SandboxUnavailable`` when the machine
-    cannot box it).
+    cannot box it); without, it joins a cgroup inside the run's cgroup ``run_group``, if given,
+    where the run's reaper finds it (arena/bots/reaper.py).
     """
     # Before boxing: the box hides the output directory, which must exist to be covered.
     log_path.parent.mkdir(parents=True, exist_ok=True)
     boxed: SandboxedCommand | None = None
     run: str | list[str] = command
-    if sandbox is not None:
+    tracked: list[Path] = []
+    if sandbox is None:
+        group = member_group(run_group)
+        if group is not None:
+            tracked.append(group)
+            run = f'echo $$ > "{group / "cgroup.procs"}" || exit 125; {command}'
+    else:
         boxed = wrap(
             command,
             sandbox.bot_dir,
@@ -153,6 +166,7 @@ async def launch_bot(
             sandbox.limits,
             env=env,
             hide=sandbox.hide,
+            run_group=sandbox.run_group,
         )
         run, env = boxed.argv, boxed.env
     try:
@@ -161,6 +175,7 @@ async def launch_bot(
     except BaseException:
         if boxed is not None:
             boxed.cleanup()
+        reap(tracked, 1.0)
         raise
     try:
         process = await trio.lowlevel.open_process(
@@ -177,6 +192,7 @@ async def launch_bot(
         output.close_child_fd()  # the log ends empty
         if boxed is not None:
             boxed.cleanup()
+        reap(tracked, 1.0)
         raise
     output.close_child_fd()
-    return BotProcess(command, log_path, process, output, boxed)
+    return BotProcess(command, log_path, process, output, boxed, tracked)

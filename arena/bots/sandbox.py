@@ -21,23 +21,22 @@ import contextlib
 import functools
 import importlib.util
 import os
+import shlex
 import shutil
 import signal
 import stat
 import subprocess
 import sys
 import tempfile
-import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from arena.bots.reaper import CGROUP_ROOT, GROUP_PREFIX, reap, sweep_stale, unified
 from arena.errors import ArenaError
 
 NOBODY = 65534
-#: Where cgroup v1 hierarchies (per controller) or the v2 unified hierarchy are mounted.
-_CGROUP_ROOT = Path("/sys/fs/cgroup")
 #: Environment variables a sandboxed bot keeps (plus every ``ARENA_*`` and ``LC_*``).
 ENV_ALLOWED = ("PATH", "LANG", "LANGUAGE", "TZ", "TERM", "PYTHONUNBUFFERED", "PYTHONHASHSEED")
 #: File name of the arena's socket inside its per-run directory.
@@ -57,10 +56,14 @@ class Limits:
     memory_mb: int = 1024
     #: CPU seconds over the bot's lifetime (RLIMIT_CPU).
     cpu_seconds: int = 3600
-    #: Processes and threads the bot may have at once.
+    #: Processes and threads the bot may have at once, the box's own six among them. A Python
+    #: SDK bot needs 14, a Node bot 13 (docs/sandbox.md); gRPC's C core keeps a thread per core
+    #: (4 to 16), so on a many-core machine a gRPC bot needs up to 12 more.
     processes: int = 64
-    #: Open file descriptors (RLIMIT_NOFILE).
-    open_files: int = 256
+    #: Open file descriptors per process (RLIMIT_NOFILE). A Python SDK bot holds 13, a Node bot
+    #: 19. Every process of a bot may fill its own table, so a bot holds at most
+    #: ``processes * open_files`` descriptors, connections to the arena among them: 4,096.
+    open_files: int = 64
     #: Size of the private /tmp, and of /dev/shm, in MiB; no file may grow larger (RLIMIT_FSIZE).
     tmp_mb: int = 64
 
@@ -78,6 +81,8 @@ class Sandbox:
     #: Paths to hide from the bot if they fall inside a bound directory (the arena's state, the
     #: match output): an empty tmpfs is mounted over each.
     hide: tuple[Path, ...] = ()
+    #: The run's cgroup the bot's go in (:class:`arena.bots.reaper.BotRun`), or ``""``.
+    run_group: str = ""
 
 
 _checked: str | None = None
@@ -141,41 +146,14 @@ class SandboxedCommand:
 
         The kernel reaps a dead pid namespace asynchronously, so removal is retried briefly.
         """
-        for group in self.cgroups:
-            _kill_members(group)
-        deadline = time.monotonic() + 1.0
-        left = list(self.cgroups)
-        while left:
-            for group in list(left):
-                try:
-                    group.rmdir()
-                except FileNotFoundError:
-                    left.remove(group)
-                except OSError:
-                    continue
-                else:
-                    left.remove(group)
-            if not left or time.monotonic() > deadline:
-                break
-            time.sleep(0.01)
-        self.cgroups = left
-
-
-def _kill_members(group: Path) -> None:
-    try:
-        pids = (group / "cgroup.procs").read_text().split()
-    except OSError:
-        return
-    for pid in pids:
-        with contextlib.suppress(ProcessLookupError, PermissionError, ValueError):
-            os.kill(int(pid), signal.SIGKILL)
+        self.cgroups = reap(self.cgroups, 1.0)
 
 
 def _new_group(parent: Path, settings: Sequence[tuple[str, str]]) -> Path | None:
     """A fresh cgroup under ``parent`` with ``settings`` written, or ``None`` if not allowed."""
     if not (parent / "cgroup.procs").exists() or not os.access(parent, os.W_OK):
         return None
-    group = parent / f"cardarena-{uuid.uuid4().hex[:12]}"
+    group = parent / f"{GROUP_PREFIX}{uuid.uuid4().hex[:12]}"
     try:
         group.mkdir()
         for name, value in settings:
@@ -187,50 +165,39 @@ def _new_group(parent: Path, settings: Sequence[tuple[str, str]]) -> Path | None
     return group
 
 
-#: Seconds after which an empty ``cardarena-*`` cgroup is taken for the leftover of an arena that
-#: was killed (a live arena joins its fresh groups within milliseconds).
-STALE_GROUP_S = 600.0
-
-
-def _sweep_stale(parent: Path) -> None:
-    """Remove empty cgroups that killed arenas left behind (rmdir refuses non-empty ones)."""
-    now = time.time()
-    with contextlib.suppress(OSError):
-        for group in parent.glob("cardarena-*"):
-            with contextlib.suppress(OSError):
-                if now - group.stat().st_mtime > STALE_GROUP_S:
-                    group.rmdir()
-
-
-def _make_cgroups(limits: Limits) -> list[Path]:
-    """A pids and a memory cgroup for one bot (cgroup v1), or one group with both limits (v2).
+def _make_cgroups(limits: Limits, run_group: str = "") -> list[Path]:
+    """A pids and a memory cgroup for one bot (cgroup v1), or one group with both limits (v2),
+    inside the run's cgroup ``run_group`` (arena/bots/reaper.py), else at the hierarchies' roots.
 
     Only root may make them; an empty list means the rlimits alone apply.
     """
     if os.geteuid() != 0:
         return []
+    if not run_group:
+        sweep_stale()  # a run sweeps once, at its start
     memory = str(limits.memory_mb * 1024 * 1024)
-    if (_CGROUP_ROOT / "cgroup.controllers").exists():  # the unified (v2) hierarchy
-        controllers = (_CGROUP_ROOT / "cgroup.subtree_control").read_text().split()
+    if unified():
+        parent = CGROUP_ROOT / run_group
+        try:
+            controllers = (parent / "cgroup.subtree_control").read_text().split()
+        except OSError:
+            return []
+        if "pids" not in controllers:
+            return []
         settings = [("pids.max", str(limits.processes))]
         if "memory" in controllers:
             settings.append(("memory.max", memory))
-        if "pids" not in controllers:
-            return []
-        _sweep_stale(_CGROUP_ROOT)
-        group = _new_group(_CGROUP_ROOT, settings)
+        group = _new_group(parent, settings)
         return [group] if group is not None else []
     groups: list[Path] = []
-    for controller in ("pids", "memory"):
-        _sweep_stale(_CGROUP_ROOT / controller)
-    pids = _new_group(_CGROUP_ROOT / "pids", [("pids.max", str(limits.processes))])
+    pids = _new_group(CGROUP_ROOT / "pids" / run_group, [("pids.max", str(limits.processes))])
     if pids is None:
         return []
     groups.append(pids)
     mem_settings = [("memory.limit_in_bytes", memory)]
-    if (_CGROUP_ROOT / "memory" / "memory.memsw.limit_in_bytes").exists():
+    if (CGROUP_ROOT / "memory" / "memory.memsw.limit_in_bytes").exists():
         mem_settings.append(("memory.memsw.limit_in_bytes", memory))
-    mem = _new_group(_CGROUP_ROOT / "memory", mem_settings)
+    mem = _new_group(CGROUP_ROOT / "memory" / run_group, mem_settings)
     if mem is not None:
         groups.append(mem)
     return groups
@@ -327,12 +294,15 @@ def sandbox_env(env: Mapping[str, str]) -> dict[str, str]:
 #: The shell that starts bwrap and stays its parent. bwrap's --die-with-parent ties the box to
 #: the thread that forked bwrap, and trio forks from a worker thread that exits after 10 idle
 #: seconds, so bwrap must not be the arena's direct child. The shell also watches its stdin, a
-#: pipe only the arena holds: at end of file (the arena stopped the bot, or died) it kills bwrap,
-#: and the box dies with it. The bot's exit status (or killing signal) is passed on.
+#: pipe only the arena holds: at end of file (the arena stopped the bot, or died) it kills its
+#: process group (the arena starts it as a group's leader; else bwrap alone), and the box dies
+#: with it. The group, not bwrap alone: bwrap's inner process, pid 1 of the box, ties itself to
+#: the outer one only once the box is set up, and until then it is still in this group. The
+#: bot's exit status (or killing signal) is passed on.
 _GUARD = (
     "exec 3<&0; "
     '"$@" </dev/null 3<&- & bot=$!; '
-    '{ cat <&3 >/dev/null; kill -9 "$bot"; } 2>/dev/null & guard=$!; '
+    '{ cat <&3 >/dev/null; kill -9 -$$ || kill -9 "$bot"; } 2>/dev/null & guard=$!; '
     "exec 3<&-; "
     'wait "$bot"; status=$?; '
     'kill "$guard" 2>/dev/null; '
@@ -349,12 +319,15 @@ def wrap(
     *,
     env: Mapping[str, str] | None = None,
     hide: Sequence[Path] = (),
+    run_group: str = "",
 ) -> SandboxedCommand:
     """Wrap the shell ``command`` so it runs boxed; ``socket_dir`` holds the arena's socket.
 
     ``env`` (default: this process's environment) is reduced to :func:`sandbox_env`; ``hide``
-    lists paths to cover with an empty tmpfs when a bound directory contains them. Run the argv
-    with its stdin a pipe the caller keeps open while the bot may run (see ``_GUARD``).
+    lists paths to cover with an empty tmpfs when a bound directory contains them; the bot's
+    cgroups go inside the run's cgroup ``run_group``, if given. Run the argv with its stdin a
+    pipe the caller keeps open while the bot may run (see ``_GUARD``), as the leader of a new
+    process group.
     """
     check_available()
     bot_dir = bot_dir.resolve()
@@ -370,7 +343,7 @@ def wrap(
         f"--fsize={limits.tmp_mb * 1024 * 1024}",
         "--core=0",
     ]
-    cgroups = _make_cgroups(limits)
+    cgroups = _make_cgroups(limits, run_group)
     if not cgroups:
         argv.append(f"--nproc={limits.processes + _user_tasks(os.geteuid())}")
     argv += ["--", "bwrap", "--unshare-all", "--unshare-user"]
@@ -409,6 +382,8 @@ def wrap(
         if p.is_dir() and not bot_dir.is_relative_to(p) and any(p.is_relative_to(b) for b in bound):
             argv += ["--tmpfs", str(p)]
     argv += ["--chdir", str(bot_dir), "--", "/bin/sh", "-c", command]
+    # Joined before bwrap starts, so everything of the box is in them, where the run's reaper
+    # finds it (arena/bots/reaper.py).
     joins = "".join(f'echo $$ > "{g / "cgroup.procs"}" || exit 125; ' for g in cgroups)
     argv = ["/bin/sh", "-c", joins + _GUARD, "sandbox", *argv]
     return SandboxedCommand(
@@ -417,6 +392,68 @@ def wrap(
         cgroups=cgroups,
         read_only=read_only,
     )
+
+
+#: Exit status of the probe of :func:`missing_inside` when a name is missing.
+_MISSING = 3
+#: Seconds the probe may take.
+_PROBE_S = 30.0
+
+
+def missing_inside(
+    programs: Sequence[str], paths: Sequence[str], sandbox: Sandbox, env: Mapping[str, str]
+) -> str | None:
+    """The first of ``programs`` (looked up on the box's PATH) and ``paths`` (relative ones from
+    the bot's directory) that a bot boxed by ``sandbox`` with ``env`` would not find, or ``None``.
+
+    One box is started, as for the bot. Raises :class:`SandboxUnavailable` when it does not start.
+    """
+    tests = [
+        f"command -v {shlex.quote(p)} >/dev/null || {{ echo {shlex.quote(p)}; exit {_MISSING}; }}"
+        for p in programs
+    ]
+    tests += [
+        f"[ -e {shlex.quote(p)} ] || {{ echo {shlex.quote(p)}; exit {_MISSING}; }}" for p in paths
+    ]
+    boxed = wrap(
+        "; ".join([*tests, "exit 0"]),
+        sandbox.bot_dir,
+        sandbox.socket_dir,
+        sandbox.limits,
+        env=env,
+        hide=sandbox.hide,
+        run_group=sandbox.run_group,
+    )
+    try:
+        # stdin stays open while the probe runs: its end stops the box (``_GUARD``).
+        probe = subprocess.Popen(
+            boxed.argv,
+            env=boxed.env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        try:
+            status = probe.wait(timeout=_PROBE_S)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(OSError):
+                os.killpg(probe.pid, signal.SIGKILL)
+            probe.wait()
+            raise SandboxUnavailable(f"the sandbox did not start within {_PROBE_S:g} s") from None
+        finally:
+            assert probe.stdin is not None and probe.stdout is not None
+            probe.stdin.close()
+            out = probe.stdout.read().decode(errors="replace").strip().splitlines()
+            probe.stdout.close()
+    finally:
+        boxed.cleanup()
+    if status == 0:
+        return None
+    if status == _MISSING and out:
+        return out[-1]
+    why = out[-1] if out else f"status {status}"
+    raise SandboxUnavailable(f"the sandbox does not start: {why}")
 
 
 def prepare_socket_dir(path: Path) -> None:

@@ -70,3 +70,15 @@ def add_home_argument(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help=f"the arena's state directory (default: ${ENV_VAR}, else {default_home()})",
     )
+
+
+def add_sandbox_argument(parser: argparse.ArgumentParser, what: str = "bot commands") -> None:
+    """Add ``--no-sandbox``: the one escape from the bot sandbox (arena/bots/sandbox.py) of every
+    command that starts bots."""
+    parser.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        help=f"run {what} unsandboxed, with the arena's own rights: only for code you trust "
+        "(default: boxed with bubblewrap: no network, read-only files, resource limits; "
+        "docs/sandbox.md)",
+    )

@@ -12,7 +12,15 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import arena.cli.grpc_env  # noqa: F401  (first: before anything imports grpc)
-from arena.cli.arguments import BANK_MS, MOVE_MS, POSITIVE, SECONDS, TIMEOUT, parse_options
+from arena.cli.arguments import (
+    BANK_MS,
+    MOVE_MS,
+    POSITIVE,
+    SECONDS,
+    TIMEOUT,
+    add_sandbox_argument,
+    parse_options,
+)
 from arena.cli.console import reader_may_leave
 from arena.cli.replay import add_replay_parser
 from arena.cli.tournament import add_tournament_parsers
@@ -119,11 +127,7 @@ def _add_arena_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     mp.add_argument("--strict", action="store_true", help="the first fault forfeits")
     mp.add_argument("--connect-timeout", type=TIMEOUT, default=20.0, metavar="S", help="wait S s")
     mp.add_argument("--unix", action="store_true", help="bots connect over the Unix socket")
-    mp.add_argument(
-        "--no-sandbox",
-        action="store_true",
-        help="run bot commands as plain processes (default: boxed with bubblewrap)",
-    )
+    add_sandbox_argument(mp)
     add_log_level_option(mp, "warning", "server")
     mp.set_defaults(handler=_cmd_match)
 

@@ -11,10 +11,9 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from arena.bots.docker import check_available as check_docker
-from arena.bots.docker import parse_image_bot
+from arena.bots.command import BotProgram
+from arena.bots.launch import confine
 from arena.bots.logs import LOG_CUT, last_line
-from arena.bots.sandbox import Limits, check_available, default_limits
 from arena.cli.arguments import parse_options
 from arena.logging import configure
 from arena.match import CommandMatch, play_commands
@@ -100,23 +99,12 @@ def log_notes(logs: Sequence[Path]) -> list[str]:
     return ["bot logs:", *notes] if notes else []
 
 
-def confine_commands(commands: Sequence[str]) -> Limits:
-    """The sandbox limits for ``commands``; raises (one line) when they need a sandbox or a
-    Docker engine this machine lacks, before anything starts."""
-    images = [c for c in commands if parse_image_bot(c) is not None]
-    if len(images) < len(commands):
-        check_available()
-    if images:
-        check_docker()
-    return default_limits()
-
-
 def run_match_command(args: argparse.Namespace) -> int:
     """The ``arena match`` command."""
     configure(args.log_level)
     policy = FaultPolicy.STRICT if args.strict else FaultPolicy.LENIENT
     commands: list[str] = args.bot
-    sandbox = None if args.no_sandbox else confine_commands(commands)
+    sandbox = confine([BotProgram(c) for c in commands], args.no_sandbox)
 
     async def main() -> CommandMatch:
         return await play_commands(

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from arena.cli.arguments import TIMEOUT
+from arena.cli.arguments import TIMEOUT, add_sandbox_argument
 from arena.errors import ArenaError
 
 
@@ -53,9 +53,13 @@ def _cmd_html(args: argparse.Namespace) -> int:
 
 
 def _cmd_ask(args: argparse.Namespace) -> int:
+    from arena.bots.command import BotProgram
+    from arena.bots.launch import confine
     from arena.records.ask import ask_command
 
-    return ask_command(Path(args.file), args.at, args.bot, args.timeout, sys.stdout)
+    # Boxed as `arena match` boxes a seat's bot, and refused in one line where it cannot be.
+    sandbox = confine([BotProgram(args.bot)], args.no_sandbox)
+    return ask_command(Path(args.file), args.at, args.bot, args.timeout, sys.stdout, sandbox)
 
 
 def add_replay_parser(sub: Any) -> None:
@@ -104,7 +108,10 @@ def add_replay_parser(sub: Any) -> None:
         help="ask a bot for its choice at a recorded decision, over the real protocol",
         description="Replay the record to decision K, start a server, launch the bot command "
         "(with ARENA_ADDRESS, ARENA_TOKEN, ARENA_SEED set), send it that decision and print its "
-        "answer next to the recorded one.",
+        "answer next to the recorded one. The bot runs sandboxed, as `arena match` runs a seat's "
+        "bot: boxed with bubblewrap (no network, read-only files, resource limits), its "
+        "directory the current one, reaching the server by a Unix socket; --no-sandbox runs it "
+        "as a plain process instead, for code you trust.",
     )
     ap.add_argument("file", metavar="FILE", help="match record (.jsonl.gz)")
     ap.add_argument("--at", type=int, required=True, metavar="K", help="decision number")
@@ -112,4 +119,5 @@ def add_replay_parser(sub: Any) -> None:
     ap.add_argument(
         "--timeout", type=TIMEOUT, default=10.0, metavar="S", help="seconds to wait (default 10)"
     )
+    add_sandbox_argument(ap, "the bot")
     ap.set_defaults(handler=_cmd_ask)

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from arena.cli.arguments import parse_options
+from arena.cli.arguments import add_sandbox_argument, parse_options
 from arena.errors import UsageError
 from arena.logging import add_log_level_option
 
@@ -127,11 +127,7 @@ def add_tournament_parsers(sub: Any) -> None:
     tp.add_argument("--quiet", action="store_true", help="no progress output")
     tp.add_argument("--json", action="store_true", help="print the final standings as JSON")
     add_log_level_option(tp, "warning", "server")
-    tp.add_argument(
-        "--no-sandbox",
-        action="store_true",
-        help="run bot commands as plain processes (default: boxed with bubblewrap)",
-    )
+    add_sandbox_argument(tp)
     tp.add_argument(
         "--home", default=None, metavar="DIR", help="the arena's state directory (bot registry)"
     )

@@ -53,4 +53,8 @@ SERVER_OPTIONS: list[tuple[str, Any]] = [
     ("grpc.http2.max_ping_strikes", 3),
     # Never share a port with another process (the default lets two servers bind one port).
     ("grpc.so_reuseport", 0),
+    # A connection must send its HTTP/2 preface and settings within 5 s or be closed (gRPC's
+    # default is 120 s): a socket that never sends a byte holds a server descriptor only that
+    # long. A bot sends both as it connects.
+    ("grpc.server_handshake_timeout_ms", 5_000),
 ]

@@ -1,8 +1,9 @@
 """``arena replay ask``: put one recorded decision to a bot over the real protocol.
 
 For debugging a bot on a position it (or another bot) met in a match: the record is replayed
-(and verified) up to decision K, a one-decision gRPC server starts on a free loopback port, the
-bot command is launched as the arena launches bots (``ARENA_ADDRESS``, ``ARENA_TOKEN``,
+(and verified) up to decision K, a one-decision gRPC server starts on a free loopback port and a
+Unix socket, the bot command is launched as ``arena match`` launches a seat's bot (sandboxed unless
+told not to, :func:`arena.bots.launch.start_bot`; ``ARENA_ADDRESS``, ``ARENA_TOKEN``,
 ``ARENA_SEED`` = the seat's seed in that match), and the bot gets what it would have got in the
 match: Welcome, MatchStart, every event its seat could see up to then, then the DecisionRequest
 with the seat's observation and legal actions, all encoded by :mod:`arena.protocol.codec`. Its
@@ -17,25 +18,26 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import os
 import queue
 import secrets
-import signal
-import subprocess
-import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
 import grpc
+import trio
 
-from arena.bots.logs import BotOutput
+from arena.bots.command import BotProgram
+from arena.bots.launch import Confinement, check_in_box, start_bot
 from arena.bots.process import bot_environment
+from arena.bots.reaper import bot_run
+from arena.bots.sandbox import SOCKET_NAME, Limits, prepare_socket
 from arena.errors import ArenaError, UsageError
+from arena.layout import arena_home
 from arena.protocol import codec, messages, rpc
 from arena.records.format import Record, read_record
 from arena.records.replay import replay
@@ -50,8 +52,10 @@ _OUTPUT_LINES = 20
 #: Bytes read from the end of the bot's log for them, and characters shown of each.
 _TAIL_BYTES = 8192
 _LINE_CHARS = 300
-#: Seconds to wait for the bot's last output once it is stopped.
-_DRAIN_S = 1.0
+#: Seconds between two looks for the bot's answer.
+_POLL_S = 0.02
+#: Seconds the server may take to hand on an answer the bot sent just before it exited.
+_LAST_WORD_S = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,9 +268,20 @@ def _tail(path: Path) -> str:
 
 
 def ask(
-    record: Record, at: int, bot_command: str, timeout: float, where: str = "record"
+    record: Record,
+    at: int,
+    bot_command: str,
+    timeout: float,
+    where: str = "record",
+    sandbox: Limits | None = None,
+    hide: Sequence[Path] = (),
 ) -> AskOutcome:
     """Replay to decision ``at``, ask the bot started by ``bot_command``, return its answer.
+
+    The bot starts as a seat's bot of ``arena match`` starts (:func:`~arena.bots.launch.start_bot`,
+    in the current directory): boxed with ``sandbox`` limits when given, reaching the server by
+    its Unix socket and seeing none of ``hide`` (nor the arena's home), else as a plain process;
+    ``image:IMAGE [CMD]`` in a container. Nothing started outlives the call.
 
     Raises :class:`ArenaError` when the bot does not start, exits, or does not answer in
     ``timeout`` seconds (its last output lines are in the message).
@@ -278,40 +293,31 @@ def ask(
     pos = find_position(record, at, where)
     token = secrets.token_urlsafe(16)
     service = _OneDecision(record.header, pos, token)
-    server = grpc.server(ThreadPoolExecutor(max_workers=4), options=list(rpc.SERVER_OPTIONS))
-    rpc.add_arena_servicer(service, server)
-    port = server.add_insecure_port("127.0.0.1:0")
-    if port == 0:
-        raise ArenaError("cannot listen on a loopback port")
-    server.start()
-    address = f"127.0.0.1:{port}"
-    # Launched as `arena match` launches bots (its launcher's environment: the venv's bin first
-    # on PATH, ARENA_ADDRESS, ARENA_TOKEN, ARENA_SEED = the seat's seed in that match).
-    env = bot_environment(address, token, _seat_seed(int(record.header.get("seed", 0)), pos.seat))
-    with tempfile.TemporaryDirectory(prefix="arena-ask-") as tmp:
-        log = Path(tmp) / "bot.log"
+    program = BotProgram(bot_command)
+    with bot_run() as run:
+        confinement = Confinement.of_run(run, sandbox, hide=(*hide, arena_home()))
+        check_in_box([(f"--bot {bot_command!r}", program)], confinement)
+        server = grpc.server(ThreadPoolExecutor(max_workers=4), options=list(rpc.SERVER_OPTIONS))
+        rpc.add_arena_servicer(service, server)
+        sock = run.socket_dir / SOCKET_NAME
         try:
-            # Through a capped pipe as in a match: a chatty bot must not fill the disk.
-            output = BotOutput(log)
-            try:
-                proc = subprocess.Popen(
-                    bot_command,
-                    shell=True,
-                    env=env,
-                    stdin=subprocess.DEVNULL,
-                    stdout=output.child_fd,
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,  # its children are stopped with it
-                )
-            except OSError as err:
-                raise ArenaError(f"cannot start bot {bot_command!r}: {err}") from None
-            finally:
-                output.close_child_fd()
-            try:
-                got = _wait(service, proc, timeout)
-            finally:
-                _stop_group(proc)
-                output.finish(_DRAIN_S, hurry=True)
+            port = server.add_insecure_port("127.0.0.1:0")
+            listening = port != 0 and server.add_insecure_port(f"unix:{sock}") != 0
+        except RuntimeError:
+            listening = False
+        if not listening:
+            raise ArenaError("cannot listen on a loopback port and a Unix socket")
+        server.start()
+        try:
+            prepare_socket(sock)  # a boxed bot runs as uid nobody
+            # As a seat's bot: ARENA_ADDRESS (the socket's when confined), ARENA_TOKEN, and
+            # ARENA_SEED = the seat's seed in that match.
+            seed = _seat_seed(int(record.header.get("seed", 0)), pos.seat)
+            env = bot_environment(f"127.0.0.1:{port}", token, seed)
+            log = run.directory / "bot.log"  # through a capped pipe, as in a match
+            got = trio.run(_ask_bot, service, program, env, log, confinement, timeout)
+            if got[0] == "unstarted":
+                raise ArenaError(f"cannot start bot {bot_command!r}: {got[1]}")
             if got[0] == "error":
                 raise ArenaError(f"bot {bot_command!r}: {got[1]}; output: {_tail(log) or '-'}")
             if got[0] == "exited":
@@ -331,34 +337,52 @@ def ask(
     return dataclasses.replace(_judge(pos, answer, ms, bot), output=shown)
 
 
-def _wait(service: _OneDecision, proc: subprocess.Popen[bytes], timeout: float) -> tuple[Any, ...]:
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            return service.results.get(timeout=0.05)
-        except queue.Empty:
-            pass
-        code = proc.poll()
-        if code is not None:
-            # Its last message may still be on the way: give the server a moment.
-            try:
-                return service.results.get(timeout=0.5)
-            except queue.Empty:
-                return ("exited", code)
-        if time.monotonic() >= deadline:
-            return ("timeout",)
+async def _ask_bot(
+    service: _OneDecision,
+    program: BotProgram,
+    env: dict[str, str],
+    log: Path,
+    confinement: Confinement,
+    timeout: float,
+) -> tuple[Any, ...]:
+    """Start the bot, wait for its answer, its exit or ``timeout``, and stop it: what happened,
+    as ``service.results`` has it, or ``("exited", status)``, ``("timeout",)``,
+    ``("unstarted", why)``."""
+    try:
+        bot = await start_bot(program, env, log, confinement)
+    except (OSError, ArenaError) as err:
+        return ("unstarted", str(err))
+    exits: list[int] = []
+
+    async def watch() -> None:
+        exits.append(await bot.wait())
+
+    try:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(watch)
+            got = await _answer(service, exits, timeout)
+            nursery.cancel_scope.cancel()
+    finally:
+        with trio.CancelScope(shield=True):
+            await bot.stop()
+    return got
 
 
-def _stop_group(proc: subprocess.Popen[bytes]) -> None:
-    """Stop the bot and whatever its shell started (it runs in its own process group)."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGTERM)
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        proc.wait(timeout=3)
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)  # whatever is left of the shell command
-    if proc.poll() is None:
-        proc.wait()
+async def _answer(service: _OneDecision, exits: list[int], timeout: float) -> tuple[Any, ...]:
+    with trio.move_on_after(timeout):
+        while True:
+            with contextlib.suppress(queue.Empty):
+                return service.results.get_nowait()
+            if exits:
+                # Its last message may still be on the way: give the server a moment.
+                with trio.move_on_after(_LAST_WORD_S):
+                    while True:
+                        with contextlib.suppress(queue.Empty):
+                            return service.results.get_nowait()
+                        await trio.sleep(_POLL_S)
+                return ("exited", exits[0])
+            await trio.sleep(_POLL_S)
+    return ("timeout",)
 
 
 def _judge(pos: Position, answer: messages.Answer, ms: float, bot: str) -> AskOutcome:
@@ -405,9 +429,20 @@ def report(outcome: AskOutcome, record: Record) -> str:
     return "\n".join(lines)
 
 
-def ask_command(path: Path, at: int, bot_command: str, timeout: float, out: TextIO) -> int:
-    """``arena replay ask``: 0 when the bot chose the recorded action, 1 when it did not."""
+def ask_command(
+    path: Path,
+    at: int,
+    bot_command: str,
+    timeout: float,
+    out: TextIO,
+    sandbox: Limits | None = None,
+) -> int:
+    """``arena replay ask``: 0 when the bot chose the recorded action, 1 when it did not.
+
+    ``sandbox``: the limits of the bot's box (``None``: a plain process); the box does not show
+    the record's directory.
+    """
     record = read_record(path)
-    outcome = ask(record, at, bot_command, timeout, str(path))
+    outcome = ask(record, at, bot_command, timeout, str(path), sandbox, hide=(path.parent,))
     out.write(report(outcome, record) + "\n")
     return 0 if outcome.same else 1

@@ -29,7 +29,7 @@ from arena.protocol.messages import MatchSummary, Standing
 from arena.server.connections import Connection
 from arena.server.hub import Hub
 from arena.server.referee import LiveMatch
-from arena.server.service import start_grpc_server
+from arena.server.service import TlsPair, start_grpc_server
 from arena.server.spec import MatchOutcome, MatchSpec
 
 log = structlog.get_logger("arena.server")
@@ -148,6 +148,10 @@ class ArenaServer:
         """Tell the referee that the bot process of ``seat`` is gone (it will not wait for it)."""
         self._call(self._hub.seat_crashed, match_id, seat, detail)
 
+    def connected(self, token: str) -> bool:
+        """Whether a bot with ``token`` has a welcomed stream open now."""
+        return self._call(self._hub.connected, token)
+
     def matches(self) -> list[str]:
         """Ids of the registered (running or waiting) matches."""
         return self._call(self._hub.matches)
@@ -224,16 +228,19 @@ async def open_arena_server(
     unix: str | os.PathLike[str] | None = None,
     *,
     max_connections: int = 256,
+    tls: TlsPair | None = None,
 ) -> AsyncIterator[ArenaServer]:
     """Listen on ``listen`` (``host:port``; port 0 picks a free one) and optionally on the Unix
     socket ``unix``, and yield the :class:`ArenaServer`. Must be entered on a trio thread.
-    ``max_connections``: lobby guests admitted at once (bots with known tokens always are).
+    ``max_connections``: lobby guests admitted at once (bots with known tokens always are);
+    ``tls``: a certificate chain and key (PEM) for the TCP listener (the Unix socket, for the
+    arena's own sandboxed bots, stays plaintext).
 
     Raises :class:`ArenaError` when an address cannot be bound.
     """
     configure_once()
     unix_path = Path(unix) if unix is not None else None
-    host, hub = start_grpc_server(listen, unix_path, max_connections)
+    host, hub = start_grpc_server(listen, unix_path, max_connections, tls)
     server = ArenaServer(hub, host.loop, trio.lowlevel.current_trio_token())
     server.address, server.unix_address = hub.address, hub.unix_address
     # A build without a C compiler runs slower: say which encoder writes the requests.

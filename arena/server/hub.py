@@ -147,6 +147,11 @@ class Hub:
         if match is not None and not match.finished:
             match.crash(seat, detail)
 
+    def connected(self, token: str) -> bool:
+        """Whether a welcomed stream with ``token`` is open."""
+        conn = self._by_token.get(token)
+        return conn is not None and not conn.closed
+
     def matches(self) -> list[str]:
         """Ids of the registered (running or waiting) matches."""
         return list(self._matches)

@@ -32,6 +32,7 @@ from arena.errors import ArenaError
 from arena.protocol import codec, rpc, spectator
 from arena.server.connections import Connection
 from arena.server.hub import Hub
+from arena.server.limits import ConnectionCensus, Endpoint, grpc_endpoint, raise_open_files_limit
 from arena.server.outbox import Outbox, Outgoing
 
 log = structlog.get_logger("arena.server")
@@ -53,6 +54,12 @@ class ArenaService(rpc.ArenaServicer):
 
     def __init__(self, hub: Hub) -> None:
         self._hub = hub
+        #: Open streams and their TCP endpoints (for the census: arena/server/limits.py).
+        self._streams: dict[Connection, Endpoint | None] = {}
+
+    def endpoints_in_use(self) -> set[Endpoint]:
+        """TCP endpoints whose connection carries a welcomed bot stream."""
+        return {e for c, e in self._streams.items() if e is not None and c.hello is not None}
 
     async def Play(  # type: ignore[override]
         self,
@@ -64,6 +71,7 @@ class ArenaService(rpc.ArenaServicer):
         if hub.closing:
             await context.abort(grpc.StatusCode.UNAVAILABLE, "the server is shutting down")
         conn = Connection(f"c{next(_sessions)}", context.peer())
+        self._streams[conn] = grpc_endpoint(conn.peer)
         hub.dispatch(hub.on_open, conn)
         writer = _StreamWriter(context, conn)
         reader = asyncio.ensure_future(self._read(context, conn))
@@ -73,6 +81,7 @@ class ArenaService(rpc.ArenaServicer):
             writer.stop()
             reader.cancel()
             hub.dispatch(hub.on_close, conn)
+            del self._streams[conn]
 
     async def _read(self, context: grpc.aio.ServicerContext[Any, Any], conn: Connection) -> None:
         hub = self._hub
@@ -163,6 +172,12 @@ class SpectatorService(rpc.SpectatorServicer):
     def __init__(self, hub: Hub) -> None:
         self._board = hub.board
         self._watchers = 0
+        #: TCP endpoints of the WatchMatch streams (for the census), with their streams.
+        self._watching: dict[Endpoint, int] = {}
+
+    def endpoints_in_use(self) -> set[Endpoint]:
+        """TCP endpoints whose connection carries a spectator's stream."""
+        return set(self._watching)
 
     async def ListMatches(
         self, request: rpc.ListMatchesRequest, context: grpc.aio.ServicerContext[Any, Any]
@@ -186,12 +201,20 @@ class SpectatorService(rpc.SpectatorServicer):
         if not board.watch(match_id, q):
             await context.abort(grpc.StatusCode.NOT_FOUND, f"no match {match_id!r}")
         self._watchers += 1
+        endpoint = grpc_endpoint(context.peer())
+        if endpoint is not None:
+            self._watching[endpoint] = self._watching.get(endpoint, 0) + 1
         try:
             while (msg := await q.get()) is not None:
                 yield msg
         finally:
             self._watchers -= 1
             board.unwatch(match_id, q)
+            if endpoint is not None:
+                if self._watching[endpoint] > 1:
+                    self._watching[endpoint] -= 1
+                else:
+                    del self._watching[endpoint]
 
     async def Standings(
         self, request: rpc.StandingsRequest, context: grpc.aio.ServicerContext[Any, Any]
@@ -207,6 +230,8 @@ class GrpcHost:
     def __init__(self) -> None:
         self.loop = asyncio.new_event_loop()
         self.grpc_server: grpc.aio.Server | None = None
+        #: Counts connections per peer once serving (arena/server/limits.py).
+        self.census: ConnectionCensus | None = None
         self._thread = threading.Thread(target=self._run, name="arena-grpc", daemon=True)
         self._thread.start()
 
@@ -223,6 +248,8 @@ class GrpcHost:
 
     def stop(self, grace: float) -> None:
         """Stop the gRPC server (``grace`` seconds for open calls), then the loop (blocking)."""
+        if self.census is not None:
+            self.census.stop()
         if self.grpc_server is not None:
             try:
                 self.submit(self.grpc_server.stop(grace)).result(grace + 5.0)
@@ -232,14 +259,42 @@ class GrpcHost:
         self._thread.join(5.0)
 
 
-def start_grpc_server(listen: str, unix: Path | None, max_connections: int) -> tuple[GrpcHost, Hub]:
+#: A TLS certificate chain and its private key, both PEM: the TCP listener serves TLS with them.
+TlsPair = tuple[bytes, bytes]
+
+
+def start_grpc_server(
+    listen: str, unix: Path | None, max_connections: int, tls: TlsPair | None = None
+) -> tuple[GrpcHost, Hub]:
     """Start the loop thread, the hub and the grpc.aio server on it, bound and serving
     (blocking); the hub's ``address``/``unix_address`` say where. ``max_connections``: lobby
-    guests admitted at once (bots with known tokens always are)."""
+    guests admitted at once (bots with known tokens always are).
+
+    Every server of the arena starts here (``arena serve``, ``arena match``, tournaments, the
+    lobby, tests), so this is where its descriptor limit is raised and its census started."""
+    raise_open_files_limit()
     host = GrpcHost()
     server = Hub(host.loop, max_guests=max_connections)
     try:
-        host.submit(_start(host, server, listen, unix, max_connections)).result(30.0)
+        arena, spectators = host.submit(
+            _start(host, server, listen, unix, max_connections, tls)
+        ).result(30.0)
+
+        def in_use() -> set[Endpoint] | None:
+            found: Future[set[Endpoint]] = Future()
+
+            def collect() -> None:
+                found.set_result(arena.endpoints_in_use() | spectators.endpoints_in_use())
+
+            try:
+                host.loop.call_soon_threadsafe(collect)
+                return found.result(5.0)
+            except Exception:  # the loop has stopped, or is too busy to say
+                return None
+
+        port = int(server.address.rsplit(":", 1)[1])
+        host.census = ConnectionCensus(port, None if unix is None else str(unix), in_use)
+        host.census.start()
     except BaseException:
         host.stop(0)
         raise
@@ -247,15 +302,21 @@ def start_grpc_server(listen: str, unix: Path | None, max_connections: int) -> t
 
 
 async def _start(
-    host: GrpcHost, server: Hub, listen: str, unix: Path | None, max_connections: int
-) -> None:
+    host: GrpcHost,
+    server: Hub,
+    listen: str,
+    unix: Path | None,
+    max_connections: int,
+    tls: TlsPair | None = None,
+) -> tuple[ArenaService, SpectatorService]:
     # No cap on concurrent calls here: gRPC's would refuse a bot with a known token as readily
     # as a stream opened only to fill the cap. The hub and the spectator service bound what
     # each kind of stream may hold instead (MAX_GREETING, guests, MAX_WATCHERS).
     grpc_server = grpc.aio.server(options=rpc.SERVER_OPTIONS)
     host.grpc_server = grpc_server
-    _add_services(grpc_server, ArenaService(server), SpectatorService(server))
-    port = _bind(grpc_server, listen)
+    services = ArenaService(server), SpectatorService(server)
+    _add_services(grpc_server, *services)
+    port = _bind(grpc_server, listen, tls)
     host_part = listen.rsplit(":", 1)[0]
     server.address = f"{host_part}:{port}"
     if unix is not None:
@@ -263,6 +324,7 @@ async def _start(
         _bind(grpc_server, f"unix:{unix}")
         server.unix_address = f"unix:{unix}"
     await grpc_server.start()
+    return services
 
 
 def _add_services(
@@ -307,11 +369,16 @@ def _add_services(
         grpc_server.add_registered_method_handlers(full_name, handlers)  # type: ignore[attr-defined]
 
 
-def _bind(grpc_server: grpc.aio.Server, address: str) -> int:
+def _bind(grpc_server: grpc.aio.Server, address: str, tls: TlsPair | None = None) -> int:
     if not address.startswith("unix:"):
         _check_tcp(address)
     try:
-        port = grpc_server.add_insecure_port(address)
+        if tls is None:
+            port = grpc_server.add_insecure_port(address)
+        else:
+            cert, key = tls
+            credentials = grpc.ssl_server_credentials([(key, cert)])
+            port = grpc_server.add_secure_port(address, credentials)
     except RuntimeError as err:
         # gRPC appends advice about GRPC_VERBOSITY; the first sentence is the message.
         raise ArenaError(f"cannot listen on {address}: {str(err).split(';')[0]}") from None

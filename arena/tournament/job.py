@@ -21,9 +21,8 @@ from typing import Any
 
 import trio
 
-from arena.bots.docker import check_available as check_docker
-from arena.bots.launch import Confinement
-from arena.bots.sandbox import Limits, check_available, default_limits
+from arena.bots.launch import Confinement, confine
+from arena.bots.sandbox import Limits
 from arena.errors import ArenaError
 from arena.layout import LOGS_DIR, RECORDS_DIR, record_name, seat_log_name
 from arena.match import BotLaunch, run_with_bots
@@ -52,13 +51,7 @@ MatchFn = Callable[[MatchPlan], Awaitable[PlayedMatch]]
 def confine_bots(config: TournamentConfig, no_sandbox: bool = False) -> Limits | None:
     """The sandbox limits for ``config``'s bot commands (``None`` with ``no_sandbox``); raises
     one line when the bots need a sandbox or a Docker engine this machine lacks."""
-    if any(b.program.image for b in config.bots):
-        check_docker()
-    if no_sandbox:
-        return None
-    if any(not b.program.image for b in config.bots):
-        check_available()
-    return default_limits()
+    return confine([b.program for b in config.bots], no_sandbox)
 
 
 def match_spec(config: TournamentConfig, plan: MatchPlan) -> MatchSpec:

@@ -22,13 +22,13 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import TypeVar
 
 import trio
 
-from arena.bots.launch import Confinement
-from arena.bots.sandbox import SOCKET_NAME, Limits, prepare_socket, socket_directory
+from arena.bots.launch import Confinement, check_in_box
+from arena.bots.reaper import bot_run
+from arena.bots.sandbox import SOCKET_NAME, Limits, prepare_socket
 from arena.errors import ArenaError
 from arena.layout import RECORDS_DIR, arena_home
 from arena.records.format import remove_stale_temps
@@ -277,22 +277,27 @@ def _play_pending(
     store: Store,
     plans: list[MatchPlan],
     feedback: Feedback,
-    sandbox: Limits | None = None,
+    confinement: Confinement,
 ) -> None:
-    async def main(sockets: Path) -> None:
-        async with open_arena_server("127.0.0.1:0", unix=sockets / SOCKET_NAME) as server:
-            prepare_socket(sockets / SOCKET_NAME)  # boxed bots run as uid nobody
-            confinement = Confinement(sockets, sandbox, hide=(config.output, arena_home()))
+    async def main() -> None:
+        sock = confinement.socket_dir / SOCKET_NAME
+        async with open_arena_server("127.0.0.1:0", unix=sock) as server:
+            prepare_socket(sock)  # boxed bots run as uid nobody
             job = functools.partial(play_match, server, config, confinement=confinement)
             await run_matches(plans, store, job, config.concurrency, feedback, lock_wait)
 
     lock_wait = lock_wait_seconds()
 
     try:
-        with socket_directory() as sockets:
-            trio.run(main, sockets)
+        trio.run(main)
     except BaseExceptionGroup as group:
         raise _unwrap(group) from None
+
+
+def check_bots(config: TournamentConfig, confinement: Confinement) -> None:
+    """Refuse, in one line, a boxed bot whose command names what its box does not show: it
+    would forfeit every match (:func:`~arena.bots.launch.check_in_box`)."""
+    check_in_box([(f'bot "{b.name}"', b.program) for b in config.bots], confinement)
 
 
 def run_tournament(
@@ -300,22 +305,32 @@ def run_tournament(
 ) -> Standings:
     """Run (or resume, or just report) the tournament of ``config``; its final standings.
 
-    ``sandbox``: limits for boxing every bot command (``None``: plain processes).
+    ``sandbox``: limits for boxing every bot command (``None``: plain processes). Before any
+    match, and before a new tournament's store is made, a boxed command that names what its box
+    does not show is refused (:class:`~arena.bots.launch.NotInBox`). Nothing the run starts
+    outlives it, however it ends (:func:`~arena.bots.reaper.bot_run`).
     """
-    store, config, plans = open_store(config)
-    with store:
-        done, total = store.counts()
-        if done < total:
-            feedback.start(config.name, total, done)
-            try:
-                _play_pending(config, store, plans, feedback, sandbox)
-            except KeyboardInterrupt:
-                done, total = store.counts()
-                feedback.note(
-                    f"{config.name}: stopped with {done}/{total} matches stored; run the same "
-                    "command again to resume"
-                )
-                raise
-            finally:
-                feedback.close()
-        return standings(store)
+    with bot_run() as run:
+        confinement = Confinement.of_run(run, sandbox, hide=(config.output, arena_home()))
+        fresh = not (config.output / DB_NAME).exists()
+        if fresh:  # refused before the store holds this config: a fixed command is a new one
+            check_bots(config, confinement)
+        store, config, plans = open_store(config)
+        with store:
+            done, total = store.counts()
+            if done < total:
+                if not fresh:
+                    check_bots(config, confinement)
+                feedback.start(config.name, total, done)
+                try:
+                    _play_pending(config, store, plans, feedback, confinement)
+                except KeyboardInterrupt:
+                    done, total = store.counts()
+                    feedback.note(
+                        f"{config.name}: stopped with {done}/{total} matches stored; run the "
+                        "same command again to resume"
+                    )
+                    raise
+                finally:
+                    feedback.close()
+            return standings(store)

@@ -23,7 +23,7 @@ import pytest
 import trio
 
 import arena.bots.sandbox as sandbox_module
-from arena.bots.command import BotProgram
+from arena.bots.command import BotProgram, host_names
 from arena.bots.docker import container_environment, container_options, parse_image_bot
 from arena.bots.launch import Confinement, start_bot
 from arena.bots.process import RunningBot, bot_environment
@@ -39,6 +39,7 @@ from arena.bots.sandbox import (
 from arena.protocol.messages import TimeControl
 from arena.seeds import seat_seed
 from arena.server import MatchOutcome, MatchSpec, SeatSpec, new_token, open_arena_server
+from tests.arena.run_arena import arena_error
 
 HOSTILE = Path(__file__).resolve().parent / "hostile"
 ARENA = str(Path(sys.executable).parent / "arena")
@@ -412,3 +413,48 @@ def test_runtime_paths_under_tmp_stay_visible(
         proc.stdout.close()
         wrapped.cleanup()
     assert out == "visible\n"
+
+
+@pytest.mark.slow
+def test_a_command_outside_its_sandbox_is_refused_before_any_match(tmp_path: Path) -> None:
+    """A bot script this machine runs but the box would not show (outside the working directory)
+    is refused in one line naming the bot and the sandbox, before any match or output, by `arena
+    tournament` (whose config check, on the host, passes it) and `arena match`; --no-sandbox
+    plays it."""
+    script = tmp_path / "elsewhere" / "bot.sh"
+    script.parent.mkdir()
+    script.write_text("#!/bin/sh\nexec arena bot random\n")
+    script.chmod(0o755)
+    work = tmp_path / "work"
+    work.mkdir()
+    line = arena_error(
+        *("tournament", "--game", "tennis", "--option", "sets_to_win=1", "--matches", "2"),
+        *("--bot", f"outside={script}", "--bot", "random", "--out", "t", "--quiet"),
+        cwd=work,
+    )
+    assert line.startswith(f'arena: error: bot "outside": {script} is not found inside the sandbox')
+    assert f"binds only the bot's directory {work}" in line and "--no-sandbox" in line, line
+    match = ["match", "tennis", "--option", "sets_to_win=1", "--out", "m"]
+    line = arena_error(*match, "--bot", "arena bot rules", "--bot", str(script), cwd=work)
+    assert f"seat 1 (--bot '{script}'): {script} is not found inside the sandbox" in line, line
+    assert not (work / "t").exists() and not (work / "m").exists()
+    played = subprocess.run(
+        [ARENA, *match, "--bot", "arena bot rules", "--bot", str(script), "--no-sandbox"],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert played.returncode == 0, played.stderr
+    assert "faults:" not in played.stdout, played.stdout
+
+
+def test_host_names_are_what_a_command_names_on_this_machine(tmp_path: Path) -> None:
+    (tmp_path / "bot.py").write_text("")
+    assert host_names(f"sh {tmp_path}/bot.py --x /no/such", tmp_path) == (
+        ["sh"],
+        [f"{tmp_path}/bot.py"],
+    )
+    assert host_names("./bot.py", tmp_path) == ([], ["./bot.py"])
+    assert host_names("no-such-program-here", tmp_path) == ([], [])
+    assert host_names("X=1 sh", tmp_path) == ([], [])

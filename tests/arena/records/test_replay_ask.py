@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import random
 import shlex
 import subprocess
@@ -17,6 +18,7 @@ from arena.records.ask import ask
 from arena.records.format import Recorder, match_header, read_record, write_record
 from arena.seeds import seat_seed
 from engine import get_game
+from tests.arena.run_arena import arena_error
 
 #: Every test here starts real bot processes: the slow tier (pytest -m slow).
 pytestmark = pytest.mark.slow
@@ -145,18 +147,29 @@ def test_cli_prints_both_answers_and_exit_status(
 ) -> None:
     record = hash_bot_record(tmp_path / "whist.jsonl.gz", "whist", None, seed=3)
     decisions = [e for e in read_record(record).entries if e["type"] == "decision"]
-    assert main(["replay", "ask", str(record), "--at", "5", "--bot", f"{bot} --text"]) == 0
+    assert (
+        main(["replay", "ask", str(record), "--at", "5", "--no-sandbox", "--bot", f"{bot} --text"])
+        == 0
+    )
     out = capsys.readouterr().out
     recorded = decisions[5]["action"]
     assert f"recorded: {recorded}" in out
     assert f"bot:      {recorded}  (text '{recorded}'," in out and "same as recorded" in out
     assert "decision 5 of" in out and "You are" in out  # the position is shown
 
-    assert main(["replay", "ask", str(record), "--at", "5", "--bot", f"{bot} --wrong"]) == 1
+    assert (
+        main(["replay", "ask", str(record), "--at", "5", "--no-sandbox", "--bot", f"{bot} --wrong"])
+        == 1
+    )
     out = capsys.readouterr().out
     assert "DIFFERENT from the record" in out and f"recorded: {recorded}" in out
 
-    assert main(["replay", "ask", str(record), "--at", "5", "--bot", f"{bot} --illegal"]) == 1
+    assert (
+        main(
+            ["replay", "ask", str(record), "--at", "5", "--no-sandbox", "--bot", f"{bot} --illegal"]
+        )
+        == 1
+    )
     assert "index out of range" in capsys.readouterr().out
 
 
@@ -192,7 +205,8 @@ def test_the_bot_is_sent_what_its_seat_saw_and_its_seat_seed(
 
 
 def _error(capsys: pytest.CaptureFixture[str], *args: str) -> str:
-    assert main(["replay", "ask", *args]) == 2
+    # Unsandboxed: the test's bot lives in a temporary directory no box would show it.
+    assert main(["replay", "ask", "--no-sandbox", *args]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err.count("\n") == 1 and captured.err.startswith("arena: error: ")
@@ -265,9 +279,57 @@ def test_the_bot_output_is_shown_with_its_answer(
     bot = tmp_path / "failing.py"
     bot.write_text(FAILING_SDK_BOT)
     command = f"{shlex.quote(sys.executable)} {shlex.quote(str(bot))}"
-    main(["replay", "ask", str(record), "--at", "5", "--bot", command])
+    main(["replay", "ask", str(record), "--at", "5", "--no-sandbox", "--bot", command])
     out = capsys.readouterr().out
     assert "bot output (last " in out
     shown = out.split("bot output (last ", 1)[1]
     assert "thinking about" in shown and "my strategy has a bug" in shown
     assert "bot.choose failed; playing the first legal action" in shown
+
+
+def test_the_bot_runs_sandboxed_as_in_arena_match_unless_told_not_to(tmp_path: Path) -> None:
+    """`arena replay ask` boxes the bot as `arena match` boxes a seat's: uid nobody, and nothing
+    of the machine outside its directory (the current one), such as a file beside it;
+    --no-sandbox runs it as a plain process, which sees both."""
+    (tmp_path / "records").mkdir()
+    record = hash_bot_record(tmp_path / "records" / "whist.jsonl.gz", "whist", None, seed=3)
+    secret = tmp_path / "host-only.txt"
+    secret.write_text("seen\n")
+    bot_dir = tmp_path / "bot"
+    bot_dir.mkdir()
+    # What only a boxed bot reports: its uid, and whether the host's file exists for it.
+    probe = f"echo uid=$(id -u) file=$(cat {shlex.quote(str(secret))} || echo hidden) >&2"
+    command = f"sh -c {shlex.quote(probe)}; exec arena bot rules"
+    arena = str(Path(sys.executable).parent / "arena")
+
+    def asked(*flags: str) -> str:
+        done = subprocess.run(
+            [arena, "replay", "ask", str(record), "--at", "5", "--bot", command, *flags],
+            cwd=bot_dir,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        # 0 or 1: the rules bot chose as the hash bot did, or not.
+        assert done.returncode in (0, 1), done.stderr
+        assert "Traceback" not in done.stderr
+        return done.stdout.split("bot output (last ", 1)[1]
+
+    assert "uid=65534 file=hidden" in asked()
+    assert f"uid={os.getuid()} file=seen" in asked("--no-sandbox")
+
+
+def test_a_bot_outside_its_sandbox_is_one_line_before_it_starts(tmp_path: Path) -> None:
+    """A bot command this machine can run but whose box would not show it (a script outside the
+    current directory) is refused in one line that names the sandbox and the way out."""
+    (tmp_path / "records").mkdir()
+    record = hash_bot_record(tmp_path / "records" / "whist.jsonl.gz", "whist", None, seed=3)
+    script = tmp_path / "elsewhere" / "bot.sh"
+    script.parent.mkdir()
+    script.write_text("#!/bin/sh\nexec arena bot rules\n")
+    script.chmod(0o755)
+    bot_dir = tmp_path / "bot"
+    bot_dir.mkdir()
+    line = arena_error("replay", "ask", str(record), "--at", "5", "--bot", str(script), cwd=bot_dir)
+    assert f"--bot '{script}': {script} is not found inside the sandbox" in line, line
+    assert "bubblewrap binds only" in line and "--no-sandbox" in line, line

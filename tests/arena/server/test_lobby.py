@@ -209,10 +209,15 @@ def test_a_guests_seat_is_resumed_only_with_the_secret_the_server_gave_it(
     async def main() -> None:
         async with open_arena_server() as server:
 
+            def hello(bot: RawBot, token: str) -> None:
+                # One match each: once it ends, nobody waits in the lobby for a second.
+                msg = pb.Hello(bot_name="g", token=token, protocol_version=1, max_matches=1)
+                bot.send(pb.BotMessage(hello=msg))
+
             def body() -> None:
                 guests = [RawBot(server.address) for _ in chosen]
                 for bot, token in zip(guests, chosen, strict=True):
-                    bot.hello(token)
+                    hello(bot, token)
                     msg = bot.recv()
                     assert msg is not None and msg.WhichOneof("kind") == "welcome"
                     secrets.append(msg.welcome.resume_token)
@@ -224,14 +229,14 @@ def test_a_guests_seat_is_resumed_only_with_the_secret_the_server_gave_it(
                     pass
                 # Guest 0 is deciding: someone else says Hello with its token.
                 impostor = RawBot(server.address)
-                impostor.hello(chosen[0])
+                hello(impostor, chosen[0])
                 msg = impostor.recv()
                 assert msg is not None and msg.WhichOneof("kind") == "welcome"
                 impostor_welcome.append(msg.welcome.resume_token)
                 # Guest 0's stream breaks; it comes back with its secret and plays on.
                 first.close()
                 back = RawBot(server.address)
-                back.hello(secrets[0])
+                hello(back, secrets[0])
                 play_loop(back)
                 join_all(others)
                 assert [m.WhichOneof("kind") for m in impostor.received] == ["welcome"]

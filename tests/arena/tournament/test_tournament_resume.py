@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import signal
 import sqlite3
 import subprocess
@@ -101,17 +100,19 @@ def run_and_kill(cwd: Path, out: str, at_least: int) -> int:
             what=f"the tournament to store {at_least} matches",
         )
         assert proc.poll() is None, "the tournament finished before it could be killed"
-        bots = children(proc.pid)
+        children_left = children(proc.pid)
         proc.send_signal(signal.SIGKILL)
         proc.wait()
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    # The bots of a killed arena would give up by themselves; do not leave them around.
-    for pid in bots:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pid, signal.SIGKILL)
+    # Nothing a killed arena started outlives it: its reaper (one of its children) stops the rest.
+    wait_until(
+        lambda: not [pid for pid in children_left if running(pid)],
+        15,
+        what="the killed arena's bots and reaper to go",
+    )
     return done_count(db)
 
 
