@@ -22,6 +22,8 @@ from arena.cli.arguments import (
     parse_options,
 )
 from arena.cli.console import reader_may_leave
+from arena.cli.host import add_host_parser
+from arena.cli.remote import add_remote_parser
 from arena.cli.replay import add_replay_parser
 from arena.cli.tournament import add_tournament_parsers
 from arena.errors import ArenaError, UsageError
@@ -257,6 +259,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_replay_parser(sub)
     add_tournament_parsers(sub)
+    add_host_parser(sub)
+    add_remote_parser(sub)
     _add_arena_parsers(sub)
     _add_state_parsers(sub)
     return parser

@@ -28,6 +28,7 @@ import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, cast
 
 import grpc
@@ -96,10 +97,13 @@ def run_bot(
     matches: int | None = None,
     games: tuple[str, ...] = (),
     give_up_s: float = 10.0,
+    ca_cert: str | None = None,
 ) -> BotRun:
     """Connect ``bot`` to the server at ``address`` (``host:port`` or ``unix:PATH``; default
     ``$ARENA_ADDRESS``) with ``token`` (default ``$ARENA_TOKEN``) and play until ``matches``
     matches have ended (``None``: until the server goes away for ``give_up_s`` seconds).
+    ``ca_cert`` (default ``$ARENA_CA_CERT``): a PEM file of the certificate authority to trust;
+    given, the connection is TLS (a competition's host), else plaintext (an arena's own bots).
 
     Raises :class:`BotRejected` when the server refuses the bot, :class:`ArenaError` when no
     address is given or when called on a thread that runs an asyncio loop (each connection runs
@@ -115,6 +119,11 @@ def run_bot(
     if not address:
         raise ArenaError("no server address: pass one or set ARENA_ADDRESS")
     token = token if token is not None else os.environ.get("ARENA_TOKEN", "")
+    ca_path = ca_cert if ca_cert is not None else os.environ.get("ARENA_CA_CERT", "")
+    try:
+        ca = Path(ca_path).read_bytes() if ca_path else None
+    except OSError as err:
+        raise ArenaError(f"cannot read the CA certificate {ca_path!r}: {err.strerror}") from None
     run = BotRun(address=address)
     backoff = BACKOFF_FIRST
     last_contact = time.monotonic()
@@ -136,7 +145,7 @@ def run_bot(
             omit_text=True,
             omit_json=True,
         )
-        welcomed, stop, resume = _play_stream(bot, address, hello, run, matches)
+        welcomed, stop, resume = _play_stream(bot, address, hello, run, matches, ca)
         run.welcomes += welcomed
         # Only the secret the server gave resumes our seats (a lobby's guest's own token does
         # not): every later stream says Hello with it.
@@ -166,24 +175,41 @@ def _in_running_loop() -> bool:
 
 
 def _play_stream(
-    bot: Bot, address: str, hello: messages.Hello, run: BotRun, matches: int | None
+    bot: Bot,
+    address: str,
+    hello: messages.Hello,
+    run: BotRun,
+    matches: int | None,
+    ca: bytes | None = None,
 ) -> tuple[bool, str | None, str]:
     """Play over one stream until it ends; ``(welcomed, why to stop, resume token)``: why is
     ``matches``, ``ended``, or ``None`` to connect again (the stream broke); the resume token is
     the Welcome's (``""`` if none came)."""
-    return asyncio.run(_play(bot, address, hello, run, matches))
+    return asyncio.run(_play(bot, address, hello, run, matches, ca))
 
 
 # grpc.aio, read and written from one coroutine: the synchronous client's stream costs two
 # thread hand-offs per decision (a thread feeding the request iterator, another delivering
 # responses), each waking a thread (docs/performance.md has the figures).
 async def _play(
-    bot: Bot, address: str, hello: messages.Hello, run: BotRun, matches: int | None
+    bot: Bot,
+    address: str,
+    hello: messages.Hello,
+    run: BotRun,
+    matches: int | None,
+    ca: bytes | None = None,
 ) -> tuple[bool, str | None, str]:
     welcomed = False
     resume = ""
     playing: set[str] = set()  # matches started on this stream and not yet ended
-    async with grpc.aio.insecure_channel(address, options=CLIENT_OPTIONS) as channel:
+    channel_of = (
+        grpc.aio.insecure_channel(address, options=CLIENT_OPTIONS)
+        if ca is None
+        else grpc.aio.secure_channel(
+            address, grpc.ssl_channel_credentials(root_certificates=ca), options=CLIENT_OPTIONS
+        )
+    )
+    async with channel_of as channel:
         # The generated stubs are typed for the synchronous API.
         play: Any = rpc.ArenaStub(channel).Play
         call: grpc.aio.StreamStreamCall[rpc.BotMessage, rpc.ServerMessage] = play()

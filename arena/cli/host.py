@@ -1,0 +1,157 @@
+"""``arena host``: run a competition (arena/host/service.py), and the host's own chores.
+
+    arena host COMPETITION.toml [--dir DIR] [--http ADDR] [--grpc ADDR] [--tls-cert PEM …]
+    arena host add-author COMPETITION.toml NAME [--dir DIR]
+
+``add-author`` works whether the host runs or not: with the host running it asks the host's API
+(with the admin token the host keeps in ``DIR/private``), else it writes the database itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from arena.cli.arguments import add_sandbox_argument
+from arena.logging import add_log_level_option, configure
+
+USAGE = """\
+arena host COMPETITION.toml [--dir DIR] [--http ADDR] [--grpc ADDR]
+                            [--tls-cert PEM --tls-key PEM] [--insecure] [--no-sandbox]
+arena host add-author COMPETITION.toml NAME [--dir DIR] [--json]"""
+
+
+def add_host_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``arena host``: its two forms share one entry, told apart by the first word."""
+    hp = sub.add_parser(
+        "host",
+        help="run a competition: the HTTP API, the arena for bots, validation and the ladder",
+        usage=USAGE,
+        description="Run the competition of COMPETITION.toml, keeping everything in DIR "
+        "(default: the config's path without .toml), or add an author to it "
+        "(add-author: prints their API token once). docs/hosting.md walks through it.",
+        add_help=False,
+    )
+    hp.add_argument("rest", nargs=argparse.REMAINDER)
+    hp.set_defaults(handler=host_command)
+
+
+def _run_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="arena host", usage=USAGE)
+    p.add_argument("config", type=Path, help="the competition's TOML file")
+    p.add_argument("--dir", type=Path, default=None, help="the competition directory")
+    p.add_argument(
+        "--http",
+        default="127.0.0.1:8080",
+        metavar="ADDR",
+        help="HTTP API host:port (default %(default)s)",
+    )
+    p.add_argument(
+        "--grpc",
+        default="127.0.0.1:50051",
+        metavar="ADDR",
+        help="gRPC address for live bots, host:port (default %(default)s)",
+    )
+    p.add_argument("--tls-cert", type=Path, default=None, metavar="PEM", help="TLS certificate")
+    p.add_argument("--tls-key", type=Path, default=None, metavar="PEM", help="TLS private key")
+    p.add_argument(
+        "--insecure",
+        action="store_true",
+        help="listen beyond loopback without TLS (default: loopback only without TLS)",
+    )
+    add_sandbox_argument(p)
+    add_log_level_option(p, "info")
+    return p
+
+
+def _author_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="arena host add-author", usage=USAGE)
+    p.add_argument("config", type=Path, help="the competition's TOML file")
+    p.add_argument("name", help="the author's name (letters, digits, '_', '.', '-')")
+    p.add_argument("--dir", type=Path, default=None, help="the competition directory")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    return p
+
+
+def _directory(config: Path, given: Path | None) -> Path:
+    return given if given is not None else config.with_suffix("")
+
+
+def host_command(args: argparse.Namespace) -> int:
+    """``arena host …``."""
+    rest: list[str] = list(args.rest)
+    if not rest or rest[0] in ("-h", "--help"):
+        print(f"usage: {USAGE}\n\n{add_host_parser.__doc__}")
+        return 0 if rest else 2
+    if rest[0] == "add-author":
+        return _add_author(_author_parser().parse_args(rest[1:]))
+    return _run(_run_parser().parse_args(rest))
+
+
+def _run(args: argparse.Namespace) -> int:
+    import trio
+
+    from arena.host.config import load_competition
+    from arena.host.service import HostOptions, Listening, run_host
+    from arena.server.api import run_trio
+
+    configure(args.log_level)
+    config = load_competition(args.config)
+    directory = _directory(args.config, args.dir)
+    options = HostOptions(
+        http=args.http,
+        grpc=args.grpc,
+        tls_cert=args.tls_cert,
+        tls_key=args.tls_key,
+        insecure=args.insecure,
+        no_sandbox=args.no_sandbox,
+    )
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            where: Listening = await nursery.start(run_host, config, directory, options)
+            print(
+                f"arena: hosting {config.name} ({config.game.id}) in {directory}: API "
+                f"{where.http_url}, bots {where.grpc_address}; the admin token is in "
+                f"{directory / 'private' / 'admin.token'}; Ctrl-C stops",
+                flush=True,
+            )
+
+    run_trio(main)
+    return 0
+
+
+def _add_author(args: argparse.Namespace) -> int:
+    from arena.host.config import load_competition
+    from arena.host.service import HOST_FILE, PRIVATE_DIR, admin_token
+    from arena.host.store import CompetitionStore, CompetitionStoreError
+
+    config = load_competition(args.config)
+    directory = _directory(args.config, args.dir)
+    try:
+        store = CompetitionStore(directory, config)
+    except CompetitionStoreError as err:
+        running = directory / PRIVATE_DIR / HOST_FILE
+        if "running" not in str(err) or not running.is_file():
+            raise
+        # The host holds the database: ask it.
+        from arena.host.client import RemoteClient
+
+        where = json.loads(running.read_text())
+        client = RemoteClient(
+            where["http"], token=admin_token(directory), cafile=where.get("cafile")
+        )
+        made = client.admin_add_author(args.name)
+        name, token = made["author"]["name"], made["token"]
+    else:
+        with store:
+            author, token = store.add_author(args.name)
+            name = author.name
+    if args.json:
+        print(json.dumps({"author": name, "token": token}))
+    else:
+        print(f"author {name}: API token {token}")
+        print("(shown this once: the competition keeps only its hash)", file=sys.stderr)
+    return 0

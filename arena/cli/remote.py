@@ -1,0 +1,524 @@
+"""``arena remote``: a competition host's HTTP API from the command line (arena/host/client.py).
+
+Every subcommand takes ``--server URL`` (else ``$ARENA_SERVER``), ``--token T`` (else
+``$ARENA_API_TOKEN``; for ``admin``, the host's admin token, else ``$ARENA_ADMIN_TOKEN``),
+``--cafile PEM`` and ``--timeout S``; those that print JSON answers take ``--json`` to print
+the answer as is.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from arena.cli.arguments import NON_NEGATIVE, POSITIVE, TIMEOUT, number
+from arena.errors import ArenaError, UsageError
+
+if TYPE_CHECKING:
+    from arena.host.client import AuthorInfo, BotInfo, RemoteClient, StatusInfo, VersionInfo
+
+#: The admin token, when ``--token`` is not given to ``arena remote admin``.
+ADMIN_TOKEN_ENV = "ARENA_ADMIN_TOKEN"
+#: ``--limit``: what the API serves at most.
+LIMIT = number(int, 1, "a whole number from 1 to 1000", 1000)
+#: ``--rate``: units per minute (the host refuses more than it allows).
+RATE = number(float, 0.0, "a number of units per minute of at least 0 (0: no limit)")
+
+Auth = Literal["none", "author", "admin"]
+Action = Callable[["RemoteClient", argparse.Namespace], int]
+
+
+def _handler(action: Action, auth: Auth) -> Callable[[argparse.Namespace], int]:
+    """The argparse handler: the client from the common options, then ``action``."""
+
+    def run(args: argparse.Namespace) -> int:
+        from arena.host.client import SERVER_ENV, TOKEN_ENV, RemoteClient, RemoteError
+
+        server = args.server or os.environ.get(SERVER_ENV, "").strip()
+        if not server:
+            raise UsageError(f"give the host's URL: --server https://HOST:PORT (or ${SERVER_ENV})")
+        env = ADMIN_TOKEN_ENV if auth == "admin" else TOKEN_ENV
+        token = args.token or os.environ.get(env, "").strip() or None
+        if token is None and auth == "author":
+            raise UsageError(
+                f"this needs your API token: --token T (or ${TOKEN_ENV}); `arena remote "
+                "register` or the host's add-author gives one"
+            )
+        if token is None and auth == "admin":
+            raise UsageError(
+                f"this needs the host's admin token: --token T (or ${ADMIN_TOKEN_ENV}), from "
+                "the competition directory's private/admin.token"
+            )
+        client = RemoteClient(server, token, args.cafile, args.timeout)
+        try:
+            return action(client, args)
+        except (KeyError, TypeError, ValueError) as err:
+            # A server whose answers lack what this client reads: one line, not a traceback.
+            raise RemoteError(
+                f"{client.base_url} answered with something this client does not understand "
+                f"({type(err).__name__}: {err}); is it a Card Arena host of this version?"
+            ) from None
+
+    return run
+
+
+def _print_json(value: object) -> None:
+    print(json.dumps(value, indent=2))
+
+
+def _table(rows: Sequence[Sequence[str]]) -> None:
+    """Rows (the first is the header) in columns; the last column is not padded."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    for r in rows:
+        cells = [c.ljust(w) for c, w in zip(r, widths, strict=False)]
+        print("  ".join([*cells, r[-1]]).rstrip())
+
+
+def _day(timestamp: str | None) -> str:
+    """An ISO 8601 time to the minute: ``2025-01-31 14:02``."""
+    return "" if not timestamp else timestamp[:16].replace("T", " ")
+
+
+def _pace(units_per_minute: float) -> str:
+    return "no limit" if units_per_minute == 0 else f"{units_per_minute:g} units per minute"
+
+
+def _print_status(s: StatusInfo) -> None:
+    counts = ", ".join(f"{n} {status}" for status, n in sorted(s["versions"].items()))
+    print(f"{s['name']}: {s['game']}, {s['players']} players (host {s['server_version']})")
+    print(f"ladder: {s['state']}, pace: {_pace(s['units_per_minute'])}")
+    print(f"versions: {counts or 'none yet'}")
+    print(f"matches played: {s['matches_played']}")
+
+
+def _print_versions(bots: Sequence[BotInfo], *, author: bool, reasons: bool) -> None:
+    header = ["id", "version", *(["author"] if author else []), "kind", "runtime", "status"]
+    rows = [[*header, "submitted"]]
+    notes: dict[int, str] = {}
+    for bot in bots:
+        for v in bot["versions"]:
+            rows.append(
+                [
+                    str(v["id"]),
+                    v["ref"],
+                    *([bot["author"]] if author else []),
+                    v["kind"],
+                    v["runtime"] or "-",
+                    v["status"],
+                    _day(v["created"]),
+                ]
+            )
+            if reasons and v.get("reason"):
+                notes[len(rows) - 1] = str(v["reason"])
+    if len(rows) == 1:
+        print("no versions yet (arena remote submit NAME DIR)")
+        return
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    for i, r in enumerate(rows):
+        print("  ".join([*(c.ljust(w) for c, w in zip(r, widths, strict=False)), r[-1]]))
+        if i in notes:
+            print(f"    {notes[i]}")
+
+
+def _print_version(v: VersionInfo) -> None:
+    print(f"{v['ref']} (version {v['id']}): {v['status']}")
+    if v.get("reason"):
+        print(f"reason: {v['reason']}")
+    print(f"kind: {v['kind']}" + (f", runtime {v['runtime']}" if v["runtime"] else ""))
+    if v["sha256"]:
+        print(f"sha256: {v['sha256']}")
+    print(f"submitted: {_day(v['created'])}, updated: {_day(v['updated'])}")
+
+
+def _print_new_token(author: AuthorInfo, token: str) -> None:
+    print(f"author {author['name']} (id {author['id']})")
+    print(f"token: {token}")
+    print("(shown once: keep it; arena remote takes it as --token or ARENA_API_TOKEN)")
+
+
+def _write(path: Path, data: bytes) -> None:
+    """``data`` into ``path``, whole or not at all (a temporary file renamed into place)."""
+    part = path.with_name(path.name + ".part")
+    try:
+        part.write_bytes(data)
+        os.replace(part, path)
+    except OSError as err:
+        part.unlink(missing_ok=True)
+        raise ArenaError(f"cannot write {str(path)!r}: {err.strerror}") from None
+
+
+def _output(given: str | None, default: str) -> Path:
+    """Where a download goes: ``-o FILE``, into ``-o DIR``, or ``default`` here."""
+    if given is None:
+        if Path(default).name != default or default.startswith("."):
+            raise UsageError(f"{default!r} is no file name here: give -o FILE")
+        return Path(default)
+    path = Path(given)
+    return path / default if path.is_dir() else path
+
+
+# --- the subcommands ------------------------------------------------------------------------------
+
+
+def _status(client: RemoteClient, args: argparse.Namespace) -> int:
+    s = client.status()
+    if args.json:
+        _print_json(s)
+    else:
+        _print_status(s)
+    return 0
+
+
+def _leaderboard(client: RemoteClient, args: argparse.Namespace) -> int:
+    rows = client.leaderboard(args.phase)
+    if args.json:
+        _print_json(rows)
+        return 0
+    if not rows:
+        print(f"no rated versions in the {args.phase} yet")
+        return 0
+    table = [["rank", "bot", "author", "Elo", "matches", "score"]]
+    for r in rows:
+        elo = f"{r['elo']:.0f} ± {r['plus_minus']:.0f}"
+        table.append(
+            [str(r["rank"]), r["ref"], r["author"], elo, str(r["matches"]), f"{r['score']:.3f}"]
+        )
+    _table(table)
+    return 0
+
+
+def _bots(client: RemoteClient, args: argparse.Namespace) -> int:
+    bots = client.bots()
+    if args.json:
+        _print_json(bots)
+    else:
+        _print_versions(bots, author=True, reasons=False)
+    return 0
+
+
+def _me(client: RemoteClient, args: argparse.Namespace) -> int:
+    me = client.me()
+    if args.json:
+        _print_json(me)
+        return 0
+    a = me["author"]
+    print(f"author {a['name']} (id {a['id']}, since {_day(a['created'])})")
+    _print_versions(me["bots"], author=False, reasons=True)
+    return 0
+
+
+def _rotate(client: RemoteClient, args: argparse.Namespace) -> int:
+    rotated = client.rotate_token()
+    if args.json:
+        _print_json(rotated)
+        return 0
+    print(f"token: {rotated['token']}")
+    print("(shown once; the old token no longer works)")
+    return 0
+
+
+def _submit(client: RemoteClient, args: argparse.Namespace) -> int:
+    from arena.host.client import MAX_ARCHIVE_BYTES, pack_directory
+
+    source = Path(args.source)
+    if source.is_dir():
+        archive = pack_directory(source)
+    elif source.is_file():
+        if source.stat().st_size > MAX_ARCHIVE_BYTES:
+            raise UsageError(f"{args.source!r} is larger than {MAX_ARCHIVE_BYTES >> 20} MiB")
+        try:
+            archive = source.read_bytes()
+        except OSError as err:
+            raise UsageError(f"cannot read {args.source!r}: {err.strerror}") from None
+    else:
+        raise UsageError(f"{args.source!r}: no such directory or archive")
+    v = client.submit(args.name, archive)
+    if args.json:
+        _print_json(v)
+        return 0
+    print(f"submitted {v['ref']} (version {v['id']}): {v['status']}")
+    print(f"sha256: {v['sha256']}")
+    print(f"(it is validated next: arena remote version {v['id']} shows how that went)")
+    return 0
+
+
+def _live(client: RemoteClient, args: argparse.Namespace) -> int:
+    import urllib.parse
+
+    live = client.live(args.name)
+    if args.json:
+        _print_json(live)
+        return 0
+    v = live["version"]
+    host = urllib.parse.urlsplit(client.base_url).hostname or "HOST"
+    port = client.status().get("grpc_port") or "PORT"
+    print(f"live version {v['ref']} (version {v['id']}): {v['status']}")
+    print(f"token: {live['token']}")
+    print("(shown once) Run your bot with it, connected to the host's gRPC address:")
+    print(f"  ARENA_ADDRESS={host}:{port} ARENA_TOKEN={live['token']} YOUR-BOT-COMMAND")
+    return 0
+
+
+def _version(client: RemoteClient, args: argparse.Namespace) -> int:
+    v = client.version(args.id)
+    if args.json:
+        _print_json(v)
+    else:
+        _print_version(v)
+    return 0
+
+
+def _retire(client: RemoteClient, args: argparse.Namespace) -> int:
+    v = client.retire(args.id)
+    if args.json:
+        _print_json(v)
+    else:
+        print(f"retired {v['ref']} (version {v['id']})")
+    return 0
+
+
+def _log(client: RemoteClient, args: argparse.Namespace) -> int:
+    sys.stdout.write(client.version_log(args.id))
+    return 0
+
+
+def _archive(client: RemoteClient, args: argparse.Namespace) -> int:
+    data = client.archive(args.id)
+    path = _output(args.output, f"version-{args.id}.tar.gz")
+    _write(path, data)
+    print(f"wrote {path} ({len(data):,} bytes)")
+    return 0
+
+
+def _matches(client: RemoteClient, args: argparse.Namespace) -> int:
+    found = client.matches(args.version, args.phase, args.limit)
+    if args.json:
+        _print_json(found)
+        return 0
+    if not found:
+        print("no finished matches yet")
+        return 0
+    table = [["match", "phase", "seats", "result", "record", "finished"]]
+    for m in found:
+        result = m.get("summary") or m.get("reason") or m["state"]
+        record = "yes" if m["record_available"] else "later"
+        table.append(
+            [m["match_id"], m["phase"], " ".join(m["seats"]), result, record, _day(m["finished"])]
+        )
+    _table(table)
+    return 0
+
+
+def _match(client: RemoteClient, args: argparse.Namespace) -> int:
+    m = client.match(args.match_id)
+    if args.json:
+        _print_json(m)
+        return 0
+    print(f"{m['match_id']}: {m['phase']} unit {m['unit']}, rotation {m['rotation']}, {m['state']}")
+    print(f"seats: {', '.join(m['seats'])}")
+    if m.get("summary") or m.get("reason"):
+        print(f"result: {m.get('summary') or ''} ({m.get('reason') or ''})")
+    if m.get("ranks"):
+        print(f"ranks: {' '.join(str(r) for r in m['ranks'] or [])}")
+    for fault in m["faults"]:
+        print(f"fault: seat {fault.get('seat')} {fault.get('kind')}: {fault.get('detail', '')}")
+    print(f"record: {'available' if m['record_available'] else 'once its deal is played out'}")
+    return 0
+
+
+def _record(client: RemoteClient, args: argparse.Namespace) -> int:
+    path = _output(args.output, f"{args.match_id}.jsonl.gz")
+    data = client.record(args.match_id)
+    _write(path, data)
+    print(f"wrote {path} ({len(data):,} bytes; arena replay verify {path} checks it)")
+    return 0
+
+
+def _logs(client: RemoteClient, args: argparse.Namespace) -> int:
+    sys.stdout.write(client.seat_log(args.match_id, args.seat))
+    return 0
+
+
+def _register(client: RemoteClient, args: argparse.Namespace) -> int:
+    new = client.register(args.name, args.invite)
+    if args.json:
+        _print_json(new)
+    else:
+        _print_new_token(new["author"], new["token"])
+    return 0
+
+
+def _add_author(client: RemoteClient, args: argparse.Namespace) -> int:
+    new = client.admin_add_author(args.name)
+    if args.json:
+        _print_json(new)
+    else:
+        _print_new_token(new["author"], new["token"])
+    return 0
+
+
+def _ladder(client: RemoteClient, args: argparse.Namespace) -> int:
+    s = client.admin_ladder(args.state, args.rate)
+    if args.json:
+        _print_json(s)
+    else:
+        _print_status(s)
+    return 0
+
+
+# --- the parser ---------------------------------------------------------------------------------
+
+
+def _common(json_output: bool) -> argparse.ArgumentParser:
+    """The options every ``arena remote`` subcommand takes (``--json`` where it answers JSON)."""
+    p = argparse.ArgumentParser(add_help=False)
+    p.add_argument(
+        "--server",
+        default=None,
+        metavar="URL",
+        help="the host, https://HOST:PORT (or $ARENA_SERVER)",
+    )
+    p.add_argument(
+        "--token",
+        default=None,
+        metavar="T",
+        help="your API token (or $ARENA_API_TOKEN; the environment keeps it out of `ps`)",
+    )
+    p.add_argument(
+        "--cafile", default=None, metavar="PEM", help="trust this certificate (a self-signed host)"
+    )
+    p.add_argument(
+        "--timeout", type=TIMEOUT, default=30.0, metavar="S", help="seconds per request (30)"
+    )
+    if json_output:
+        p.add_argument("--json", action="store_true", help="print the API's JSON answer")
+    return p
+
+
+def add_remote_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``arena remote`` and its subcommands."""
+    rp = sub.add_parser(
+        "remote",
+        help="use a competition host's HTTP API: submit bots, read leaderboards and matches",
+        description="Talk to a competition host (arena host) over its HTTP API. Every "
+        "subcommand takes --server URL (or $ARENA_SERVER) and --token T (or $ARENA_API_TOKEN).",
+    )
+    rsub = rp.add_subparsers(dest="remote_command", required=True, metavar="SUBCOMMAND")
+    with_json, plain = [_common(True)], [_common(False)]
+
+    def add(
+        parent: argparse._SubParsersAction[argparse.ArgumentParser],
+        name: str,
+        action: Action,
+        auth: Auth,
+        help_: str,
+        *,
+        json_output: bool = True,
+    ) -> argparse.ArgumentParser:
+        p = parent.add_parser(
+            name, help=help_, description=help_, parents=with_json if json_output else plain
+        )
+        p.set_defaults(handler=_handler(action, auth))
+        return p
+
+    add(rsub, "status", _status, "none", "the competition: game, ladder state, counts")
+    lb = add(rsub, "leaderboard", _leaderboard, "none", "the ratings: Elo, with intervals")
+    lb.add_argument("--phase", choices=("ladder", "final"), default="ladder", help="(ladder)")
+    add(rsub, "bots", _bots, "none", "every bot and version")
+    add(rsub, "me", _me, "author", "you, your bots and versions (with why one failed)")
+    tp = rsub.add_parser("token", help="your API token", description="Your API token.")
+    tsub = tp.add_subparsers(dest="token_command", required=True, metavar="SUBCOMMAND")
+    add(tsub, "rotate", _rotate, "author", "a new API token; the old one stops working")
+
+    sp = add(
+        rsub,
+        "submit",
+        _submit,
+        "author",
+        "upload a new version of bot NAME: a directory with its cardarena.toml (packed without "
+        ".git and __pycache__), or a .tar, .tar.gz or .zip as it is",
+    )
+    sp.add_argument("name", metavar="NAME", help="bot name (yours once you submit it)")
+    sp.add_argument("source", metavar="DIR_OR_ARCHIVE", help="the bot's directory or archive")
+    lp = add(
+        rsub,
+        "live",
+        _live,
+        "author",
+        "a new version of bot NAME played by a bot you run yourself: prints its token",
+    )
+    lp.add_argument("name", metavar="NAME", help="bot name")
+    vp = add(rsub, "version", _version, "none", "one version (with your token: why it failed)")
+    vp.add_argument("id", type=POSITIVE, metavar="ID", help="version id")
+    rt = add(rsub, "retire", _retire, "author", "retire your version ID: it plays no more")
+    rt.add_argument("id", type=POSITIVE, metavar="ID", help="version id")
+    lg = add(rsub, "log", _log, "author", "your version ID's validation log", json_output=False)
+    lg.add_argument("id", type=POSITIVE, metavar="ID", help="version id")
+    ap = add(
+        rsub, "archive", _archive, "author", "download your version ID's files", json_output=False
+    )
+    ap.add_argument("id", type=POSITIVE, metavar="ID", help="version id")
+    ap.add_argument("-o", "--output", default=None, metavar="FILE", help="(version-ID.tar.gz)")
+
+    mp = add(rsub, "matches", _matches, "none", "the latest finished matches, newest first")
+    mp.add_argument("--version", type=POSITIVE, default=None, metavar="ID", help="of version ID")
+    mp.add_argument("--phase", choices=("ladder", "final"), default=None, help="of one phase")
+    mp.add_argument("--limit", type=LIMIT, default=20, metavar="N", help="at most N (20)")
+    mt = add(rsub, "match", _match, "none", "one finished match")
+    mt.add_argument("match_id", metavar="MATCH_ID")
+    rc = add(
+        rsub,
+        "record",
+        _record,
+        "none",
+        "download a match's record, once every rotation of its deal is played",
+        json_output=False,
+    )
+    rc.add_argument("match_id", metavar="MATCH_ID")
+    rc.add_argument("-o", "--output", default=None, metavar="FILE", help="(MATCH_ID.jsonl.gz)")
+    sl = add(
+        rsub,
+        "logs",
+        _logs,
+        "author",
+        "what your bot wrote to stderr in seat SEAT of a match",
+        json_output=False,
+    )
+    sl.add_argument("match_id", metavar="MATCH_ID")
+    sl.add_argument("seat", type=NON_NEGATIVE, metavar="SEAT", help="seat number, from 0")
+
+    rg = add(
+        rsub,
+        "register",
+        _register,
+        "none",
+        "become an author with the competition's invite code: prints your API token",
+    )
+    rg.add_argument("name", metavar="NAME", help="your author name")
+    rg.add_argument("--invite", required=True, metavar="CODE", help="the invite code")
+
+    adm = rsub.add_parser(
+        "admin",
+        help="the host's own commands (--token: the admin token, or $ARENA_ADMIN_TOKEN)",
+        description="The host's commands; --token is the admin token (or $ARENA_ADMIN_TOKEN).",
+    )
+    asub = adm.add_subparsers(dest="admin_command", required=True, metavar="SUBCOMMAND")
+    aa = add(asub, "add-author", _add_author, "admin", "add an author: prints their API token")
+    aa.add_argument("name", metavar="NAME", help="author name")
+    al = add(asub, "ladder", _ladder, "admin", "pause, resume or close the ladder, set its pace")
+    state = al.add_mutually_exclusive_group()
+    state.add_argument("--pause", dest="state", action="store_const", const="paused")
+    state.add_argument("--resume", dest="state", action="store_const", const="running")
+    state.add_argument(
+        "--close",
+        dest="state",
+        action="store_const",
+        const="closed",
+        help="for good: the final follows",
+    )
+    al.add_argument("--rate", type=RATE, default=None, metavar="N", help="units per minute")

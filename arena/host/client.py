@@ -1,0 +1,586 @@
+"""A client of the competition's HTTP API (:mod:`arena.host.api`), on the standard library only.
+
+:class:`RemoteClient` has one method per endpoint; its answers are the API's JSON bodies, typed
+as the ``TypedDict``\\ s below (mirrors of the API's response models). Every failure is a
+:class:`RemoteError` of one line: ``HTTP 403: version alpha@1 is not yours`` (the API's
+``detail``), ``cannot reach http://host:8080: connection refused``, or, for a certificate that
+does not verify, the same with a hint to pass ``--cafile``. Redirects are not followed: the
+token would go along to wherever they point.
+
+:func:`pack_directory` makes the ``.tar.gz`` that :meth:`RemoteClient.submit_dir` uploads: a
+bot's directory with its ``cardarena.toml``, without ``.git`` and ``__pycache__``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import http.client
+import io
+import ipaddress
+import json
+import os
+import socket
+import ssl
+import stat
+import tarfile
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Final, Literal, TypedDict, cast
+
+from arena.errors import ArenaError
+from arena.host.archive import MANIFEST_NAME, ArchiveError, read_manifest
+from arena.version import arena_version
+
+#: Where the API's routes start, below the server's URL.
+API_PREFIX: Final = "/api/v1"
+#: The server's URL and an author's API token, when not given as arguments.
+SERVER_ENV: Final = "ARENA_SERVER"
+TOKEN_ENV: Final = "ARENA_API_TOKEN"
+DEFAULT_TIMEOUT_S: Final = 30.0
+#: Left out of a packed directory, at any depth: never part of a bot.
+SKIPPED_NAMES: Final = frozenset({".git", "__pycache__"})
+#: The largest archive packed or sent: the largest upload a host can allow
+#: (``arena.host.config.MAX_UPLOAD_MIB``).
+MAX_ARCHIVE_BYTES: Final = 4096 * 1024 * 1024
+#: The longest ``detail`` quoted from an error body.
+_MAX_DETAIL = 400
+
+Phase = Literal["ladder", "final"]
+LadderState = Literal["running", "paused", "closed"]
+
+
+class RemoteError(ArenaError):
+    """A request failed; one line saying why (the server's words for an HTTP error)."""
+
+
+# --- the API's bodies (arena.host.api's response models) -------------------------------------
+
+
+class AuthorInfo(TypedDict):
+    id: int
+    name: str
+    created: str
+
+
+class NewToken(TypedDict):
+    author: AuthorInfo
+    #: Shown this once.
+    token: str
+
+
+class RotatedToken(TypedDict):
+    token: str
+
+
+class VersionInfo(TypedDict):
+    id: int
+    bot: str
+    number: int
+    ref: str
+    kind: str
+    sha256: str | None
+    runtime: str
+    status: str
+    #: Why it failed or was retired; only its author sees it.
+    reason: str | None
+    created: str
+    updated: str
+
+
+class LiveVersion(TypedDict):
+    version: VersionInfo
+    #: What the live bot connects with (``ARENA_TOKEN``), shown this once.
+    token: str
+
+
+class BotInfo(TypedDict):
+    name: str
+    author: str
+    versions: list[VersionInfo]
+
+
+class MeInfo(TypedDict):
+    author: AuthorInfo
+    bots: list[BotInfo]
+
+
+class LeaderRow(TypedDict):
+    rank: int
+    ref: str
+    bot: str
+    author: str
+    elo: float
+    plus_minus: float
+    matches: int
+    score: float
+
+
+class MatchInfo(TypedDict):
+    match_id: str
+    unit: int
+    phase: str
+    rotation: int
+    seats: list[str]
+    state: str
+    summary: str | None
+    reason: str | None
+    ranks: list[int] | None
+    faults: list[dict[str, Any]]
+    finished: str | None
+    record_available: bool
+
+
+class StatusInfo(TypedDict):
+    name: str
+    game: str
+    players: int
+    server_version: str
+    state: str
+    units_per_minute: float
+    versions: dict[str, int]
+    matches_played: int
+    grpc_port: int
+
+
+# --- the client ---------------------------------------------------------------------------------
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """A redirect is answered as the HTTP error it is, not followed with the token."""
+
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+Auth = Literal["none", "optional", "required"]
+
+
+class RemoteClient:
+    """The API of the host at ``server_url`` (``https://host:port``, maybe with a path
+    prefix), as the author (or, for the ``admin_*`` methods, the host) whose ``token`` it is."""
+
+    def __init__(
+        self,
+        server_url: str,
+        token: str | None = None,
+        cafile: str | Path | None = None,
+        timeout: float = DEFAULT_TIMEOUT_S,
+    ) -> None:
+        self.base_url = _base_url(server_url)
+        self.token = _check_token(token)
+        self.cafile = None if cafile is None else Path(cafile)
+        self.timeout = timeout
+        https = self.base_url.startswith("https:")
+        if self.cafile is not None and not https:
+            raise RemoteError(f"--cafile is for an https:// server; got {self.base_url}")
+        handlers: list[urllib.request.BaseHandler] = [_NoRedirect()]
+        if https:
+            handlers.append(urllib.request.HTTPSHandler(context=self._tls_context()))
+        if _is_loopback(urllib.parse.urlsplit(self.base_url).hostname or ""):
+            handlers.append(urllib.request.ProxyHandler({}))  # a local host is never proxied
+        self._opener = urllib.request.build_opener(*handlers)
+
+    def _tls_context(self) -> ssl.SSLContext:
+        try:
+            return ssl.create_default_context(cafile=self.cafile)
+        except FileNotFoundError:
+            raise RemoteError(f"--cafile {str(self.cafile)!r}: no such file") from None
+        except ssl.SSLError as err:  # before OSError, its base
+            raise RemoteError(
+                f"--cafile {str(self.cafile)!r}: not a PEM certificate ({err.reason})"
+            ) from None
+        except OSError as err:
+            raise RemoteError(f"--cafile {str(self.cafile)!r}: {err.strerror}") from None
+
+    # --- public -------------------------------------------------------------------------------
+
+    def status(self) -> StatusInfo:
+        return cast(StatusInfo, self._json("GET", "/status", auth="none"))
+
+    def leaderboard(self, phase: Phase = "ladder") -> list[LeaderRow]:
+        return cast(
+            list[LeaderRow],
+            self._json("GET", "/leaderboard", query={"phase": phase}, auth="none", list_=True),
+        )
+
+    def bots(self) -> list[BotInfo]:
+        return cast(list[BotInfo], self._json("GET", "/bots", auth="none", list_=True))
+
+    def version(self, version_id: int) -> VersionInfo:
+        """A version; with the author's token, also why it failed or was retired."""
+        return cast(VersionInfo, self._json("GET", f"/versions/{int(version_id)}"))
+
+    def matches(
+        self, version: int | None = None, phase: Phase | None = None, limit: int = 100
+    ) -> list[MatchInfo]:
+        """The latest finished matches, newest first."""
+        query: dict[str, str | int] = {"limit": limit}
+        if version is not None:
+            query["version"] = version
+        if phase is not None:
+            query["phase"] = phase
+        return cast(
+            list[MatchInfo],
+            self._json("GET", "/matches", query=query, auth="none", list_=True),
+        )
+
+    def match(self, match_id: str) -> MatchInfo:
+        return cast(MatchInfo, self._json("GET", f"/matches/{_segment(match_id)}", auth="none"))
+
+    def record(self, match_id: str) -> bytes:
+        """The match's record (``.jsonl.gz``), once every rotation of its deal is played."""
+        return self._request("GET", f"/matches/{_segment(match_id)}/record", auth="none")
+
+    def register(self, name: str, invite_code: str) -> NewToken:
+        """A new author, with the competition's invite code; the token is shown this once."""
+        body = {"name": name, "invite_code": invite_code}
+        return cast(NewToken, self._json("POST", "/authors", body=body, auth="none"))
+
+    # --- an author's ----------------------------------------------------------------------------
+
+    def me(self) -> MeInfo:
+        return cast(MeInfo, self._json("GET", "/me", auth="required"))
+
+    def rotate_token(self) -> RotatedToken:
+        """A new API token; the one this client holds stops working (it keeps the new one)."""
+        rotated = cast(RotatedToken, self._json("POST", "/me/token", auth="required"))
+        self.token = _check_token(rotated["token"])
+        return rotated
+
+    def submit(self, name: str, archive: bytes) -> VersionInfo:
+        """Upload a ``.tar``, ``.tar.gz`` or ``.zip`` as the next version of bot ``name``."""
+        if len(archive) > MAX_ARCHIVE_BYTES:
+            raise RemoteError(f"the archive is larger than {MAX_ARCHIVE_BYTES >> 20} MiB")
+        return cast(
+            VersionInfo,
+            self._json(
+                "PUT",
+                f"/bots/{_segment(name)}/versions",
+                data=archive,
+                content_type="application/octet-stream",
+                auth="required",
+            ),
+        )
+
+    def submit_dir(self, name: str, directory: Path) -> VersionInfo:
+        """Pack ``directory`` (:func:`pack_directory`) and submit it."""
+        return self.submit(name, pack_directory(directory))
+
+    def live(self, name: str) -> LiveVersion:
+        """A version of ``name`` played by a bot that connects itself, and its token."""
+        return cast(
+            LiveVersion, self._json("POST", f"/bots/{_segment(name)}/live", auth="required")
+        )
+
+    def retire(self, version_id: int) -> VersionInfo:
+        return cast(
+            VersionInfo,
+            self._json("POST", f"/versions/{int(version_id)}/retire", auth="required"),
+        )
+
+    def version_log(self, version_id: int) -> str:
+        """The validation log of one's own version."""
+        data = self._request("GET", f"/versions/{int(version_id)}/log", auth="required")
+        return data.decode("utf-8", "replace")
+
+    def archive(self, version_id: int) -> bytes:
+        """One's own version's files, as a ``.tar.gz``."""
+        return self._request("GET", f"/versions/{int(version_id)}/archive", auth="required")
+
+    def seat_log(self, match_id: str, seat: int) -> str:
+        """What one's own bot wrote to stderr in one seat of a match."""
+        path = f"/matches/{_segment(match_id)}/logs/{int(seat)}"
+        return self._request("GET", path, auth="required").decode("utf-8", "replace")
+
+    # --- the host's (the token is the admin token) ----------------------------------------------
+
+    def admin_add_author(self, name: str) -> NewToken:
+        body = {"name": name}
+        return cast(NewToken, self._json("POST", "/admin/authors", body=body, auth="required"))
+
+    def admin_ladder(
+        self, state: LadderState | None = None, units_per_minute: float | None = None
+    ) -> StatusInfo:
+        """Pause, resume or close the ladder, or set its pace; the status after."""
+        body: dict[str, Any] = {}
+        if state is not None:
+            body["state"] = state
+        if units_per_minute is not None:
+            body["units_per_minute"] = units_per_minute
+        return cast(StatusInfo, self._json("POST", "/admin/ladder", body=body, auth="required"))
+
+    # --- HTTP ---------------------------------------------------------------------------------
+
+    def _json(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Mapping[str, str | int] | None = None,
+        body: Mapping[str, Any] | None = None,
+        data: bytes | None = None,
+        content_type: str | None = None,
+        auth: Auth = "optional",
+        list_: bool = False,
+    ) -> Any:
+        if body is not None:
+            data, content_type = json.dumps(body).encode(), "application/json"
+        raw = self._request(
+            method, path, query=query, data=data, content_type=content_type, auth=auth
+        )
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            value = None
+        if not isinstance(value, list if list_ else dict):
+            raise RemoteError(
+                f"{self.base_url} answered {method} {path} with something other than the API's "
+                "JSON: is it a Card Arena host?"
+            )
+        return value
+
+    def _request(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Mapping[str, str | int] | None = None,
+        data: bytes | None = None,
+        content_type: str | None = None,
+        auth: Auth = "optional",
+    ) -> bytes:
+        url = self.base_url + API_PREFIX + path
+        if query:
+            url += "?" + urllib.parse.urlencode(query)
+        headers = {"User-Agent": f"card-arena/{arena_version()}", "Accept": "*/*"}
+        if content_type is not None:
+            headers["Content-Type"] = content_type
+        if auth != "none" and self.token is not None:
+            headers["Authorization"] = f"Bearer {self.token}"
+        elif auth == "required":
+            raise RemoteError(f"an API token is needed for this (--token T or ${TOKEN_ENV})")
+        request = urllib.request.Request(url, data=data, headers=headers, method=method)
+        try:
+            with self._opener.open(request, timeout=self.timeout) as response:
+                return cast(bytes, response.read())
+        except urllib.error.HTTPError as err:
+            raise self._http_error(err, "Authorization" in headers) from None
+        except urllib.error.URLError as err:
+            raise self._unreachable(err.reason) from None
+        except (OSError, http.client.HTTPException) as err:
+            raise self._unreachable(err) from None
+
+    def _http_error(self, err: urllib.error.HTTPError, sent_token: bool) -> RemoteError:
+        try:
+            body = err.read()
+        except (OSError, http.client.HTTPException):
+            body = b""
+        finally:
+            err.close()
+        if 300 <= err.code < 400:
+            where = err.headers.get("Location", "elsewhere")
+            return RemoteError(
+                f"HTTP {err.code}: {self.base_url} redirects to {_one_line(where)}; give that "
+                "server URL instead (redirects are not followed, the token would go along)"
+            )
+        detail = _detail(body) or _one_line(str(err.reason)) or "no detail"
+        line = f"HTTP {err.code}: {detail}"
+        if err.code == 401 and sent_token:
+            line += " (the token given was refused: mistyped, or replaced by a newer one?)"
+        return RemoteError(line)
+
+    def _unreachable(self, reason: object) -> RemoteError:
+        where = f"cannot reach {self.base_url}"
+        if isinstance(reason, ssl.SSLCertVerificationError):
+            problem = reason.verify_message or _one_line(str(reason))
+            if self.cafile is None:
+                hint = "pass --cafile PEM with the certificate the host serves, or its authority"
+            else:
+                hint = f"is {str(self.cafile)!r} the certificate the host serves, or its authority?"
+            return RemoteError(
+                f"{where}: its TLS certificate failed verification ({problem}); {hint}"
+            )
+        if isinstance(reason, ssl.SSLError):
+            return RemoteError(
+                f"{where}: TLS failed ({reason.reason or _one_line(str(reason))}); is it an "
+                "https:// server?"
+            )
+        if isinstance(reason, TimeoutError):
+            return RemoteError(f"{where}: no answer within {self.timeout:g} s")
+        if isinstance(reason, socket.gaierror):
+            return RemoteError(f"{where}: unknown host ({reason.strerror})")
+        if isinstance(reason, http.client.RemoteDisconnected):
+            return RemoteError(
+                f"{where}: the server closed the connection without answering (an https:// "
+                "server given as http://?)"
+            )
+        if isinstance(reason, OSError) and reason.strerror:
+            return RemoteError(f"{where}: {reason.strerror.lower()}")
+        return RemoteError(f"{where}: {_one_line(str(reason)) or type(reason).__name__}")
+
+
+# --- packing a bot's directory ------------------------------------------------------------------
+
+
+def pack_directory(directory: Path) -> bytes:
+    """``directory`` as a ``.tar.gz`` in memory: its files and directories (``.git`` and
+    ``__pycache__`` left out), each file's executable bit kept, owners and times dropped, so the
+    same files always pack to the same bytes. A link or special file is refused, as the server
+    would refuse it; so is a directory without a readable ``cardarena.toml``."""
+    try:
+        if not directory.is_dir():
+            raise RemoteError(f"{str(directory)!r}: not a directory")
+    except OSError as err:
+        raise RemoteError(f"{str(directory)!r}: {err.strerror}") from None
+    if not os.path.lexists(directory / MANIFEST_NAME):
+        raise RemoteError(
+            f"{str(directory)!r} has no {MANIFEST_NAME} (a line such as "
+            'command = "python3 bot.py" says how the bot starts)'
+        )
+    try:
+        # Its form only: the server checks the program against the snapshot and its own PATH.
+        read_manifest(directory, check=False)
+    except ArchiveError as err:
+        raise RemoteError(f"{directory}: {err}") from None
+    out = io.BytesIO()
+    with (
+        gzip.GzipFile(fileobj=out, mode="wb", mtime=0) as gz,
+        tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar,
+    ):
+        _pack(tar, directory, "", out)
+    return out.getvalue()
+
+
+def _pack(tar: tarfile.TarFile, directory: Path, prefix: str, out: io.BytesIO) -> None:
+    try:
+        with os.scandir(directory) as it:
+            entries = sorted(it, key=lambda e: e.name)
+    except OSError as err:
+        raise RemoteError(f"cannot read {str(directory)!r}: {err.strerror}") from None
+    for entry in entries:
+        if entry.name in SKIPPED_NAMES:
+            continue
+        path = Path(entry.path)
+        name = prefix + entry.name
+        try:
+            name.encode("utf-8")
+        except UnicodeEncodeError:
+            raise RemoteError(f"{str(path)!r}: a file name that is not UTF-8") from None
+        if entry.is_symlink():
+            raise RemoteError(
+                f"{str(path)!r}: a symbolic link (the server refuses links in a bot's archive: "
+                "copy the file in instead)"
+            )
+        if entry.is_dir(follow_symlinks=False):
+            tar.addfile(_info(name, tarfile.DIRTYPE, 0o755))
+            _pack(tar, path, name + "/", out)
+        elif entry.is_file(follow_symlinks=False):
+            _pack_file(tar, path, name)
+            if out.tell() > MAX_ARCHIVE_BYTES:
+                raise RemoteError(
+                    f"{str(directory)!r} packs to more than {MAX_ARCHIVE_BYTES >> 20} MiB"
+                )
+        else:
+            raise RemoteError(
+                f"{str(path)!r}: a special file (FIFO, socket or device); the server refuses it"
+            )
+
+
+def _pack_file(tar: tarfile.TarFile, path: Path, name: str) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as err:
+        raise RemoteError(f"cannot read {str(path)!r}: {err.strerror}") from None
+    with open(fd, "rb") as f:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise RemoteError(f"{str(path)!r}: changed while being packed")
+        member = _info(name, tarfile.REGTYPE, 0o755 if info.st_mode & 0o111 else 0o644)
+        member.size = info.st_size
+        try:
+            tar.addfile(member, f)
+        except OSError as err:
+            raise RemoteError(
+                f"cannot read {str(path)!r}: {err.strerror or 'it changed while being packed'}"
+            ) from None
+
+
+def _info(name: str, kind: bytes, mode: int) -> tarfile.TarInfo:
+    """A member without owner or time: only its type and executable bit reach the server."""
+    member = tarfile.TarInfo(name)
+    member.type = kind
+    member.mode = mode
+    member.mtime = 0
+    member.uid = member.gid = 0
+    member.uname = member.gname = ""
+    return member
+
+
+# --- helpers ------------------------------------------------------------------------------------
+
+
+def _base_url(server_url: str) -> str:
+    """``server_url`` checked: http or https, a host, no query; without a trailing ``/`` or
+    ``/api/v1`` (both are accepted)."""
+    text = server_url.strip()
+    try:
+        parts = urllib.parse.urlsplit(text)
+        parts.port  # noqa: B018  (raises on a port that is not a number)
+    except ValueError as err:
+        raise RemoteError(f"server URL {text!r}: {err}") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise RemoteError(
+            f"the server must be an http:// or https:// URL (https://host:port); got {text!r}"
+        )
+    if parts.query or parts.fragment or parts.username is not None:
+        raise RemoteError(f"server URL {text!r}: give only scheme, host, port and path")
+    path = parts.path.rstrip("/")
+    if path.endswith(API_PREFIX):
+        path = path[: -len(API_PREFIX)]
+    return urllib.parse.urlunsplit((parts.scheme, parts.netloc, path, "", ""))
+
+
+def _check_token(token: str | None) -> str | None:
+    if token is None or not token.strip():
+        return None
+    token = token.strip()
+    if any(not 0x21 <= ord(c) <= 0x7E for c in token):
+        raise RemoteError("the API token holds spaces or characters no token has")
+    return token
+
+
+def _segment(text: str) -> str:
+    """``text`` as one path segment of a URL."""
+    if not text or text in (".", ".."):
+        raise RemoteError(f"{text!r} cannot name a bot or a match")
+    return urllib.parse.quote(text, safe="")
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _one_line(text: str) -> str:
+    """``text`` on one line, shortened: control characters and runs of spaces become one space."""
+    flat = " ".join("".join(c if c.isprintable() else " " for c in text).split())
+    return flat if len(flat) <= _MAX_DETAIL else flat[: _MAX_DETAIL - 1] + "…"
+
+
+def _detail(body: bytes) -> str:
+    """The API's ``{"detail": ...}`` of an error body, on one line; ``""`` when it has none."""
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return ""
+    detail = data.get("detail") if isinstance(data, dict) else None
+    if detail is None:
+        return ""
+    return _one_line(detail if isinstance(detail, str) else json.dumps(detail))

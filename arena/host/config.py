@@ -1,0 +1,325 @@
+"""A competition's config (``arena host COMPETITION.toml DIR``): a TOML file, checked key by key.
+
+Every mistake is a :class:`CompetitionConfigError` whose one-line message names the file, the
+key and the problem (``cup.toml: ladder.concurrency: must be an integer; got 'two'``), in the
+tournament config's words: the game, players, options, name and concurrency are checked by the
+very code that checks a tournament's (:mod:`arena.tournament.config`).
+
+Only :meth:`CompetitionConfig.identity` (game, its version, players, options, fault policy, time
+control) is fixed for the competition's life: the store refuses a directory created with another
+(:mod:`arena.host.store`). Everything else may change between runs of the host.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from arena.errors import ArenaError
+from arena.policy import FAULT_POLICIES, FaultPolicy
+from arena.protocol.messages import MAX_TIME_MS, TimeControl
+from arena.tournament.config import (
+    MAX_CONCURRENCY,
+    TournamentConfigError,
+    _check_game,
+    _check_match_config,
+    _check_name,
+    _Checker,
+    builtin_bots,
+    node_bot_status,
+    read_toml,
+)
+from arena.tournament.schedule import (
+    MAX_MATCHES,
+    Format,
+    places,
+    rotations_per_table,
+    table_count,
+)
+from engine import Game, MatchConfig
+
+#: Every top-level key, and the keys of each section.
+KNOWN_KEYS = (
+    "name",
+    "game",
+    "players",
+    "options",
+    "time_control",
+    "fault_policy",
+    "ladder",
+    "validation",
+    "submissions",
+    "authors",
+    "final",
+)
+SECTION_KEYS: Mapping[str, tuple[str, ...]] = {
+    "time_control": ("move_ms", "bank_ms"),
+    "ladder": ("concurrency", "units_per_minute"),
+    "validation": ("opponent", "matches"),
+    "submissions": ("max_upload_mib", "max_files", "max_unpacked_mib", "allow_images"),
+    "authors": ("invite_code",),
+    "final": ("top", "matches_per_pairing"),
+}
+
+#: The fastest pace a host may set. 0 means "as fast as the machine plays"; a finite figure above
+#: this is a typo (60000 for 6), and no machine starts a unit every millisecond anyway.
+MAX_UNITS_PER_MINUTE = 1000.0
+#: Validation matches per version at most: each is played before the version enters the ladder.
+MAX_VALIDATION_MATCHES = 100
+#: Caps on the submission limits: a typo (32000 for 32) would let one upload fill the disk.
+MAX_UPLOAD_MIB = 4096
+MAX_UNPACKED_MIB = 65536
+MAX_FILES = 1_000_000
+#: Invite codes are secrets checked over HTTP: a short one could be guessed by trying.
+MIN_INVITE_CODE = 8
+#: The final's default matches per pairing: the smallest multiple of the rotations from this.
+DEFAULT_FINAL_MATCHES = 12
+
+
+class CompetitionConfigError(ArenaError):
+    """The competition config is wrong; the message names the key."""
+
+
+@dataclass(frozen=True, slots=True)
+class LadderConfig:
+    """The continuous ladder."""
+
+    #: Matches played at once (1 to :data:`MAX_CONCURRENCY`).
+    concurrency: int = 2
+    #: Units started per minute at most; 0: as fast as the machine plays. Only the starting
+    #: value: the host may change it live (the store keeps the current one).
+    units_per_minute: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class ValidationConfig:
+    """The matches a new version plays before it enters the ladder."""
+
+    #: The reference bot it plays against (``random``, ``rules`` or ``node``).
+    opponent: str = "random"
+    #: How to start the opponent (the built-in bot's command).
+    opponent_command: str = "arena bot random"
+    #: Validation matches per version.
+    matches: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class SubmissionLimits:
+    """What an upload may be."""
+
+    max_upload_mib: int = 32
+    max_files: int = 2000
+    max_unpacked_mib: int = 256
+    #: Docker image tarballs are accepted (only where the host has Docker).
+    allow_images: bool = False
+
+    @property
+    def max_upload_bytes(self) -> int:
+        return self.max_upload_mib * 1024 * 1024
+
+    @property
+    def max_unpacked_bytes(self) -> int:
+        return self.max_unpacked_mib * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class AuthorsConfig:
+    """Who may register."""
+
+    #: Lets people register themselves with it; ``None``: only the host adds authors. Kept out of
+    #: ``repr`` (it is a secret; configs end up in logs).
+    invite_code: str | None = field(default=None, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class FinalConfig:
+    """The round-robin played among the best versions after the ladder closes."""
+
+    #: Versions in the final (the ladder's best).
+    top: int = 4
+    #: Matches each table of the final plays: deals × rotations.
+    matches_per_pairing: int = DEFAULT_FINAL_MATCHES
+
+
+@dataclass(frozen=True, slots=True)
+class CompetitionConfig:
+    """A checked competition config."""
+
+    #: Title (the file's stem unless set): a plain name, as a tournament's.
+    name: str
+    game: Game
+    #: Players and every option, validated by the game.
+    match_config: MatchConfig
+    #: The seats of each place (``arena.tournament.schedule.places``); a table is one version per
+    #: place.
+    places: tuple[tuple[int, ...], ...]
+    time_control: TimeControl
+    fault_policy: FaultPolicy
+    ladder: LadderConfig
+    validation: ValidationConfig
+    submissions: SubmissionLimits
+    authors: AuthorsConfig
+    final: FinalConfig
+
+    def identity(self) -> dict[str, Any]:
+        """What fixes the meaning of every stored result; a restart must match it exactly.
+
+        The title, the ladder's pace, the validation, the limits, the invite code and the final
+        are left out: they may change between runs without making old results mean anything else.
+        """
+        return {
+            "game": self.game.id,
+            "game_version": self.game.version,
+            "players": self.match_config.players,
+            "options": dict(self.match_config.options),
+            "fault_policy": str(self.fault_policy),
+            "time_control": {
+                "move_ms": self.time_control.move_ms,
+                "bank_ms": self.time_control.bank_ms,
+            },
+        }
+
+
+def load_competition(path: Path) -> CompetitionConfig:
+    """Read and check the competition config at ``path``."""
+    with _ours():
+        raw = read_toml(path)
+    return check_competition(raw, str(path), path.stem)
+
+
+def check_competition(raw: Mapping[str, Any], where: str, default_name: str) -> CompetitionConfig:
+    """Check a raw config table; ``where`` prefixes every error message."""
+    with _ours():
+        c = _Checker(where, raw)
+        for key in raw:
+            if key not in KNOWN_KEYS:
+                raise c.fail(key, f"unknown key (known keys: {', '.join(KNOWN_KEYS)})")
+        sections = {name: _section(c, name) for name in SECTION_KEYS}
+        game = _check_game(c)
+        name = _check_name(c, default_name)
+        match_config = _check_match_config(c, game)
+        seat_groups = places(game, match_config)
+        tc = sections["time_control"]
+        time_control = TimeControl(
+            move_ms=tc.int_("time_control.move_ms", 2000, 1, maximum=MAX_TIME_MS),
+            bank_ms=tc.int_("time_control.bank_ms", 10000, 0, maximum=MAX_TIME_MS),
+        )
+        return CompetitionConfig(
+            name=name,
+            game=game,
+            match_config=match_config,
+            places=seat_groups,
+            time_control=time_control,
+            fault_policy=FaultPolicy(c.choice("fault_policy", "lenient", FAULT_POLICIES)),
+            ladder=_ladder(sections["ladder"]),
+            validation=_validation(sections["validation"]),
+            submissions=_submissions(sections["submissions"]),
+            authors=_authors(sections["authors"]),
+            final=_final(sections["final"], len(seat_groups)),
+        )
+
+
+@contextmanager
+def _ours() -> Iterator[None]:
+    """The tournament checker's errors (its words, one line) as this module's error."""
+    try:
+        yield
+    except TournamentConfigError as err:
+        raise CompetitionConfigError(str(err)) from None
+
+
+def _section(c: _Checker, name: str) -> _Checker:
+    """A checker over ``[name]`` whose keys read ``name.key``, so every error names the full key."""
+    table = c.raw.get(name, {})
+    if not isinstance(table, dict):
+        raise c.fail(name, f"must be a table ([{name}])")
+    known = SECTION_KEYS[name]
+    for key in table:
+        if key not in known:
+            raise c.fail(f"{name}.{key}", f"unknown key (known: {', '.join(known)})")
+    return _Checker(c.where, {f"{name}.{k}": v for k, v in table.items()})
+
+
+def _ladder(c: _Checker) -> LadderConfig:
+    concurrency = c.int_("ladder.concurrency", 2, 1)
+    if concurrency > MAX_CONCURRENCY:
+        raise c.fail(
+            "ladder.concurrency",
+            f"must be at most {MAX_CONCURRENCY} (every match at once runs a bot process per "
+            f"seat); got {concurrency}",
+        )
+    try:
+        pace = check_units_per_minute(c.raw.get("ladder.units_per_minute", 0))
+    except ValueError as err:
+        raise c.fail("ladder.units_per_minute", str(err)) from None
+    return LadderConfig(concurrency=concurrency, units_per_minute=pace)
+
+
+def check_units_per_minute(value: object) -> float:
+    """``value`` as a pace: a number from 0 (no limit) to :data:`MAX_UNITS_PER_MINUTE`;
+    ``ValueError`` saying what is wrong otherwise (the config and the store word it)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ValueError(f"must be a number (0: as fast as the machine plays); got {value!r}")
+    if not 0 <= value <= MAX_UNITS_PER_MINUTE:
+        raise ValueError(f"must be between 0 and {MAX_UNITS_PER_MINUTE:g}; got {value}")
+    return float(value)
+
+
+def _validation(c: _Checker) -> ValidationConfig:
+    builtin = builtin_bots()
+    opponent = c.choice("validation.opponent", "random", tuple(builtin))
+    command = builtin[opponent]
+    if command is None:
+        raise c.fail(
+            "validation.opponent", f"the built-in {opponent} bot cannot run: {node_bot_status()[1]}"
+        )
+    matches = c.int_("validation.matches", 1, 1, maximum=MAX_VALIDATION_MATCHES)
+    return ValidationConfig(opponent=opponent, opponent_command=command, matches=matches)
+
+
+def _submissions(c: _Checker) -> SubmissionLimits:
+    return SubmissionLimits(
+        max_upload_mib=c.int_("submissions.max_upload_mib", 32, 1, maximum=MAX_UPLOAD_MIB),
+        max_files=c.int_("submissions.max_files", 2000, 1, maximum=MAX_FILES),
+        max_unpacked_mib=c.int_("submissions.max_unpacked_mib", 256, 1, maximum=MAX_UNPACKED_MIB),
+        allow_images=c.bool_("submissions.allow_images", False),
+    )
+
+
+def _authors(c: _Checker) -> AuthorsConfig:
+    key = "authors.invite_code"
+    if key not in c.raw:
+        return AuthorsConfig()
+    code = c.raw[key]
+    # Not echoed back: the line may land in a log, and the value is a secret.
+    if not isinstance(code, str) or len(code) < MIN_INVITE_CODE or code != code.strip():
+        raise c.fail(
+            key,
+            f"must be a string of at least {MIN_INVITE_CODE} characters without surrounding "
+            "spaces (leave it out to add authors only by hand)",
+        )
+    return AuthorsConfig(invite_code=code)
+
+
+def _final(c: _Checker, n_places: int) -> FinalConfig:
+    top = c.int_("final.top", 4, 2)
+    period = rotations_per_table(top, n_places)
+    default = period * math.ceil(DEFAULT_FINAL_MATCHES / period)
+    matches = c.int_("final.matches_per_pairing", default, 1)
+    if matches % period:
+        raise c.fail(
+            "final.matches_per_pairing",
+            f"must be a multiple of {period} (the seat rotations of a table of {top} versions "
+            f"at {n_places} places); got {matches}",
+        )
+    size = table_count(top, n_places, Format.ROUND_ROBIN) * matches
+    if size > MAX_MATCHES:
+        raise c.fail(
+            "final.top",
+            f"the final would have {size:,} matches (at most {MAX_MATCHES:,})",
+        )
+    return FinalConfig(top=top, matches_per_pairing=matches)

@@ -1,0 +1,293 @@
+"""The ladder: units chosen by matchmaking, played as they are chosen, ratings refitted as they end.
+
+One trio task runs it for the host. Each round it takes the active versions (validated, not
+retired; a live one only while its bot is connected), asks :func:`~arena.host.matchmaking.
+choose_table` for a table, stores the unit with all its matches in one transaction, and plays
+its matches (at most ``concurrency`` at once over all units). A match's result is committed only
+while it is pending, so after a kill -9 the host replays exactly the matches not stored and
+counts nothing twice. When the host closes the competition, the final follows: a duplicate
+round-robin among the ladder's best, rated on its own.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import structlog
+import trio
+
+from arena.errors import ArenaError
+from arena.host.config import CompetitionConfig
+from arena.host.matchmaking import Candidate, choose_table, unit_matches, unit_seed
+from arena.host.play import Entrant, MatchPlayer
+from arena.host.snapshots import SnapshotError, open_snapshot
+from arena.host.store import (
+    SNAPSHOTS_DIR,
+    CompetitionStore,
+    Phase,
+    StoredMatch,
+    Version,
+)
+from arena.ratings import RatingTable, fit_ratings
+from arena.seeds import derive_seed
+
+log = structlog.get_logger("arena.host.ladder")
+
+#: Seconds between looks at the field while nothing can be played (too few active versions).
+IDLE_POLL_S = 1.0
+#: Times a match is tried before its unit is marked failed.
+MATCH_ATTEMPTS = 3
+
+
+class Wakeup:
+    """A flag a waiting task sleeps on, set when what it waits for may have changed."""
+
+    def __init__(self) -> None:
+        self._event = trio.Event()
+
+    def set(self) -> None:
+        """Wake the waiter (now or at its next wait)."""
+        self._event.set()
+
+    async def wait(self, seconds: float) -> None:
+        """Until set or ``seconds`` pass; then cleared."""
+        with trio.move_on_after(seconds):
+            await self._event.wait()
+        self._event = trio.Event()
+
+
+@dataclass(slots=True)
+class Standings:
+    """The latest fitted ratings of each phase, for the API (refitted as units end)."""
+
+    ladder: RatingTable
+    final: RatingTable
+
+
+def match_id(phase: Phase, unit: int, rotation: int) -> str:
+    """A unit's match id: ``u12-r1`` (ladder) or ``f3-r0`` (final)."""
+    return f"{'u' if phase == 'ladder' else 'f'}{unit}-r{rotation}"
+
+
+class Ladder:
+    """Runs the ladder and the final of one competition."""
+
+    def __init__(
+        self,
+        store: CompetitionStore,
+        config: CompetitionConfig,
+        player: MatchPlayer,
+        live_token: Callable[[int], str | None],
+    ) -> None:
+        """``live_token(version_id)`` is the token of a live version's connected bot, or
+        ``None`` while it is not connected."""
+        self._store = store
+        self._config = config
+        self._player = player
+        self._live_token = live_token
+        self._limit = trio.CapacityLimiter(config.ladder.concurrency)
+        self._rng = random.Random(derive_seed(store.secret_seed(), "matchmaking"))
+        empty = fit_ratings([])
+        #: What the API shows.
+        self.standings = Standings(empty, empty)
+        # Set whenever something the ladder waits for may have changed (a version validated, a
+        # live bot connected, the state or pace changed): it looks again at once.
+        self._wake = Wakeup()
+        self._final_started = False
+        #: The state the loop last acted on: once it is ``paused``, no unit is being started.
+        self.state_seen = ""
+
+    def poke(self) -> None:
+        """Something changed: look at the field again now."""
+        self._wake.set()
+
+    async def refit(self) -> None:
+        """Refit both phases' ratings from the store (in a thread: the fit is numeric work)."""
+
+        def fit() -> Standings:
+            return Standings(
+                fit_ratings(self._store.rating_entries("ladder")),
+                fit_ratings(self._store.rating_entries("final")),
+            )
+
+        self.standings = await trio.to_thread.run_sync(fit)
+
+    async def run(self) -> None:
+        """Forever: finish what a previous run left, then play units as the state allows."""
+        await self.refit()
+        async with trio.open_nursery() as nursery:
+            # A previous run's pending matches first: nothing is lost or played twice.
+            pending = await trio.to_thread.run_sync(self._store.pending_matches)
+            for unit_id, group in itertools.groupby(pending, key=lambda m: m.unit_id):
+                nursery.start_soon(self._play_unit, unit_id, list(group))
+            last_start = -math.inf
+            while True:
+                state = await trio.to_thread.run_sync(self._store.ladder_state)
+                self.state_seen = state
+                if state == "closed":
+                    await self._final(nursery)
+                    await self._sleep()
+                    continue
+                if state == "paused":
+                    await self._sleep()
+                    continue
+                pace = await trio.to_thread.run_sync(self._store.units_per_minute)
+                if pace > 0:
+                    wait = last_start + 60.0 / pace - trio.current_time()
+                    if wait > 0:
+                        await self._sleep(wait)
+                        continue
+                # No more units than the matches that can be played at once keep waiting.
+                if self._limit.statistics().tasks_waiting >= self._config.ladder.concurrency:
+                    await self._sleep()
+                    continue
+                started = await self._start_unit(nursery)
+                if started:
+                    last_start = trio.current_time()
+                else:
+                    await self._sleep()
+
+    async def _sleep(self, seconds: float = IDLE_POLL_S) -> None:
+        await self._wake.wait(seconds)
+
+    def _candidates(self) -> list[Candidate]:
+        activity = self._store.activity("ladder")
+        rated = {r.bot: r for r in self.standings.ladder.ratings}
+        out = []
+        for v in self._store.versions(status="validated"):
+            if v.kind == "live" and self._live_token(v.id) is None:
+                continue
+            seen = activity.get(v.id)
+            rating = rated.get(v.ref)
+            extra = {}
+            if rating is not None and rating.matches > 0:
+                extra = {"rating": rating.elo, "uncertainty": rating.plus_minus}
+            out.append(
+                Candidate(
+                    v.id,
+                    units_played=seen.units if seen else 0,
+                    last_unit=seen.last_unit if seen else None,
+                    running=seen.running if seen else 0,
+                    **extra,
+                )
+            )
+        return out
+
+    async def _start_unit(self, nursery: trio.Nursery) -> bool:
+        store = self._store
+
+        def create() -> tuple[int, list[StoredMatch]] | None:
+            unit_id = store.next_unit_id()
+            table = choose_table(self._candidates(), len(self._config.places), self._rng, unit_id)
+            if table is None:
+                return None
+            matches = [
+                (match_id("ladder", unit_id, rotation), rotation, seats)
+                for rotation, seats in unit_matches(table, self._config.places)
+            ]
+            seed = unit_seed(store.secret_seed(), unit_id)
+            made = store.create_unit("ladder", seed, table, matches, unit_id=unit_id)
+            return made, store.unit_matches(made)
+
+        created = await trio.to_thread.run_sync(create)
+        if created is None:
+            return False
+        unit_id, matches = created
+        log.info("unit started", unit=unit_id, matches=len(matches))
+        nursery.start_soon(self._play_unit, unit_id, matches)
+        return True
+
+    async def _play_unit(self, unit_id: int, matches: Sequence[StoredMatch]) -> None:
+        async with trio.open_nursery() as nursery:
+            for m in matches:
+                nursery.start_soon(self._play_match, unit_id, m)
+        await self.refit()
+
+    async def _play_match(self, unit_id: int, match: StoredMatch) -> None:
+        store = self._store
+        for attempt in range(1, MATCH_ATTEMPTS + 1):
+            async with self._limit:
+                try:
+                    entrants = await trio.to_thread.run_sync(self._entrants, match.seats)
+                    played = await self._player.play(match.match_id, match.seed, entrants)
+                except (ArenaError, SnapshotError) as err:
+                    log.warning(
+                        "match not played", match_id=match.match_id, attempt=attempt, error=str(err)
+                    )
+                    continue
+            await trio.to_thread.run_sync(
+                store.commit_match, match.match_id, played.result, played.faults, played.record_path
+            )
+            return
+        reason = f"match {match.match_id} could not be played in {MATCH_ATTEMPTS} attempts"
+        await trio.to_thread.run_sync(store.fail_unit, unit_id, reason)
+
+    def _entrants(self, seats: Sequence[int]) -> list[Entrant]:
+        """The entrant of each seat (a version may have several: partners)."""
+        made: dict[int, Entrant] = {}
+        for version_id in seats:
+            if version_id not in made:
+                made[version_id] = self._entrant(self._store.version(version_id))
+        return [made[v] for v in seats]
+
+    def _entrant(self, version: Version) -> Entrant:
+        if version.kind == "live":
+            token = self._live_token(version.id)
+            if token is None:
+                raise ArenaError(f"live bot {version.ref} is not connected")
+            return Entrant(version.ref, None, token)
+        assert version.sha256 is not None
+        # Checked against its content address before every match: a changed file never runs.
+        snapshot = open_snapshot(self._store.directory / SNAPSHOTS_DIR, version.sha256)
+        return Entrant(version.ref, snapshot.program)
+
+    # --- the final ------------------------------------------------------------------------
+
+    async def _final(self, nursery: trio.Nursery) -> None:
+        """Once closed: store the final's units (once), then play whatever of them is pending."""
+        store = self._store
+
+        def plan() -> list[tuple[int, list[StoredMatch]]]:
+            if not store.units(phase="final"):
+                self._plan_final()
+            return [
+                (u.id, [m for m in store.unit_matches(u.id) if m.state == "pending"])
+                for u in store.units(state="pending", phase="final")
+            ]
+
+        if self._final_started:
+            return
+        self._final_started = True
+        await self.refit()
+        for unit_id, matches in await trio.to_thread.run_sync(plan):
+            nursery.start_soon(self._play_unit, unit_id, matches)
+
+    def _plan_final(self) -> None:
+        store, cfg = self._store, self._config
+        by_ref = {v.ref: v for v in store.versions(status="validated")}
+        ranked = [r.bot for r in self.standings.ladder.ratings if r.bot in by_ref and r.matches]
+        top = [by_ref[ref].id for ref in ranked[: cfg.final.top]]
+        n_places = len(cfg.places)
+        if len(top) < 2:
+            log.warning("no final: fewer than two rated versions")
+            return
+        tables = (
+            list(itertools.combinations(top, n_places))
+            if len(top) >= n_places
+            else [tuple(top[p % len(top)] for p in range(n_places))]
+        )
+        for t, table in enumerate(tables):
+            rotations = len(unit_matches(table, cfg.places))
+            deals = max(1, math.ceil(cfg.final.matches_per_pairing / rotations))
+            for deal in range(deals):
+                unit_id = store.next_unit_id()
+                matches = [
+                    (match_id("final", unit_id, r), r, seats)
+                    for r, seats in unit_matches(table, cfg.places)
+                ]
+                seed = derive_seed(store.secret_seed(), "final", t, deal)
+                store.create_unit("final", seed, table, matches, unit_id=unit_id)

@@ -1,0 +1,115 @@
+"""Playing one match of a competition: who sits where, what is launched, what is kept.
+
+A seat is an :class:`Entrant`: a version started from its snapshot (sandboxed, its output in the
+seat's log), a reference bot (validation's opponent), or a live bot that connects by itself with
+its token. Records and seat logs go to the competition directory (``records/``, ``logs/``).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from arena.bots.command import BotProgram
+from arena.bots.launch import Confinement
+from arena.errors import ArenaError
+from arena.host.config import CompetitionConfig
+from arena.layout import LOGS_DIR, RECORDS_DIR, record_name, seat_log_name
+from arena.match import BotLaunch, run_with_bots
+from arena.records.format import write_record
+from arena.server import ArenaServer, MatchSpec, SeatSpec, new_token
+
+#: Seconds a match waits for its bots to connect (snapshots start in a fresh sandbox each).
+CONNECT_TIMEOUT_S = 20.0
+
+
+@dataclass(frozen=True, slots=True)
+class Entrant:
+    """Who plays a seat."""
+
+    #: Its name in records and tables: a version's ``BOT@N``, or a reference bot's name.
+    name: str
+    #: How to start it; ``None`` for a live bot, which connects with :attr:`token` itself.
+    program: BotProgram | None = None
+    #: A live bot's connection token (the seat's token), else ``None`` (a fresh one is made).
+    token: str | None = field(default=None, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Played:
+    """What a finished match left."""
+
+    #: ``Result.to_dict()``.
+    result: dict[str, Any]
+    #: ``{"seat", "kind", "detail"}`` per fault.
+    faults: list[dict[str, Any]]
+    #: The record, relative to the competition directory.
+    record_path: str
+    #: Each launched seat's log, relative to the competition directory (``None``: not launched).
+    logs: tuple[str | None, ...]
+
+
+class MatchPlayer:
+    """Plays matches on the host's server, with its confinement, into its directory."""
+
+    def __init__(
+        self,
+        server: ArenaServer,
+        config: CompetitionConfig,
+        directory: Path,
+        confinement: Confinement | None,
+    ) -> None:
+        self._server = server
+        self._config = config
+        self._directory = directory
+        self._confinement = confinement
+
+    async def play(self, match_id: str, seed: int, entrants: Sequence[Entrant]) -> Played:
+        """Play one match and write its record; :class:`ArenaError` when the arena (not a bot)
+        failed, so the caller may leave the match pending and play it again."""
+        cfg = self._config
+        spec = MatchSpec(
+            match_id=match_id,
+            game=cfg.game.id,
+            seats=tuple(SeatSpec(e.token or new_token(), e.name) for e in entrants),
+            seed=seed,
+            players=cfg.match_config.players,
+            options=dict(cfg.match_config.options),
+            time_control=cfg.time_control,
+            fault_policy=cfg.fault_policy,
+            connect_timeout_s=CONNECT_TIMEOUT_S,
+        )
+        logs: list[str | None] = []
+        launches: list[BotLaunch | None] = []
+        for seat, entrant in enumerate(entrants):
+            if entrant.program is None:
+                logs.append(None)
+                launches.append(None)
+                continue
+            log = Path(LOGS_DIR) / seat_log_name(match_id, seat)
+            logs.append(str(log))
+            launches.append(BotLaunch(entrant.program, self._directory / log))
+        self._server.register(spec)
+        outcome = await run_with_bots(
+            self._server, spec, launches, self._server.address, self._confinement
+        )
+        if outcome.result.reason == "error":
+            raise ArenaError(outcome.result.summary)
+        record = Path(RECORDS_DIR) / record_name(match_id)
+        result = outcome.result_dict()
+        await trio.to_thread.run_sync(
+            functools.partial(
+                write_record, self._directory / record, outcome.header, outcome.entries, result
+            )
+        )
+        return Played(
+            result=outcome.result.to_dict(),
+            faults=[f.to_dict() for f in outcome.faults],
+            record_path=str(record),
+            logs=tuple(logs),
+        )

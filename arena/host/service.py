@@ -1,0 +1,254 @@
+"""``arena host``: the competition service, one trio program.
+
+It serves the gRPC arena (bots: the ladder's sandboxed versions over a Unix socket, live bots
+over TCP) and the HTTP API, validates new versions, and runs the ladder, all in one process and
+one competition directory::
+
+    DIR/competition.sqlite   authors, bots, versions, units, matches (arena/host/store.py)
+    DIR/snapshots/SHA256/    each version's files, read-only (arena/host/snapshots.py)
+    DIR/records/ DIR/logs/   match records, seat logs
+    DIR/private/             the admin token and where the host listens (mode 0700)
+
+With ``--tls-cert``/``--tls-key`` both servers speak TLS; without them they listen on loopback
+only, unless ``--insecure`` says the host means it.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import os
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+
+import structlog
+import trio
+from hypercorn.config import Config as HypercornConfig
+from hypercorn.trio import serve
+
+from arena.bots.launch import Confinement
+from arena.bots.reaper import bot_run
+from arena.bots.sandbox import SOCKET_NAME, check_available, default_limits, prepare_socket
+from arena.errors import ArenaError, UsageError
+from arena.host.api import HostState, create_app
+from arena.host.config import CompetitionConfig
+from arena.host.ladder import IDLE_POLL_S, Ladder, Wakeup
+from arena.host.play import MatchPlayer
+from arena.host.store import CompetitionStore, Version
+from arena.host.validation import validate
+from arena.layout import LOGS_DIR, RECORDS_DIR
+from arena.registry import hash_token
+from arena.server import ArenaServer, open_arena_server
+
+log = structlog.get_logger("arena.host")
+
+#: The host's own files in the competition directory, hidden from every bot.
+PRIVATE_DIR = "private"
+ADMIN_TOKEN_FILE = "admin.token"
+#: Where a running host says it listens (for ``arena host add-author`` and the tests).
+HOST_FILE = "host.json"
+
+
+@dataclass(frozen=True, slots=True)
+class HostOptions:
+    """How ``arena host`` listens and confines."""
+
+    #: HTTP API address, ``host:port`` (port 0: a free one).
+    http: str = "127.0.0.1:8080"
+    #: gRPC address for live bots, ``host:port``.
+    grpc: str = "127.0.0.1:50051"
+    #: TLS certificate and key (PEM) for both; ``None``: plaintext.
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
+    #: Listen beyond loopback without TLS.
+    insecure: bool = False
+    #: Run versions as plain processes (trusted bots only).
+    no_sandbox: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Listening:
+    """Where a started host listens."""
+
+    http_url: str
+    grpc_address: str
+    admin_token: str
+
+
+def check_listen(options: HostOptions) -> None:
+    """One line when the addresses or TLS files would expose the host by mistake."""
+    if (options.tls_cert is None) != (options.tls_key is None):
+        raise UsageError("--tls-cert and --tls-key go together")
+    for path in (options.tls_cert, options.tls_key):
+        if path is not None and not path.is_file():
+            raise UsageError(f"TLS file {str(path)!r} not found")
+    if options.tls_cert is not None or options.insecure:
+        return
+    for flag, address in (("--http", options.http), ("--grpc", options.grpc)):
+        host = address.rsplit(":", 1)[0].strip("[]")
+        if not _is_loopback(host):
+            raise UsageError(
+                f"{flag} {address}: without --tls-cert/--tls-key the host listens on loopback "
+                "only (pass --insecure to serve plaintext beyond it)"
+            )
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def admin_token(directory: Path) -> str:
+    """The host's admin token (made on first use, kept in ``DIR/private``, mode 0600)."""
+    private = directory / PRIVATE_DIR
+    private.mkdir(mode=0o700, exist_ok=True)
+    path = private / ADMIN_TOKEN_FILE
+    try:
+        return path.read_text().strip()
+    except FileNotFoundError:
+        token = "caa_" + secrets.token_urlsafe(24)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(token + "\n")
+        return token
+
+
+async def run_host(
+    config: CompetitionConfig,
+    directory: Path,
+    options: HostOptions,
+    *,
+    task_status: trio.TaskStatus[Listening] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Serve the competition in ``directory`` until cancelled."""
+    check_listen(options)
+    limits = None
+    if not options.no_sandbox:
+        check_available()
+        limits = default_limits()
+    store = await trio.to_thread.run_sync(CompetitionStore, directory, config)
+    try:
+        token = admin_token(directory)
+        tls = None
+        if options.tls_cert is not None and options.tls_key is not None:
+            tls = (options.tls_cert.read_bytes(), options.tls_key.read_bytes())
+        with bot_run() as run:
+            hidden = tuple(directory / d for d in (PRIVATE_DIR, RECORDS_DIR, LOGS_DIR))
+            confinement = Confinement.of_run(run, limits, hide=hidden)
+            sock = run.socket_dir / SOCKET_NAME
+            async with open_arena_server(options.grpc, unix=sock, tls=tls) as server:
+                prepare_socket(sock)
+                await _serve(
+                    store, config, directory, options, server, confinement, token, task_status
+                )
+    finally:
+        await trio.to_thread.run_sync(store.close)
+
+
+async def _serve(
+    store: CompetitionStore,
+    config: CompetitionConfig,
+    directory: Path,
+    options: HostOptions,
+    server: ArenaServer,
+    confinement: Confinement,
+    token: str,
+    task_status: trio.TaskStatus[Listening],
+) -> None:
+    # Live bots' tokens, learnt as they say Hello (the store keeps only hashes).
+    live: dict[int, str] = {}
+
+    def owner(t: str) -> tuple[str, str] | None:
+        v = store.version_for_live_token(t)
+        # Welcome while it waits for its (immediate) validation too: refused now, it would
+        # give up before the ladder could seat it.
+        if v is None or v.status in ("failed", "retired"):
+            return None
+        live[v.id] = t
+        trio_token.run_sync_soon(ladder.poke)
+        return v.bot, str(v.number)
+
+    def live_token(version_id: int) -> str | None:
+        t = live.get(version_id)
+        return t if t is not None and server.connected(t) else None
+
+    trio_token = trio.lowlevel.current_trio_token()
+    player = MatchPlayer(server, config, directory, confinement)
+    ladder = Ladder(store, config, player, live_token)
+    validations = Wakeup()
+
+    def changed() -> None:
+        # From the API's worker threads and its trio tasks alike: a token is thread-safe.
+        def wake() -> None:
+            ladder.poke()
+            validations.set()
+
+        trio_token.run_sync_soon(wake)
+
+    state = HostState(
+        store, config, directory, lambda: ladder.standings, hash_token(token), changed
+    )
+    app = create_app(state)
+    hc = HypercornConfig()
+    hc.bind = [options.http]
+    hc.accesslog = None
+    hc.errorlog = None
+    if options.tls_cert is not None and options.tls_key is not None:
+        hc.certfile, hc.keyfile = str(options.tls_cert), str(options.tls_key)
+    server.token_owner = owner
+    stop = trio.Event()
+    async with trio.open_nursery() as nursery:
+        binds = await nursery.start(_serve_http, app, hc, stop)
+        url = binds[0]
+        # A self-signed host's own tools (add-author) trust its certificate.
+        cafile = str(options.tls_cert.resolve()) if options.tls_cert is not None else None
+        listening = Listening(url, server.address, token)
+        (directory / PRIVATE_DIR / HOST_FILE).write_text(
+            json.dumps({"http": url, "grpc": server.address, "cafile": cafile}) + "\n"
+        )
+        log.info("hosting", competition=config.name, http=url, grpc=server.address)
+        nursery.start_soon(ladder.run)
+        nursery.start_soon(_validator, store, player, config, ladder, validations)
+        task_status.started(listening)
+        try:
+            await trio.sleep_forever()
+        finally:
+            stop.set()
+
+
+async def _serve_http(
+    app: object,
+    config: HypercornConfig,
+    stop: trio.Event,
+    *,
+    task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    try:
+        await serve(app, config, shutdown_trigger=stop.wait, task_status=task_status)  # type: ignore[arg-type]
+    except OSError as err:
+        raise ArenaError(f"cannot serve HTTP on {config.bind[0]}: {err.strerror}") from None
+
+
+async def _validator(
+    store: CompetitionStore,
+    player: MatchPlayer,
+    config: CompetitionConfig,
+    ladder: Ladder,
+    wakeup: Wakeup,
+) -> None:
+    """Validate versions as they come, one at a time (a validation is one short match); a
+    validation a killed host left unfinished is played again."""
+
+    def waiting() -> list[Version]:
+        return store.versions(status="validating") + store.versions(status="pending")
+
+    while True:
+        for version in await trio.to_thread.run_sync(waiting):
+            await validate(store, player, config, version)
+            ladder.poke()
+        await wakeup.wait(IDLE_POLL_S)

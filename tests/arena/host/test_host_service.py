@@ -1,0 +1,262 @@
+"""A real ``arena host`` on loopback with TLS (a certificate the test makes): authors added while it
+runs, archives submitted over HTTPS (one broken: it fails validation and its author sees why), a
+live bot connecting from outside, the ladder playing until every version has rated matches, a
+kill -9 mid-ladder and a restart that loses nothing and counts nothing twice."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import signal
+import sqlite3
+import ssl
+import subprocess
+import sys
+import tarfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.arena.wire import free_port
+from tests.waiting import wait_until
+
+pytestmark = pytest.mark.slow
+
+CONFIG = """\
+name = "cup"
+game = "whist"
+[options]
+points_to_win = 1
+games_per_rubber = 1
+[time_control]
+move_ms = 2000
+bank_ms = 4000
+[ladder]
+concurrency = 2
+"""
+
+GOOD_BOT = b"from arena.sdk import RandomBot, run_bot\nrun_bot(RandomBot())\n"
+BROKEN_BOT = b"import sys\nprint('cannot start: no model file', file=sys.stderr)\nsys.exit(3)\n"
+
+
+def _archive(files: dict[str, bytes], *, link: str | None = None) -> bytes:
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as tar:
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            info.mode = 0o644
+            tar.addfile(info, io.BytesIO(data))
+    return out.getvalue()
+
+
+def _bot(code: bytes) -> bytes:
+    return _archive(
+        {"cardarena.toml": b'command = "python3 bot.py"\nruntime = "python3"\n', "bot.py": code}
+    )
+
+
+@pytest.fixture(scope="module")
+def tls(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    d = tmp_path_factory.mktemp("tls")
+    cert, key = d / "cert.pem", d / "key.pem"
+    subprocess.run(
+        [
+            *("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2"),
+            *("-keyout", str(key), "-out", str(cert), "-subj", "/CN=localhost"),
+            *("-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    return cert, key
+
+
+class Host:
+    """One ``arena host`` process on fixed ports (a restart listens where the first did)."""
+
+    def __init__(self, config: Path, directory: Path, tls: tuple[Path, Path]) -> None:
+        self.config, self.directory, self.tls = config, directory, tls
+        self.http_port, self.grpc_port = free_port(), free_port()
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.url = f"https://127.0.0.1:{self.http_port}"
+        self.grpc = f"127.0.0.1:{self.grpc_port}"
+
+    def start(self) -> None:
+        info = self.directory / "private" / "host.json"
+        info.unlink(missing_ok=True)
+        self.proc = subprocess.Popen(
+            [
+                *(sys.executable, "-m", "arena.cli", "host", str(self.config)),
+                *("--dir", str(self.directory), "--http", f"127.0.0.1:{self.http_port}"),
+                *(
+                    "--grpc",
+                    self.grpc,
+                    "--tls-cert",
+                    str(self.tls[0]),
+                    "--tls-key",
+                    str(self.tls[1]),
+                ),
+                *("--log-level", "warning"),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+        )
+        wait_until(
+            lambda: info.is_file() or self.proc.poll() is not None, 60, what="the host to start"
+        )  # type: ignore[union-attr]
+        assert self.proc.poll() is None, self.proc.stdout.read().decode()  # type: ignore[union-attr]
+
+    def kill(self) -> None:
+        assert self.proc is not None
+        os.kill(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            self.proc.wait(30)
+
+    def client(self, token: str | None = None) -> httpx.Client:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        trust = ssl.create_default_context(cafile=str(self.tls[0]))
+        return httpx.Client(base_url=self.url, verify=trust, headers=headers, timeout=30)
+
+    def add_author(self, name: str) -> str:
+        out = subprocess.run(
+            [
+                *(sys.executable, "-m", "arena.cli", "host", "add-author", str(self.config)),
+                *(name, "--dir", str(self.directory), "--json"),
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        token: str = json.loads(out.stdout)["token"]
+        return token
+
+
+@pytest.fixture
+def host(tmp_path: Path, tls: tuple[Path, Path]) -> Iterator[Host]:
+    config = tmp_path / "cup.toml"
+    config.write_text(CONFIG)
+    h = Host(config, tmp_path / "cup", tls)
+    h.start()
+    try:
+        yield h
+    finally:
+        h.stop()
+
+
+def _done_matches(directory: Path) -> dict[str, Any]:
+    con = sqlite3.connect(f"file:{directory / 'competition.sqlite'}?mode=ro", uri=True)
+    try:
+        rows = con.execute("SELECT match_id, result FROM matches WHERE state = 'done'").fetchall()
+    finally:
+        con.close()
+    return {m: json.loads(r) for m, r in rows}
+
+
+def test_a_competition_from_submissions_to_a_ladder_that_survives_kill_9(
+    host: Host, tls: tuple[Path, Path]
+) -> None:
+    # Authors added while the host runs (through its API, with its admin token).
+    alice, bob, carol = (host.add_author(n) for n in ("alice", "bob", "carol"))
+    with host.client(alice) as a, host.client(bob) as b, host.client(carol) as c:
+        octet = {"Content-Type": "application/octet-stream"}
+        va = a.put("/api/v1/bots/alpha/versions", content=_bot(GOOD_BOT), headers=octet)
+        assert va.status_code == 201, va.text
+        vb = b.put(
+            "/api/v1/bots/beta/versions", content=_bot(GOOD_BOT + b"# beta\n"), headers=octet
+        )
+        vc = c.put("/api/v1/bots/gamma/versions", content=_bot(BROKEN_BOT), headers=octet)
+        assert vb.status_code == vc.status_code == 201
+        assert len(va.json()["sha256"]) == 64
+        # A hostile archive is refused in one line naming its member; nothing is stored.
+        evil = _archive({"cardarena.toml": b'command = "python3 bot.py"\n', "../x": b"x"})
+        refused = c.put("/api/v1/bots/evil/versions", content=evil, headers=octet)
+        assert refused.status_code == 400 and '"../x"' in refused.json()["detail"]
+        assert "\n" not in refused.json()["detail"]
+        # Bob's live bot, run on "his own machine": it connects over TLS with its token.
+        live = b.post("/api/v1/bots/beta-live/live")
+        assert live.status_code == 201
+        env = {
+            **os.environ,
+            "ARENA_ADDRESS": host.grpc,
+            "ARENA_TOKEN": live.json()["token"],
+            "ARENA_CA_CERT": str(tls[0]),
+        }
+        bot = subprocess.Popen(
+            [sys.executable, "-m", "arena.cli", "bot", "random"],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            gamma = vc.json()["id"]
+
+            def verdict() -> str:
+                status: str = c.get(f"/api/v1/versions/{gamma}").json()["status"]
+                return status
+
+            wait_until(
+                lambda: verdict() != "pending" and verdict() != "validating", 60, what="validation"
+            )
+            broken = c.get(f"/api/v1/versions/{gamma}").json()
+            assert broken["status"] == "failed"
+            assert broken["reason"].startswith("crash in its validation match")
+            assert "cannot start: no model file" in c.get(f"/api/v1/versions/{gamma}/log").text
+            # Another author sees neither why nor the log, nor the archive.
+            assert a.get(f"/api/v1/versions/{gamma}").json()["reason"] is None
+            assert a.get(f"/api/v1/versions/{gamma}/log").status_code == 403
+            assert a.get(f"/api/v1/versions/{gamma}/archive").status_code == 403
+            assert c.get(f"/api/v1/versions/{gamma}/archive").status_code == 200
+
+            def rated() -> set[str]:
+                rows = a.get("/api/v1/leaderboard").json()
+                return {r["ref"] for r in rows if r["matches"] > 0}
+
+            wait_until(
+                lambda: rated() >= {"alpha@1", "beta@1", "beta-live@1"},
+                240,
+                what="every validated version, the live one too, to have rated matches",
+            )
+            assert "gamma@1" not in rated()
+            before = _done_matches(host.directory)
+            # Kill -9 mid-ladder, then restart on the same directory.
+            host.kill()
+            kept = _done_matches(host.directory)
+            assert set(before) <= set(kept)
+            host.start()
+            wait_until(
+                lambda: len(_done_matches(host.directory)) > len(kept) + 4,
+                240,
+                what="the restarted ladder to play on",
+            )
+            after = _done_matches(host.directory)
+            # Nothing lost, nothing changed, nothing counted twice.
+            assert all(after[m] == r for m, r in kept.items())
+            listed = [
+                m["match_id"] for m in a.get("/api/v1/matches", params={"limit": 1000}).json()
+            ]
+            assert len(listed) == len(set(listed))
+            assert set(listed) <= set(after)
+            # A finished unit's record downloads and verifies.
+            public = next(m for m in a.get("/api/v1/matches").json() if m["record_available"])
+            record = a.get(f"/api/v1/matches/{public['match_id']}/record")
+            assert record.status_code == 200
+            path = host.directory.parent / "r.jsonl.gz"
+            path.write_bytes(record.content)
+            check = subprocess.run(
+                [sys.executable, "-m", "arena.cli", "replay", "verify", str(path)],
+                capture_output=True,
+                text=True,
+            )
+            assert check.returncode == 0, check.stdout + check.stderr
+        finally:
+            bot.kill()
+            bot.wait()

@@ -1,0 +1,145 @@
+"""The ladder's bookkeeping on a real store, with matches played by a stand-in (the real play is
+tests/arena/host/test_host_service.py): every version keeps playing, a restart finishes exactly
+what was left, pausing stops new units, and closing plays the final among the best."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+import trio
+
+from arena.host.config import CompetitionConfig, check_competition
+from arena.host.ladder import Ladder
+from arena.host.play import Entrant, Played
+from arena.host.store import CompetitionStore
+
+SHORT = {"game": "whist", "options": {"points_to_win": 1, "games_per_rubber": 1}}
+
+
+class StandIn:
+    """Plays a match at once: the seat whose version has the lowest id wins (so ratings order
+    the versions by id), optionally failing the first ``fail`` calls as an arena failure."""
+
+    def __init__(self, config: CompetitionConfig) -> None:
+        self.places = config.places
+        self.played: list[str] = []
+
+    async def play(self, match_id: str, seed: int, entrants: Sequence[Entrant]) -> Played:
+        await trio.sleep(0)
+        self.played.append(match_id)
+        ids = [int(e.name.split("@")[0].removeprefix("b")) for e in entrants]
+        best = min(ids)
+        ranks = [1 if i == best else 2 for i in ids]
+        result = {
+            "scores": [1.0 if r == 1 else 0.0 for r in ranks],
+            "ranks": ranks,
+            "reason": "normal",
+            "forfeited_by": None,
+            "summary": "stand-in",
+            "stats": {},
+        }
+        return Played(result, [], f"records/{match_id}.jsonl.gz", (None,) * len(entrants))
+
+
+def _store(tmp_path: Path, config: CompetitionConfig, versions: int) -> CompetitionStore:
+    store = CompetitionStore(tmp_path / "cup", config)
+    author, _ = store.add_author("alice")
+    for n in range(1, versions + 1):
+        v = store.add_version(author.id, f"b{n}", "archive", f"{n:064x}", {"command": "x"})
+        store.set_status(v.id, "validating")
+        store.set_status(v.id, "validated")
+    return store
+
+
+def _ladder(store: CompetitionStore, config: CompetitionConfig, player: StandIn) -> Ladder:
+    ladder = Ladder(store, config, player, lambda version_id: None)  # type: ignore[arg-type]
+    # Versions are stand-ins: nothing to start.
+    ladder._entrant = lambda version: Entrant(version.ref)  # type: ignore[method-assign]
+    return ladder
+
+
+async def _run_until(ladder: Ladder, done: object, limit_s: float = 30.0) -> None:
+    with trio.fail_after(limit_s):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(ladder.run)
+            while not done():  # type: ignore[operator]
+                await trio.sleep(0.01)
+            nursery.cancel_scope.cancel()
+
+
+def test_every_version_plays_and_a_restart_finishes_exactly_what_was_left(tmp_path: Path) -> None:
+    config = check_competition({**SHORT, "ladder": {"concurrency": 2}}, "t", "cup")
+    store = _store(tmp_path, config, 5)
+    player = StandIn(config)
+    trio.run(_run_until, _ladder(store, config, player), lambda: len(player.played) >= 40)
+    counts = store.match_counts("ladder")
+    assert set(counts) == {1, 2, 3, 4, 5} and min(counts.values()) > 0
+    # Cancelled mid-unit: what was not committed is still pending, and only that is replayed.
+    pending = {m.match_id for m in store.pending_matches()}
+    done = {m.match_id for m in store.finished_matches()}
+    assert not pending & done
+    again = StandIn(config)
+    ladder = _ladder(store, config, again)
+    trio.run(_run_until, ladder, lambda: pending <= set(again.played))
+    assert not set(again.played) & done
+    assert len({m.match_id for m in store.finished_matches()}) == len(store.finished_matches())
+
+
+def test_pausing_stops_new_units_and_closing_plays_the_final_among_the_best(
+    tmp_path: Path,
+) -> None:
+    config = check_competition({**SHORT, "final": {"top": 3}}, "t", "cup")
+    store = _store(tmp_path, config, 4)
+    player = StandIn(config)
+    ladder = _ladder(store, config, player)
+
+    async def main() -> None:
+        with trio.fail_after(60):
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(ladder.run)
+                while len(store.units(state="done", phase="ladder")) < 12:
+                    await trio.sleep(0.01)
+                store.set_ladder_state("paused")
+                ladder.poke()
+                # Units already started finish; then nothing new starts.
+                while ladder.state_seen != "paused" or store.pending_matches():
+                    await trio.sleep(0.01)
+                await ladder.refit()
+                units = len(store.units(phase="ladder"))
+                for _ in range(50):
+                    await trio.sleep(0.01)
+                assert len(store.units(phase="ladder")) == units
+                store.set_ladder_state("closed")
+                ladder.poke()
+                while not store.units(phase="final") or store.units(state="pending", phase="final"):
+                    await trio.sleep(0.01)
+                await ladder.refit()
+                nursery.cancel_scope.cancel()
+
+    trio.run(main)
+    final = store.units(phase="final")
+    finalists = {v for u in final for v in u.table}
+    # The ladder's best three (the stand-in makes lower ids stronger), every pair at a table.
+    assert finalists == {1, 2, 3}
+    assert {tuple(sorted(u.table)) for u in final} == {(1, 2), (1, 3), (2, 3)}
+    assert all(u.state == "done" for u in final)
+    assert [r.bot for r in ladder.standings.final.ratings] == ["b1@1", "b2@1", "b3@1"]
+
+
+@pytest.mark.parametrize("versions", [1])
+def test_a_lone_version_waits_for_company(tmp_path: Path, versions: int) -> None:
+    config = check_competition(SHORT, "t", "cup")
+    store = _store(tmp_path, config, versions)
+    player = StandIn(config)
+    ladder = _ladder(store, config, player)
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(ladder.run)
+            await trio.sleep(1.5)  # a real wait: nothing may happen in it
+            nursery.cancel_scope.cancel()
+
+    trio.run(main)
+    assert player.played == [] and store.units() == []
