@@ -237,12 +237,12 @@ def test_a_competition_from_submissions_to_a_ladder_that_survives_kill_9(
                 240,
                 what="the restarted ladder to play on",
             )
-            after = _done_matches(host.directory)
-            # Nothing lost, nothing changed, nothing counted twice.
-            assert all(after[m] == r for m, r in kept.items())
             listed = [
                 m["match_id"] for m in a.get("/api/v1/matches", params={"limit": 1000}).json()
             ]
+            after = _done_matches(host.directory)  # after the listing: the ladder plays on
+            # Nothing lost, nothing changed, nothing counted twice.
+            assert all(after[m] == r for m, r in kept.items())
             assert len(listed) == len(set(listed))
             assert set(listed) <= set(after)
             # A finished unit's record downloads and verifies.
