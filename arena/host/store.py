@@ -26,7 +26,6 @@ and one view of the file, with no connection pool to get wrong.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import hmac
 import json
@@ -47,6 +46,7 @@ from arena.host.config import CompetitionConfig, check_units_per_minute
 from arena.layout import LOGS_DIR, RECORDS_DIR, make_output_dir
 from arena.ratings import Entry
 from arena.registry import NAME_RE, RESERVED, hash_token
+from arena.sqlite import reading, write_transaction
 from arena.tournament.store import try_lock
 
 P = ParamSpec("P")
@@ -61,8 +61,6 @@ SNAPSHOTS_DIR: Final = "snapshots"
 #: One write waits this long inside SQLite for a lock another process holds (an ``sqlite3`` shell,
 #: a backup) before :class:`DatabaseLocked`; the caller may retry.
 BUSY_TIMEOUT_S: Final = 1.0
-_SQLITE_BUSY = 5
-_SQLITE_LOCKED = 6
 
 Phase = Literal["ladder", "final"]
 VersionKind = Literal["archive", "image", "live"]
@@ -559,36 +557,24 @@ class CompetitionStore:
 
     @contextmanager
     def _reading(self, what: str) -> Iterator[None]:
-        """A file whose content was damaged (edited by hand, a row cut) is one line naming it."""
-        try:
+        """A damaged file (edited by hand, a table dropped, a row cut) met while reading ``what``
+        is one line naming it, not a traceback from deep inside a report."""
+        with reading(self.path, what, CompetitionStoreError):
             yield
-        except (sqlite3.DatabaseError, ValueError, TypeError, KeyError, IndexError) as err:
-            raise CompetitionStoreError(
-                f"{self.path}: {what} is damaged ({err}); was the file changed outside the arena?"
-            ) from None
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
-        """A write transaction: all of it or nothing. A lock held past the busy timeout is
-        :class:`DatabaseLocked`, any other SQLite failure :class:`CompetitionStoreError` (its
-        ``__cause__`` the SQLite error); this store's own refusals pass through."""
-        try:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._db
-                self._db.execute("COMMIT")
-            except BaseException:
-                if self._db.in_transaction:
-                    with contextlib.suppress(sqlite3.Error):
-                        self._db.execute("ROLLBACK")
-                raise
-        except sqlite3.Error as err:
-            code = getattr(err, "sqlite_errorcode", None)
-            if isinstance(code, int) and code & 0xFF in (_SQLITE_BUSY, _SQLITE_LOCKED):
-                raise DatabaseLocked(
-                    f"{self.path}: the database is locked by another process ({err})"
-                ) from None
-            raise CompetitionStoreError(f"{self.path}: cannot write ({err})") from err
+        """A write transaction, all or nothing: :class:`DatabaseLocked` when another process holds
+        the lock past the busy timeout, :class:`CompetitionStoreError` for any other SQLite failure
+        (disk full, file damaged); one line either way. The store's refusals pass through."""
+        with write_transaction(
+            self._db,
+            lambda e: DatabaseLocked(
+                f"{self.path}: the database is locked by another process ({e})"
+            ),
+            lambda e: CompetitionStoreError(f"{self.path}: cannot write ({e})"),
+        ) as db:
+            yield db
 
     def _meta(self, key: str) -> str:
         with self._reading(f"meta {key!r}"):

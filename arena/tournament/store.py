@@ -21,7 +21,6 @@ call at a time), so the lock is never contended there; it makes any other caller
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import functools
 import json
@@ -38,6 +37,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from arena.errors import ArenaError
 from arena.layout import LOGS_DIR, RECORDS_DIR, make_output_dir
+from arena.sqlite import reading, write_transaction
 from arena.tournament.schedule import MatchPlan
 
 P = ParamSpec("P")
@@ -92,8 +92,6 @@ DEFAULT_LOCK_WAIT_S = 60.0
 #: lock before :class:`StoreLocked`; the runner then retries until its lock wait has passed.
 BUSY_TIMEOUT_S = 1.0
 #: SQLite's primary result codes of a lock held by another connection.
-_SQLITE_BUSY = 5
-_SQLITE_LOCKED = 6
 
 
 def lock_wait_seconds() -> float:
@@ -238,37 +236,22 @@ class Store:
 
     @contextmanager
     def _reading(self, what: str) -> Iterator[None]:
-        """Turn a file whose content was damaged (edited by hand, a table dropped, a row cut)
-        into one line naming it, instead of a traceback from deep inside a report."""
-        try:
+        """A damaged file (edited by hand, a table dropped, a row cut) met while reading ``what``
+        is one line naming it, not a traceback from deep inside a report."""
+        with reading(self.path, what, StoreError):
             yield
-        except (sqlite3.DatabaseError, ValueError, TypeError, KeyError, IndexError) as err:
-            raise StoreError(
-                f"{self.path}: {what} is damaged ({err}); was the file changed outside the arena?"
-            ) from None
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
-        """A write transaction; :class:`StoreLocked` when another process holds the write lock
-        past the busy timeout, :class:`StoreError` for any other failure (disk full, file
-        damaged): one line either way, and nothing of the transaction written."""
-        try:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._db
-                self._db.execute("COMMIT")
-            except BaseException:
-                if self._db.in_transaction:
-                    with contextlib.suppress(sqlite3.Error):
-                        self._db.execute("ROLLBACK")
-                raise
-        except sqlite3.Error as err:
-            code = getattr(err, "sqlite_errorcode", None)
-            if (isinstance(code, int) and code & 0xFF in (_SQLITE_BUSY, _SQLITE_LOCKED)) or (
-                code is None and "locked" in str(err)
-            ):
-                raise StoreLocked(f"{self.path}: the database is locked ({err})") from None
-            raise StoreError(f"{self.path}: cannot store the results ({err})") from None
+        """A write transaction, all or nothing: :class:`StoreLocked` when another process holds
+        the lock past the busy timeout, :class:`StoreError` for any other SQLite failure
+        (disk full, file damaged); one line either way. The store's refusals pass through."""
+        with write_transaction(
+            self._db,
+            lambda e: StoreLocked(f"{self.path}: the database is locked ({e})"),
+            lambda e: StoreError(f"{self.path}: cannot store the results ({e})"),
+        ) as db:
+            yield db
 
     def _tables(self) -> set[str]:
         rows = self._db.execute("SELECT name FROM sqlite_master WHERE type='table'")
