@@ -273,6 +273,21 @@ def _version(client: RemoteClient, args: argparse.Namespace) -> int:
     return 0
 
 
+def _head_to_head(client: RemoteClient, args: argparse.Namespace) -> int:
+    rows = client.head_to_head(args.id)
+    if args.json:
+        _print_json(rows)
+        return 0
+    if not rows:
+        print("no finished matches yet")
+    for r in rows:
+        print(
+            f"{r['opponent']:<24} {r['matches']:>5} matches: "
+            f"{r['wins']} won, {r['losses']} lost, {r['draws']} level"
+        )
+    return 0
+
+
 def _retire(client: RemoteClient, args: argparse.Namespace) -> int:
     v = client.retire(args.id)
     if args.json:
@@ -455,6 +470,8 @@ def add_remote_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     lp.add_argument("name", metavar="NAME", help="bot name")
     vp = add(rsub, "version", _version, "none", "one version (with your token: why it failed)")
     vp.add_argument("id", type=POSITIVE, metavar="ID", help="version id")
+    hh = add(rsub, "head-to-head", _head_to_head, "none", "version ID against each opponent")
+    hh.add_argument("id", type=POSITIVE, metavar="ID", help="version id")
     rt = add(rsub, "retire", _retire, "author", "retire your version ID: it plays no more")
     rt.add_argument("id", type=POSITIVE, metavar="ID", help="version id")
     lg = add(rsub, "log", _log, "author", "your version ID's validation log", json_output=False)

@@ -151,6 +151,16 @@ class MatchOut(BaseModel):
     record_available: bool = False
 
 
+class HeadToHead(BaseModel):
+    #: The opponent version, ``BOT@N``.
+    opponent: str
+    matches: int
+    #: Matches in which this version ranked above, below, or level with the opponent.
+    wins: int
+    losses: int
+    draws: int
+
+
 class Status(BaseModel):
     name: str
     game: str
@@ -335,6 +345,31 @@ def create_app(host: HostState) -> FastAPI:
         viewer = store.author_for_token(t) if (t := _bearer(authorization)) else None
         return version_out(store.version(version_id), viewer)
 
+    @app.get(f"{PREFIX}/versions/{{version_id}}/head-to-head", response_model=list[HeadToHead])
+    def head_to_head(version_id: VersionId) -> list[HeadToHead]:
+        store.version(version_id)  # 404 for an unknown one
+        names = refs()
+        tally: dict[int, list[int]] = {}
+        for m in store.finished_matches(version_id=version_id):
+            ranks = (m.result or {}).get("ranks") or []
+            if len(ranks) != len(m.seats):
+                continue
+            mine = min(r for v, r in zip(m.seats, ranks, strict=True) if v == version_id)
+            for other in set(m.seats) - {version_id}:
+                theirs = min(r for v, r in zip(m.seats, ranks, strict=True) if v == other)
+                row = tally.setdefault(other, [0, 0, 0])
+                row[0 if mine < theirs else 1 if mine > theirs else 2] += 1
+        return [
+            HeadToHead(
+                opponent=names.get(other, str(other)),
+                matches=sum(row),
+                wins=row[0],
+                losses=row[1],
+                draws=row[2],
+            )
+            for other, row in sorted(tally.items())
+        ]
+
     @app.get(f"{PREFIX}/matches", response_model=list[MatchOut])
     def matches(
         version: Annotated[int | None, Query(ge=0, le=MAX_ID)] = None,
@@ -398,6 +433,7 @@ def create_app(host: HostState) -> FastAPI:
         },
     )
     async def submit(name: str, request: Request, author: Authed) -> VersionOut:
+        await anyio.to_thread.run_sync(_open_for_submissions, store)
         limits = _limits(host.config)
         data = await _body(request, limits.max_upload_bytes)
         snapshots = host.directory / SNAPSHOTS_DIR
@@ -417,6 +453,7 @@ def create_app(host: HostState) -> FastAPI:
 
     @app.post(f"{PREFIX}/bots/{{name}}/live", response_model=LiveVersion, status_code=201)
     def live(name: str, author: Authed) -> LiveVersion:
+        _open_for_submissions(store)
         v, token = store.add_live_version(author.id, name, {"runtime": "live"})
         host.changed()
         return LiveVersion(version=version_out(v, author), token=token)
@@ -552,6 +589,12 @@ async def _body(request: Request, limit: int) -> bytes:
     if size == 0:
         raise HTTPException(400, "no archive in the request's body")
     return b"".join(parts)
+
+
+def _open_for_submissions(store: CompetitionStore) -> None:
+    """409 once the host has closed the competition: its versions are frozen for the final."""
+    if store.ladder_state() == "closed":
+        raise HTTPException(409, "the competition is closed: no more submissions")
 
 
 def _record_public(store: CompetitionStore, m: StoredMatch) -> bool:

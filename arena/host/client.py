@@ -281,6 +281,11 @@ class RemoteClient:
             self._json("POST", f"/versions/{int(version_id)}/retire", auth="required"),
         )
 
+    def head_to_head(self, version_id: int) -> list[dict[str, Any]]:
+        """A version's record against each opponent version it met."""
+        path = f"/versions/{int(version_id)}/head-to-head"
+        return cast(list[dict[str, Any]], self._json("GET", path, list_=True))
+
     def version_log(self, version_id: int) -> str:
         """The validation log of one's own version."""
         data = self._request("GET", f"/versions/{int(version_id)}/log", auth="required")

@@ -345,6 +345,22 @@ def test_matches_records_logs_and_the_leaderboard(
     assert "±" in rows[1]
     board = remote.json("leaderboard", "--phase", "final")
     assert board == []
+    # Alpha won both rotations (north-south in the first, east-west in the second).
+    assert remote.json("head-to-head", "1") == [
+        {"opponent": "beta@1", "matches": 2, "wins": 2, "losses": 0, "draws": 0}
+    ]
+    assert remote.ok("head-to-head", "2").split()[:6] == [
+        "alpha@1",
+        "2",
+        "matches:",
+        "0",
+        "won,",
+        "2",
+    ]
+    # Closed: the versions are frozen for the final; nothing more comes in.
+    remote.ok("admin", "ladder", "--close", "--token", ADMIN)
+    line = remote.refused("submit", "gamma", str(bot_dir(tmp_path / "gamma")), "--token", alice)
+    assert line == "HTTP 409: the competition is closed: no more submissions"
 
 
 def test_errors_without_a_server(remote: Remote, monkeypatch: pytest.MonkeyPatch) -> None:
