@@ -5,6 +5,7 @@
 #  2. starts its own dockerd (no bridge network, no firewall changes, its own data root, exec
 #     root, pidfile and socket; log in $run/dockerd.log) and stops it at the end, even on failure;
 #  3. builds the minimal Debian base (docker/build-base.sh) and the arena image on it;
+#     The image also hosts a competition (arena host) whose ladder plays two submitted bots;
 #  4. runs the arena image with --network none and its state directory bind-mounted from the
 #     host: the image's HEALTHCHECK turns healthy, `arena health` answers inside and, through the
 #     Unix socket in the state directory, outside; four host bots play a lobby match through it;
@@ -117,6 +118,32 @@ docker run --rm --network none "$image" arena tournament --game tennis --option 
   --bot random --bot rules --matches 2 --no-sandbox --out /tmp/t --quiet >"$work/inside.txt" \
   || fail "a tournament inside the image failed"
 grep -q "rules" "$work/inside.txt" || fail "the tournament inside the image printed no table"
+# A competition inside the image: `arena host` (its HTTP API on loopback), an author added, two
+# bots submitted with `arena remote`, validated and played on the ladder (bots as plain
+# processes: the container is their box here).
+cat >"$work/host.sh" <<'SCRIPT'
+set -eu
+cd /tmp
+printf 'name = "cup"\ngame = "whist"\n[options]\npoints_to_win = 1\ngames_per_rubber = 1\n' > cup.toml
+arena host cup.toml --no-sandbox --http 127.0.0.1:8080 --grpc 127.0.0.1:50061 --log-level error &
+for i in $(seq 100); do [ -f cup/private/host.json ] && break; sleep 0.2; done
+token=$(arena host add-author cup.toml alice --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["token"])')
+for b in one two; do
+  mkdir -p "$b" && printf 'command = "python3 bot.py"\n' > "$b/cardarena.toml"
+  printf 'from arena.sdk import RandomBot, run_bot\nrun_bot(RandomBot())\n# %s\n' "$b" > "$b/bot.py"
+  arena remote submit "$b" "$b" --server http://127.0.0.1:8080 --token "$token" >/dev/null
+done
+for i in $(seq 300); do
+  played=$(arena remote status --json --server http://127.0.0.1:8080 | python3 -c 'import json,sys; print(json.load(sys.stdin)["matches_played"])')
+  [ "$played" -gt 2 ] && { echo "ladder matches: $played"; exit 0; }
+  sleep 0.2
+done
+exit 1
+SCRIPT
+docker run --rm --network none -v "$work/host.sh:/tmp/host.sh:ro" "$image" sh /tmp/host.sh \
+  >"$work/host.txt" 2>&1 || { cat "$work/host.txt" >&2; fail "arena host inside the image"; }
+grep -q "ladder matches" "$work/host.txt" || fail "arena host inside the image played no match"
+say "a competition inside the image: two submitted bots validated and on the ladder ($(cat "$work/host.txt"))"
 size=$(docker image inspect --format '{{.Size}}' "$image" | numfmt --to=iec)
 say "images built: $image is $size and runs as uid $uid"
 
