@@ -175,7 +175,7 @@ def _status(client: RemoteClient, args: argparse.Namespace) -> int:
 
 
 def _leaderboard(client: RemoteClient, args: argparse.Namespace) -> int:
-    rows = client.leaderboard(args.phase)
+    rows = client.leaderboard(args.phase, latest=args.latest)
     if args.json:
         _print_json(rows)
         return 0
@@ -444,6 +444,9 @@ def add_remote_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     add(rsub, "status", _status, "none", "the competition: game, ladder state, counts")
     lb = add(rsub, "leaderboard", _leaderboard, "none", "the ratings: Elo, with intervals")
     lb.add_argument("--phase", choices=("ladder", "final"), default="ladder", help="(ladder)")
+    lb.add_argument(
+        "--latest", action="store_true", help="each bot's latest validated version only"
+    )
     add(rsub, "bots", _bots, "none", "every bot and version")
     add(rsub, "me", _me, "author", "you, your bots and versions (with why one failed)")
     tp = rsub.add_parser("token", help="your API token", description="Your API token.")

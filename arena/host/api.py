@@ -312,14 +312,25 @@ def create_app(host: HostState) -> FastAPI:
         )
 
     @app.get(f"{PREFIX}/leaderboard", response_model=list[LeaderRow])
-    def leaderboard(phase: Literal["ladder", "final"] = "ladder") -> list[LeaderRow]:
+    def leaderboard(
+        phase: Literal["ladder", "final"] = "ladder", latest: bool = False
+    ) -> list[LeaderRow]:
+        """Every rated version; with ``latest``, each bot's latest validated version only (its
+        rating from the same fit)."""
         standings = host.standings()
         table = standings.ladder if phase == "ladder" else standings.final
-        by_ref = {v.ref: v for v in store.versions()}
+        versions = store.versions()
+        by_ref = {v.ref: v for v in versions}
         names = {a.id: a.name for a in store.authors()}
+        newest: dict[int, int] = {}
+        for each in versions:
+            if each.status == "validated":
+                newest[each.bot_id] = max(newest.get(each.bot_id, 0), each.number)
         rows = []
         for r in table.ratings:
             v = by_ref.get(r.bot)
+            if latest and (v is None or newest.get(v.bot_id) != v.number):
+                continue
             rows.append(
                 LeaderRow(
                     rank=r.rank,

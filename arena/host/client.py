@@ -200,10 +200,13 @@ class RemoteClient:
     def status(self) -> StatusInfo:
         return cast(StatusInfo, self._json("GET", "/status", auth="none"))
 
-    def leaderboard(self, phase: Phase = "ladder") -> list[LeaderRow]:
+    def leaderboard(self, phase: Phase = "ladder", latest: bool = False) -> list[LeaderRow]:
+        """The rated versions (``latest``: each bot's latest validated version only)."""
+        query: dict[str, str | int] = {"phase": phase}
+        if latest:
+            query["latest"] = "true"
         return cast(
-            list[LeaderRow],
-            self._json("GET", "/leaderboard", query={"phase": phase}, auth="none", list_=True),
+            list[LeaderRow], self._json("GET", "/leaderboard", query=query, auth="none", list_=True)
         )
 
     def bots(self) -> list[BotInfo]:

@@ -345,6 +345,14 @@ def test_matches_records_logs_and_the_leaderboard(
     assert "±" in rows[1]
     board = remote.json("leaderboard", "--phase", "final")
     assert board == []
+    # A newer beta, validated: beta's line of the per-bot board is beta@2 (unrated yet), so
+    # only alpha@1 stays; per version, beta@1 keeps its line.
+    remote.ok("submit", "beta", str(bot_dir(tmp_path / "beta2", "pass  \n")), "--token", bob)
+    store.set_status(3, "validating")
+    store.set_status(3, "validated")
+    latest = remote.json("leaderboard", "--latest")
+    assert isinstance(latest, list) and [r["ref"] for r in latest] == ["alpha@1"]
+    assert [r["ref"] for r in remote.json("leaderboard")] == ["alpha@1", "beta@1"]  # type: ignore[union-attr]
     # Alpha won both rotations (north-south in the first, east-west in the second).
     assert remote.json("head-to-head", "1") == [
         {"opponent": "beta@1", "matches": 2, "wins": 2, "losses": 0, "draws": 0}
