@@ -34,7 +34,7 @@ matches = 2
 max_upload_mib = 8
 max_files = 100
 max_unpacked_mib = 64
-allow_images = true
+allow_images = false
 [authors]
 invite_code = "let-me-in-please"
 [final]
@@ -61,7 +61,7 @@ def test_a_full_config_loads(tmp_path: Path) -> None:
     assert (config.validation.opponent, config.validation.matches) == ("rules", 2)
     assert config.validation.opponent_command == "arena bot rules"
     assert config.submissions.max_upload_bytes == 8 * 1024 * 1024
-    assert (config.submissions.max_files, config.submissions.allow_images) == (100, True)
+    assert (config.submissions.max_files, config.submissions.allow_images) == (100, False)
     assert config.authors.invite_code == "let-me-in-please"
     assert (config.final.top, config.final.matches_per_pairing) == (6, 4)
 
@@ -140,7 +140,11 @@ def _drop(section: str, key: str) -> str:
         (GOOD.replace("matches = 2", "matches = 0"), r"validation\.matches: must be at least 1"),
         (GOOD.replace("max_upload_mib = 8", "max_upload_mib = 99999"), r"max_upload_mib: must"),
         (GOOD.replace("max_files = 100", "max_files = true"), r"submissions\.max_files: must"),
-        (GOOD.replace("allow_images = true", "allow_images = 1"), r"allow_images: must be true"),
+        (GOOD.replace("allow_images = false", "allow_images = 1"), r"allow_images: must be true"),
+        (
+            GOOD.replace("allow_images = false", "allow_images = true"),
+            r"allow_images: Docker image submissions are not supported yet",
+        ),
         (GOOD.replace('"let-me-in-please"', '"short"'), r"authors\.invite_code: must be a str"),
         (GOOD.replace("top = 6", "top = 1"), r"cup\.toml: final\.top: must be at least 2"),
         (
