@@ -37,6 +37,9 @@ move_ms = 2000
 bank_ms = 4000
 [ladder]
 concurrency = 2
+[final]
+top = 3
+matches_per_pairing = 2
 """
 
 GOOD_BOT = b"from arena.sdk import RandomBot, run_bot\nrun_bot(RandomBot())\n"
@@ -257,6 +260,27 @@ def test_a_competition_from_submissions_to_a_ladder_that_survives_kill_9(
                 text=True,
             )
             assert check.returncode == 0, check.stdout + check.stderr
+            # The host closes the competition: submissions freeze, the final is played by the
+            # ladder's best three (every pair at a table, each deal in both rotations).
+            admin = (host.directory / "private" / "admin.token").read_text().strip()
+            with host.client(admin) as h:
+                assert h.post("/api/v1/admin/ladder", json={"state": "closed"}).status_code == 200
+            late = a.put(
+                "/api/v1/bots/alpha/versions", content=_bot(GOOD_BOT + b"#2\n"), headers=octet
+            )
+            assert late.status_code == 409
+
+            def final() -> list[dict[str, Any]]:
+                rows: list[dict[str, Any]] = a.get(
+                    "/api/v1/leaderboard", params={"phase": "final"}
+                ).json()
+                return rows
+
+            # Each finalist: 2 tables (one per other finalist), one deal in 2 rotations each.
+            wait_until(
+                lambda: [r["matches"] for r in final()] == [4, 4, 4], 240, what="the whole final"
+            )
+            assert {r["ref"] for r in final()} == {"alpha@1", "beta@1", "beta-live@1"}
         finally:
             bot.kill()
             bot.wait()
