@@ -474,12 +474,23 @@ def _check_zip_directory(data: bytes, limits: ArchiveLimits) -> None:
         raise ArchiveError(f"the archive holds more than {limits.max_files} files and directories")
 
 
+#: What macOS's Finder adds to every zip it makes (resource forks, AppleDouble files): not part of
+#: the bot, and skipped, so a bot zipped there has a single top-level directory as it looks.
+_MACOS_FOLDER = "__MACOSX"
+
+
+def _macos_extra(name: str) -> bool:
+    return name.split("/", 1)[0] == _MACOS_FOLDER
+
+
 def _unpack_zip(data: bytes, tree: _Tree) -> None:
     limits = tree.limits
     _check_zip_directory(data, limits)
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
         for info in archive.infolist():
             name = _zip_name(info)
+            if _macos_extra(name):
+                continue
             tree.current = name
             path = member_path(name, limits)
             mode = info.external_attr >> 16  # a Unix mode, when the archiver wrote one

@@ -196,6 +196,18 @@ def test_zip_with_a_top_level_directory(store: Path) -> None:
     assert verify_snapshot(snap.root)
 
 
+def test_a_zip_from_macos_finder_loses_its_resource_forks(store: Path) -> None:
+    plain = store_snapshot(zip_bytes(GOOD, dirs=True), store)
+    buf = io.BytesIO(zip_bytes(GOOD, dirs=True))
+    with zipfile.ZipFile(buf, "a") as zf:
+        zf.writestr("__MACOSX/", b"")
+        zf.writestr("__MACOSX/mybot/._bot.py", b"\0\5\26\7 AppleDouble")
+    finder = store_snapshot(buf.getvalue(), store)
+    # The same bot, the same address: Finder's extras are not part of it.
+    assert finder.sha256 == plain.sha256
+    assert not (finder.root / "__MACOSX").exists()
+
+
 def test_manifest_at_the_root_keeps_a_single_directory(store: Path) -> None:
     files: Files = {"cardarena.toml": b'command = "python3 src/bot.py"\n', "src/bot.py": b""}
     snap = store_snapshot(tar_bytes(files, prefix=""), store)
