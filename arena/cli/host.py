@@ -83,7 +83,9 @@ def host_command(args: argparse.Namespace) -> int:
     """``arena host …``."""
     rest: list[str] = list(args.rest)
     if not rest or rest[0] in ("-h", "--help"):
-        print(f"usage: {USAGE}\n\n{add_host_parser.__doc__}")
+        _run_parser().print_help()
+        print()
+        _author_parser().print_help()
         return 0 if rest else 2
     if rest[0] == "add-author":
         return _add_author(_author_parser().parse_args(rest[1:]))

@@ -269,7 +269,12 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``arena`` console script."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        if getattr(args, "rest", None) is None:
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        # `arena host` parses its own words: options before its first word land here.
+        args.rest = [*extra, *args.rest]
     handler: Handler = args.handler
     try:
         with reader_may_leave():  # `arena … | head -1`: a reader that leaves is no error

@@ -223,6 +223,10 @@ def create_app(host: HostState) -> FastAPI:
         title=f"Card Arena competition: {host.config.name}",
         version=arena_version(),
         description=__doc__,
+        # FastAPI's /docs and /redoc pages load their scripts from a CDN: on a host without
+        # internet (or for an author behind one) they are blank. The schema itself is served.
+        docs_url=None,
+        redoc_url=None,
     )
     store = host.store
     app.state.host = host
