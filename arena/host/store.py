@@ -768,15 +768,7 @@ class CompetitionStore:
         self, status: VersionStatus | None = None, author_id: int | None = None
     ) -> list[Version]:
         """Every version (or those with ``status``, of ``author_id``), in submission order."""
-        clauses: list[str] = []
-        args: list[object] = []
-        if status is not None:
-            clauses.append("v.status=?")
-            args.append(status)
-        if author_id is not None:
-            clauses.append("b.author_id=?")
-            args.append(author_id)
-        where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
+        where, args = _where(("v.status", status), ("b.author_id", author_id))
         with self._reading("the versions table"):
             rows = self._db.execute(self._VERSION_SQL + where + " ORDER BY v.id", args)
             return [_version(r) for r in rows]
@@ -942,15 +934,7 @@ class CompetitionStore:
     @_serialized
     def units(self, state: UnitState | None = None, phase: Phase | None = None) -> list[Unit]:
         """Units (with ``state``, of ``phase``), in creation order."""
-        clauses: list[str] = []
-        args: list[object] = []
-        if state is not None:
-            clauses.append("state=?")
-            args.append(state)
-        if phase is not None:
-            clauses.append("phase=?")
-            args.append(phase)
-        where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
+        where, args = _where(("state", state), ("phase", phase))
         with self._reading("the units table"):
             rows = self._db.execute(f"SELECT * FROM units{where} ORDER BY id", args).fetchall()
         out = []
@@ -1200,6 +1184,15 @@ class CompetitionStore:
 
 
 # --- helpers -----------------------------------------------------------------------------------
+
+
+def _where(*filters: tuple[str, object | None]) -> tuple[str, list[object]]:
+    """`` WHERE col=? AND …`` for the filters whose value is given, and those values (column
+    names come from this module only, never from a caller)."""
+    given = [(column, value) for column, value in filters if value is not None]
+    if not given:
+        return "", []
+    return " WHERE " + " AND ".join(f"{c}=?" for c, _ in given), [v for _, v in given]
 
 
 def _now() -> str:
