@@ -11,7 +11,9 @@
 #     Unix socket in the state directory, outside; four host bots play a lobby match through it;
 #  5. plays a match with one bot in a container through the Docker SDK (arena/bots/docker.py),
 #     and a tournament with a bot registered as an image (arena submit --image), and checks the
-#     lockdown of a bot container (no network, read-only root, no capabilities, limits).
+#     lockdown of a bot container (no network, read-only root, no capabilities, limits);
+#  6. hosts a competition that takes images: a `docker save` tarball submitted over HTTP,
+#     validated in a container and played on the ladder, its tag not restored on the engine.
 #
 # Needs root. The engine's data root (/var/lib/cardarena-test-docker) is kept between runs with
 # the base image only, so that is built once; delete the directory to start from scratch.
@@ -66,6 +68,8 @@ cleanup() {
     [ -n "$ids" ] && docker rm -f $ids >/dev/null 2>&1
     # Keep only the base image in the engine's data root (it is what takes a minute to build).
     docker rmi -f "$bot_image" "$image" >/dev/null 2>&1
+    stored=$(docker images -q cardarena/version 2>/dev/null | sort -u)
+    [ -n "$stored" ] && docker rmi -f $stored >/dev/null 2>&1
     docker image prune -f >/dev/null 2>&1
     kill "$dockerd_pid" 2>/dev/null
     for _ in $(seq 100); do kill -0 "$dockerd_pid" 2>/dev/null || break; sleep 0.2; done
@@ -192,6 +196,19 @@ echo "$out" | grep -q '^faults:' && fail "the match with a containerised bot had
 [ -z "$(docker ps -aq --filter label=card-arena.bot)" ] || fail "bot containers were left behind"
 say "match with a containerised bot: no faults, container removed"
 
+# kill -9 of the arena mid-match: its reaper removes the run's bot containers.
+"$arena" match tennis --option sets_to_win=1 --move-ms 60000 --out "$work/killed" \
+  --bot "image:$image sleep 120" --bot "image:$image sleep 120" >/dev/null 2>&1 &
+match_pid=$!
+for _ in $(seq 150); do
+  [ "$(docker ps -q --filter label=card-arena.bot | wc -l)" -ge 2 ] && break; sleep 0.2
+done
+[ "$(docker ps -q --filter label=card-arena.bot | wc -l)" -ge 2 ] || fail "the bot containers did not start"
+kill -9 "$match_pid"; wait "$match_pid" 2>/dev/null || true
+for _ in $(seq 100); do [ -z "$(docker ps -aq --filter label=card-arena.bot)" ] && break; sleep 0.2; done
+[ -z "$(docker ps -aq --filter label=card-arena.bot)" ] || fail "kill -9 of the arena left bot containers"
+say "kill -9 of the arena mid-match: its reaper removed the bot containers"
+
 home="$work/home"
 "$arena" submit dock --version 1 --image "$bot_image" --home "$home" >/dev/null
 "$arena" tournament --game tennis --option sets_to_win=1 --matches 2 --bot dock --bot random \
@@ -249,5 +266,77 @@ async def main() -> None:
 
 trio.run(main)
 EOF
+
+# --- 6. a competition that takes images: a docker save tarball submitted over HTTP ---------------
+# The host (on this machine, its engine the private one) checks the tarball, keeps it under its
+# image id without its tags, loads it, validates it in a container and plays it on the ladder.
+docker save "$bot_image" -o "$work/bot-image.tar"
+bot_id=$(docker image inspect --format '{{.Id}}' "$bot_image")
+docker rmi "$bot_image" >/dev/null  # the upload must not bring this tag back
+cat >"$work/images.toml" <<'TOML'
+game = "tennis"
+[options]
+sets_to_win = 1
+[submissions]
+allow_images = true
+max_upload_mib = 2048
+max_unpacked_mib = 2048
+TOML
+mkdir -p "$work/plain"
+printf 'command = "python3 bot.py"\n' >"$work/plain/cardarena.toml"
+printf 'from arena.sdk import RandomBot, run_bot\nrun_bot(RandomBot())\n' >"$work/plain/bot.py"
+PATH="$PWD/.venv/bin:$PATH" "$arena" host "$work/images.toml" --dir "$work/images" --no-sandbox \
+  --http 127.0.0.1:0 --grpc 127.0.0.1:0 --log-level warning >"$work/images-host.log" 2>&1 &
+host_pid=$!
+for _ in $(seq 100); do [ -f "$work/images/private/host.json" ] && break; sleep 0.2; done
+[ -f "$work/images/private/host.json" ] \
+  || { cat "$work/images-host.log" >&2; fail "arena host (images) did not start"; }
+url=$("$python" -c 'import json,sys; print(json.load(open(sys.argv[1]))["http"])' \
+  "$work/images/private/host.json")
+token=$("$arena" host add-author "$work/images.toml" --dir "$work/images" alice --json \
+  | "$python" -c 'import json,sys; print(json.load(sys.stdin)["token"])')
+"$arena" remote submit imaged "$work/bot-image.tar" --server "$url" --token "$token" \
+  >"$work/submit.txt" 2>&1 \
+  || { cat "$work/submit.txt" "$work/images-host.log" >&2; fail "the image tarball was refused"; }
+"$arena" remote submit plain "$work/plain" --server "$url" --token "$token" >/dev/null
+grep -q "sha256: ${bot_id#sha256:}" "$work/submit.txt" \
+  || { cat "$work/submit.txt" >&2; fail "the version is not named by its image id ($bot_id)"; }
+docker image inspect "$bot_image" >/dev/null 2>&1 \
+  && fail "the upload put its tag $bot_image back on the engine"
+docker image inspect "cardarena/version:${bot_id#sha256:}" >/dev/null \
+  || fail "the stored image is not tagged cardarena/version"
+"$python" - "$url" "$token" "$work/images-host.log" <<'EOF'
+import json, sys, time, urllib.request
+
+url, token, log = sys.argv[1:]
+
+
+def get(path):
+    headers = {"Authorization": f"Bearer {token}"}
+    return json.load(urllib.request.urlopen(urllib.request.Request(url + "/api/v1" + path, headers=headers)))
+
+
+deadline = time.monotonic() + 240
+while time.monotonic() < deadline:
+    versions = {v["ref"]: v for b in get("/me")["bots"] for v in b["versions"]}
+    if any(v["status"] == "failed" for v in versions.values()):
+        sys.exit(f"a version failed validation: {versions}\n" + open(log).read())
+    matches = get("/matches?phase=ladder")
+    if len(matches) >= 2 and all(v["status"] == "validated" for v in versions.values()):
+        break
+    time.sleep(0.5)
+else:
+    sys.exit(f"no ladder matches within 240 s: {versions}\n" + open(log).read())
+assert versions["imaged@1"]["kind"] == "image", versions
+faults = [f for m in matches for f in m["faults"]]
+assert not faults, faults
+print(f"test-docker: image version imaged@1 validated in a container; {len(matches)} ladder matches, no faults")
+EOF
+kill -TERM "$host_pid"
+wait "$host_pid" || fail "arena host did not stop cleanly on SIGTERM"
+for _ in $(seq 50); do [ -z "$(docker ps -aq --filter label=card-arena.bot)" ] && break; sleep 0.2; done
+[ -z "$(docker ps -aq --filter label=card-arena.bot)" ] || fail "the host left bot containers behind"
+grep -q Traceback "$work/images-host.log" && fail "the host's log has a traceback"
+say "a competition took a docker save tarball: stored by its image id, its tag not restored"
 
 say "all Docker checks passed"

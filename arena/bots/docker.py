@@ -37,6 +37,9 @@ CONTAINER_SOCKET_DIR = "/arena"
 IMAGE_PREFIX = "image:"
 #: Label set on every bot container (``docker ps --filter label=card-arena.bot``).
 LABEL = "card-arena.bot"
+#: Label naming the run whose bot it is (its directory's name): the run's reaper removes the
+#: containers left when the arena was killed (arena/bots/reaper.py).
+RUN_LABEL = "card-arena.run"
 #: Seconds a container gets between SIGTERM and SIGKILL.
 STOP_GRACE_S = 1
 
@@ -131,7 +134,7 @@ def container_options(limits: Limits, socket_dir: Path) -> dict[str, Any]:
         "tmpfs": {"/tmp": f"rw,nosuid,nodev,size={limits.tmp_mb}m,mode=1777"},
         "volumes": {str(socket_dir.resolve()): {"bind": CONTAINER_SOCKET_DIR, "mode": "ro"}},
         "working_dir": "/tmp",
-        "labels": {LABEL: "1"},
+        "labels": {LABEL: "1", RUN_LABEL: socket_dir.resolve().parent.name},
         # The engine's own copy of the output, bounded (its default keeps it all, on the
         # engine's disk): two files of half the log cap each, so it holds the newest output.
         "log_config": docker.types.LogConfig(

@@ -11,7 +11,8 @@ pid namespace and pid). Every boxed bot's cgroups are made inside the run's, and
 joins them before it starts bwrap, so bwrap and everything it starts are in them, including an
 inner bwrap still setting up its box, which bwrap's ``--die-with-parent`` does not yet cover
 (docs/sandbox.md). At end of file the reaper kills every process in the run's cgroups, removes
-them and the directory, and exits; at a normal end the arena waits for it.
+them, the run's bot containers (labelled with the run's name) and the directory, and exits; at a
+normal end the arena waits for it.
 
 Each :func:`bot_run` also sweeps what a dead run left, should its reaper have been killed too: a
 run cgroup whose arena (same pid namespace) no longer exists.
@@ -23,15 +24,19 @@ only the standard library, so it starts fast and needs nothing of the arena's in
 from __future__ import annotations
 
 import contextlib
+import http.client
+import json
 import os
 import re
 import secrets
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -252,9 +257,52 @@ def _stop_reaper(reaper: tuple[subprocess.Popen[bytes], int]) -> bool:
         return False
 
 
+def _docker_socket() -> str | None:
+    """The Docker engine's Unix socket (``DOCKER_HOST`` or the default), if there is one."""
+    address = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
+    path = address.removeprefix("unix://")
+    return path if address.startswith("unix://") and os.path.exists(path) else None
+
+
+def remove_containers(run: str, timeout: float = 10.0) -> int:
+    """Remove the bot containers labelled with ``run`` (arena/bots/docker.py ``RUN_LABEL``),
+    through the engine's API with the standard library only; how many. Best effort: no engine,
+    no containers."""
+    found = _docker_socket()
+    if found is None:
+        return 0
+    path: str = found
+
+    class Connection(http.client.HTTPConnection):
+        def connect(self) -> None:
+            self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            self.sock.settimeout(timeout)
+            self.sock.connect(path)
+
+    def call(method: str, url: str) -> bytes:
+        con = Connection("docker", timeout=timeout)
+        try:
+            con.request(method, url)
+            return con.getresponse().read()
+        finally:
+            con.close()
+
+    filters = urllib.parse.quote(json.dumps({"label": [f"card-arena.run={run}"]}))
+    try:
+        listed = json.loads(call("GET", f"/containers/json?all=1&filters={filters}"))
+        ids = [c["Id"] for c in listed if isinstance(c, dict) and isinstance(c.get("Id"), str)]
+        for container in ids:
+            call("DELETE", f"/containers/{urllib.parse.quote(container)}?force=1&v=1")
+    except (OSError, ValueError, http.client.HTTPException):
+        return 0
+    return len(ids)
+
+
 def cleanup(directory: Path, groups: Sequence[Path]) -> None:
-    """Kill what is left in the run's cgroups, remove them, then its directory."""
+    """Kill what is left in the run's cgroups and remove them, remove the run's bot containers,
+    then its directory."""
     reap(groups)
+    remove_containers(directory.name)
     shutil.rmtree(directory, ignore_errors=True)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 from pathlib import Path
 
@@ -111,17 +112,29 @@ def _run(args: argparse.Namespace) -> int:
         no_sandbox=args.no_sandbox,
     )
 
+    stopped = False
+
     async def main() -> None:
-        async with trio.open_nursery() as nursery:
-            where: Listening = await nursery.start(run_host, config, directory, options)
-            print(
-                f"arena: hosting {config.name} ({config.game.id}) in {directory}: API "
-                f"{where.http_url}, bots {where.grpc_address}; the admin token is in "
-                f"{directory / 'private' / 'admin.token'}; Ctrl-C stops",
-                flush=True,
-            )
+        nonlocal stopped
+        # SIGTERM (systemd, `docker stop` of a plain image, `kill`) stops the host as Ctrl-C
+        # does: matches cut off stay pending, bots and their containers are stopped.
+        with trio.open_signal_receiver(signal.SIGTERM) as signals:
+            async with trio.open_nursery() as nursery:
+                where: Listening = await nursery.start(run_host, config, directory, options)
+                print(
+                    f"arena: hosting {config.name} ({config.game.id}) in {directory}: API "
+                    f"{where.http_url}, bots {where.grpc_address}; the admin token is in "
+                    f"{directory / 'private' / 'admin.token'}; Ctrl-C stops",
+                    flush=True,
+                )
+                async for _ in signals:
+                    stopped = True
+                    nursery.cancel_scope.cancel()
+                    break
 
     run_trio(main)
+    if stopped:
+        print("arena: host stopped (SIGTERM)", file=sys.stderr)
     return 0
 
 

@@ -304,7 +304,9 @@ def _log(client: RemoteClient, args: argparse.Namespace) -> int:
 
 def _archive(client: RemoteClient, args: argparse.Namespace) -> int:
     data = client.archive(args.id)
-    path = _output(args.output, f"version-{args.id}.tar.gz")
+    # A version's source comes as .tar.gz, an image version's tarball as a plain .tar.
+    suffix = ".tar.gz" if data.startswith(b"\x1f\x8b") else ".tar"
+    path = _output(args.output, f"version-{args.id}{suffix}")
     _write(path, data)
     print(f"wrote {path} ({len(data):,} bytes)")
     return 0
@@ -459,10 +461,13 @@ def add_remote_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         _submit,
         "author",
         "upload a new version of bot NAME: a directory with its cardarena.toml (packed without "
-        ".git and __pycache__), or a .tar, .tar.gz or .zip as it is",
+        ".git and __pycache__), a .tar, .tar.gz or .zip as it is, or a Docker image tarball "
+        "(docker save) where the host takes images",
     )
     sp.add_argument("name", metavar="NAME", help="bot name (yours once you submit it)")
-    sp.add_argument("source", metavar="DIR_OR_ARCHIVE", help="the bot's directory or archive")
+    sp.add_argument(
+        "source", metavar="DIR_OR_ARCHIVE", help="the bot's directory, archive or image tarball"
+    )
     lp = add(
         rsub,
         "live",

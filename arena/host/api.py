@@ -13,7 +13,7 @@ from __future__ import annotations
 import hmac
 import io
 import tarfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -25,11 +25,15 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse, Response
 from pydantic import BaseModel, Field
 
-from arena.host.archive import ArchiveError, ArchiveLimits
+from arena.bots.docker import DockerUnavailable
+from arena.errors import ArenaError
+from arena.host.archive import ArchiveLimits
 from arena.host.config import CompetitionConfig, check_units_per_minute
+from arena.host.images import image_path, is_image_tarball, load_image, store_image
 from arena.host.ladder import Standings
-from arena.host.snapshots import SnapshotError, snapshot_path, store_snapshot
+from arena.host.snapshots import snapshot_path, store_snapshot
 from arena.host.store import (
+    IMAGES_DIR,
     SNAPSHOTS_DIR,
     Author,
     CompetitionStore,
@@ -132,6 +136,42 @@ class LeaderRow(BaseModel):
     plus_minus: float
     matches: int
     score: float
+
+
+class CrossCell(BaseModel):
+    #: The versions, as ``BOT@N``: the row's record against the column's.
+    row: str
+    column: str
+    matches: int
+    wins: int
+    losses: int
+    draws: int
+
+
+class Superiority(BaseModel):
+    row: str
+    column: str
+    #: P(the row's version is stronger than the column's), from the rating fit.
+    p: float
+
+
+class CrossTable(BaseModel):
+    #: The rated versions, best first.
+    versions: list[str]
+    cells: list[CrossCell]
+    superiority: list[Superiority]
+
+
+class HistoryRating(BaseModel):
+    ref: str
+    elo: float
+    plus_minus: float
+
+
+class HistoryPoint(BaseModel):
+    at: str
+    matches: int
+    ratings: list[HistoryRating]
 
 
 class MatchOut(BaseModel):
@@ -364,16 +404,7 @@ def create_app(host: HostState) -> FastAPI:
     def head_to_head(version_id: VersionId) -> list[HeadToHead]:
         store.version(version_id)  # 404 for an unknown one
         names = refs()
-        tally: dict[int, list[int]] = {}
-        for m in store.finished_matches(version_id=version_id):
-            ranks = (m.result or {}).get("ranks") or []
-            if len(ranks) != len(m.seats):
-                continue
-            mine = min(r for v, r in zip(m.seats, ranks, strict=True) if v == version_id)
-            for other in set(m.seats) - {version_id}:
-                theirs = min(r for v, r in zip(m.seats, ranks, strict=True) if v == other)
-                row = tally.setdefault(other, [0, 0, 0])
-                row[0 if mine < theirs else 1 if mine > theirs else 2] += 1
+        tally = pairwise(store.finished_matches(version_id=version_id))
         return [
             HeadToHead(
                 opponent=names.get(other, str(other)),
@@ -382,7 +413,44 @@ def create_app(host: HostState) -> FastAPI:
                 losses=row[1],
                 draws=row[2],
             )
-            for other, row in sorted(tally.items())
+            for (mine, other), row in sorted(tally.items())
+            if mine == version_id
+        ]
+
+    @app.get(f"{PREFIX}/leaderboard/cross-table", response_model=CrossTable)
+    def cross_table(phase: Literal["ladder", "final"] = "ladder") -> CrossTable:
+        """Every pair of versions that met in the phase: wins, losses, draws of the row's
+        version against the column's; and the fit's likelihood of superiority."""
+        standings = host.standings()
+        table = standings.ladder if phase == "ladder" else standings.final
+        names = refs()
+        cells = [
+            CrossCell(
+                row=names.get(a, str(a)),
+                column=names.get(b, str(b)),
+                matches=sum(t),
+                wins=t[0],
+                losses=t[1],
+                draws=t[2],
+            )
+            for (a, b), t in sorted(pairwise(store.finished_matches(phase=phase)).items())
+        ]
+        los = [
+            Superiority(row=a, column=b, p=round(p, 4)) for (a, b), p in table.superiority.items()
+        ]
+        return CrossTable(versions=[r.bot for r in table.ratings], cells=cells, superiority=los)
+
+    @app.get(f"{PREFIX}/leaderboard/history", response_model=list[HistoryPoint])
+    def history(phase: Literal["ladder", "final"] = "ladder") -> list[HistoryPoint]:
+        """The leaderboard after each refit that counted new matches (at most 200, evenly
+        thinned): each version's Elo and interval over time."""
+        return [
+            HistoryPoint(
+                at=p.at,
+                matches=p.matches,
+                ratings=[HistoryRating(ref=r, elo=e, plus_minus=pm) for r, e, pm in p.ratings],
+            )
+            for p in store.rating_history(phase)
         ]
 
     @app.get(f"{PREFIX}/matches", response_model=list[MatchOut])
@@ -455,8 +523,21 @@ def create_app(host: HostState) -> FastAPI:
 
         def stored() -> Version:
             try:
+                if is_image_tarball(data, limits):
+                    if not host.config.submissions.allow_images:
+                        raise HTTPException(
+                            400,
+                            "this competition takes archives of source only, not Docker image "
+                            "tarballs (its host has not set submissions.allow_images)",
+                        )
+                    image = store_image(data, host.directory / IMAGES_DIR, limits)
+                    # Loaded now, so an image the engine refuses is refused at once.
+                    load_image(host.directory / IMAGES_DIR, image.sha256)
+                    return store.add_version(author.id, name, "image", image.sha256, image.manifest)
                 snap = store_snapshot(data, snapshots, limits)
-            except (ArchiveError, SnapshotError) as err:
+            except DockerUnavailable as err:
+                raise HTTPException(503, str(err)) from None
+            except ArenaError as err:
                 raise HTTPException(400, str(err)) from None
             return store.add_version(
                 author.id, name, "archive", snap.sha256, snap.manifest.to_dict()
@@ -490,12 +571,17 @@ def create_app(host: HostState) -> FastAPI:
     @app.get(
         f"{PREFIX}/versions/{{version_id}}/archive",
         response_class=Response,
-        responses={200: {"content": {"application/gzip": {}}}},
+        responses={200: {"content": {"application/gzip": {}, "application/x-tar": {}}}},
     )
     def archive(version_id: VersionId, author: Authed) -> Response:
         v = owned(version_id, author)
         if v.sha256 is None:
             raise HTTPException(404, f"version {v.ref} is a live bot: it has no archive")
+        if v.kind == "image":
+            # The image tarball as stored (what was uploaded, without its tags).
+            return FileResponse(
+                image_path(host.directory / IMAGES_DIR, v.sha256), media_type="application/x-tar"
+            )
         root = snapshot_path(host.directory / SNAPSHOTS_DIR, v.sha256)
         return Response(_tar_gz(root), media_type="application/gzip")
 
@@ -618,6 +704,26 @@ def _record_public(store: CompetitionStore, m: StoredMatch) -> bool:
     if m.state != "done":
         return False
     return store.unit(m.unit_id).state != "pending"
+
+
+def pairwise(matches: Iterable[StoredMatch]) -> dict[tuple[int, int], list[int]]:
+    """``(a, b) → [wins, losses, draws]`` of version ``a`` against ``b`` over ``matches``: in
+    each match, every version against every other version at its table, by their best ranks
+    (partners of one version count once)."""
+    tally: dict[tuple[int, int], list[int]] = {}
+    for m in matches:
+        ranks = (m.result or {}).get("ranks") or []
+        if len(ranks) != len(m.seats):
+            continue
+        best: dict[int, int] = {}
+        for v, r in zip(m.seats, ranks, strict=True):
+            best[v] = min(best.get(v, r), r)
+        for a, ra in best.items():
+            for b, rb in best.items():
+                if a != b:
+                    row = tally.setdefault((a, b), [0, 0, 0])
+                    row[0 if ra < rb else 1 if ra > rb else 2] += 1
+    return tally
 
 
 def _read_text(path: Path) -> str:

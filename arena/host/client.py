@@ -209,6 +209,19 @@ class RemoteClient:
             list[LeaderRow], self._json("GET", "/leaderboard", query=query, auth="none", list_=True)
         )
 
+    def cross_table(self, phase: Phase = "ladder") -> dict[str, Any]:
+        """The phase's cross-table and likelihood of superiority (``/leaderboard/cross-table``)."""
+        return cast(
+            dict[str, Any], self._json("GET", "/leaderboard/cross-table", query={"phase": phase})
+        )
+
+    def rating_history(self, phase: Phase = "ladder") -> list[dict[str, Any]]:
+        """The phase's leaderboard after each refit (``/leaderboard/history``)."""
+        return cast(
+            list[dict[str, Any]],
+            self._json("GET", "/leaderboard/history", query={"phase": phase}, list_=True),
+        )
+
     def bots(self) -> list[BotInfo]:
         return cast(list[BotInfo], self._json("GET", "/bots", auth="none", list_=True))
 
@@ -254,7 +267,8 @@ class RemoteClient:
         return rotated
 
     def submit(self, name: str, archive: bytes) -> VersionInfo:
-        """Upload a ``.tar``, ``.tar.gz`` or ``.zip`` as the next version of bot ``name``."""
+        """Upload a ``.tar``, ``.tar.gz`` or ``.zip`` (or a ``docker save`` tarball, where the
+        host takes images) as the next version of bot ``name``."""
         if len(archive) > MAX_ARCHIVE_BYTES:
             raise RemoteError(f"the archive is larger than {MAX_ARCHIVE_BYTES >> 20} MiB")
         return cast(
@@ -295,7 +309,7 @@ class RemoteClient:
         return data.decode("utf-8", "replace")
 
     def archive(self, version_id: int) -> bytes:
-        """One's own version's files, as a ``.tar.gz``."""
+        """One's own version's files, as a ``.tar.gz`` (an image version's tarball: a ``.tar``)."""
         return self._request("GET", f"/versions/{int(version_id)}/archive", auth="required")
 
     def seat_log(self, match_id: str, seat: int) -> str:

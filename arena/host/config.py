@@ -114,7 +114,7 @@ class SubmissionLimits:
     max_upload_mib: int = 32
     max_files: int = 2000
     max_unpacked_mib: int = 256
-    #: Docker image tarballs are accepted (only where the host has Docker).
+    #: Docker image tarballs are accepted too (``arena host`` then needs a Docker engine).
     allow_images: bool = False
 
     @property
@@ -282,12 +282,6 @@ def _validation(c: _Checker) -> ValidationConfig:
 
 
 def _submissions(c: _Checker) -> SubmissionLimits:
-    if c.bool_("submissions.allow_images", False):
-        # Refused rather than accepted and ignored: a host would wait for uploads that fail.
-        raise c.fail(
-            "submissions.allow_images",
-            "Docker image submissions are not supported yet (bots are submitted as archives)",
-        )
     return SubmissionLimits(
         max_upload_mib=c.int_("submissions.max_upload_mib", 32, 1, maximum=MAX_UPLOAD_MIB),
         max_files=c.int_("submissions.max_files", 2000, 1, maximum=MAX_FILES),

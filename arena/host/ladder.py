@@ -23,10 +23,8 @@ import trio
 from arena.errors import ArenaError
 from arena.host.config import CompetitionConfig
 from arena.host.matchmaking import Candidate, choose_table, unit_matches, unit_seed
-from arena.host.play import Entrant, MatchPlayer
-from arena.host.snapshots import SnapshotError, open_snapshot
+from arena.host.play import Entrant, MatchPlayer, version_program
 from arena.host.store import (
-    SNAPSHOTS_DIR,
     CompetitionStore,
     Phase,
     StoredMatch,
@@ -115,6 +113,12 @@ class Ladder:
             )
 
         self.standings = await trio.to_thread.run_sync(fit)
+
+        def keep() -> None:
+            self._store.record_ratings("ladder", self.standings.ladder)
+            self._store.record_ratings("final", self.standings.final)
+
+        await trio.to_thread.run_sync(keep)
 
     async def run(self) -> None:
         """Forever: finish what a previous run left, then play units as the state allows."""
@@ -214,7 +218,7 @@ class Ladder:
                 try:
                     entrants = await trio.to_thread.run_sync(self._entrants, match.seats)
                     played = await self._player.play(match.match_id, match.seed, entrants)
-                except (ArenaError, SnapshotError) as err:
+                except ArenaError as err:
                     log.warning(
                         "match not played", match_id=match.match_id, attempt=attempt, error=str(err)
                     )
@@ -240,10 +244,8 @@ class Ladder:
             if token is None:
                 raise ArenaError(f"live bot {version.ref} is not connected")
             return Entrant(version.ref, None, token)
-        assert version.sha256 is not None
-        # Checked against its content address before every match: a changed file never runs.
-        snapshot = open_snapshot(self._store.directory / SNAPSHOTS_DIR, version.sha256)
-        return Entrant(version.ref, snapshot.program)
+        # Checked against its content address before every match.
+        return Entrant(version.ref, version_program(self._store.directory, version))
 
     # --- the final ------------------------------------------------------------------------
 

@@ -1,8 +1,9 @@
 """Playing one match of a competition: who sits where, what is launched, what is kept.
 
 A seat is an :class:`Entrant`: a version started from its snapshot (sandboxed, its output in the
-seat's log), a reference bot (validation's opponent), or a live bot that connects by itself with
-its token. Records and seat logs go to the competition directory (``records/``, ``logs/``).
+seat's log) or its image (in a container), a reference bot (validation's opponent), or a live
+bot that connects by itself with its token. Records and seat logs go to the competition
+directory (``records/``, ``logs/``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,9 @@ from arena.bots.command import BotProgram
 from arena.bots.launch import Confinement
 from arena.errors import ArenaError
 from arena.host.config import CompetitionConfig
+from arena.host.images import image_program
+from arena.host.snapshots import open_snapshot
+from arena.host.store import IMAGES_DIR, SNAPSHOTS_DIR, Version
 from arena.layout import LOGS_DIR, RECORDS_DIR, record_name, seat_log_name
 from arena.match import BotLaunch, run_with_bots
 from arena.records.format import write_record
@@ -38,6 +42,18 @@ class Entrant:
     program: BotProgram | None = None
     #: A live bot's connection token (the seat's token), else ``None`` (a fresh one is made).
     token: str | None = field(default=None, repr=False)
+
+
+def version_program(directory: Path, version: Version) -> BotProgram:
+    """How a stored version starts, checked against its content address first (a changed file
+    never runs): its snapshot's command, or its image (loaded into the engine if need be).
+    Blocking. Raises :class:`~arena.host.snapshots.SnapshotError` or another
+    :class:`ArenaError` in one line; a live version has no program."""
+    if version.sha256 is None:
+        raise ArenaError(f"{version.ref} is a live bot: it starts itself")
+    if version.kind == "image":
+        return image_program(directory / IMAGES_DIR, version.sha256)
+    return open_snapshot(directory / SNAPSHOTS_DIR, version.sha256).program
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,15 +27,18 @@ import trio
 from hypercorn.config import Config as HypercornConfig
 from hypercorn.trio import serve
 
+from arena.bots.docker import DockerUnavailable
+from arena.bots.docker import check_available as check_docker
 from arena.bots.launch import Confinement
 from arena.bots.reaper import bot_run
 from arena.bots.sandbox import SOCKET_NAME, check_available, default_limits, prepare_socket
 from arena.errors import ArenaError, UsageError
 from arena.host.api import HostState, create_app
 from arena.host.config import CompetitionConfig
+from arena.host.images import remove_partial_tarballs
 from arena.host.ladder import IDLE_POLL_S, Ladder, Wakeup
 from arena.host.play import MatchPlayer
-from arena.host.store import CompetitionStore, Version
+from arena.host.store import IMAGES_DIR, CompetitionStore, Version
 from arena.host.validation import validate
 from arena.layout import LOGS_DIR, RECORDS_DIR
 from arena.registry import hash_token
@@ -131,6 +134,12 @@ async def run_host(
     if not options.no_sandbox:
         check_available()
         limits = default_limits()
+    if config.submissions.allow_images:
+        try:
+            check_docker()
+        except DockerUnavailable as err:
+            raise DockerUnavailable(f"submissions.allow_images = true: {err}") from None
+        remove_partial_tarballs(directory / IMAGES_DIR)
     store = await trio.to_thread.run_sync(CompetitionStore, directory, config)
     try:
         token = admin_token(directory)

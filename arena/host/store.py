@@ -44,7 +44,7 @@ from typing import Any, Concatenate, Final, Literal, ParamSpec, TypeVar, cast, g
 from arena.errors import ArenaError
 from arena.host.config import CompetitionConfig, check_units_per_minute
 from arena.layout import LOGS_DIR, RECORDS_DIR, make_output_dir
-from arena.ratings import Entry
+from arena.ratings import Entry, RatingTable
 from arena.registry import NAME_RE, RESERVED, hash_token
 from arena.sqlite import reading, write_transaction
 from arena.tournament.store import try_lock
@@ -58,6 +58,8 @@ DB_NAME: Final = "competition.sqlite"
 LOCK_NAME: Final = DB_NAME + ".lock"
 #: Where the archive store keeps content-addressed snapshots (beside records/ and logs/).
 SNAPSHOTS_DIR: Final = "snapshots"
+#: Image tarballs (versions submitted as Docker images), in the competition directory.
+IMAGES_DIR: Final = "images"
 #: One write waits this long inside SQLite for a lock another process holds (an ``sqlite3`` shell,
 #: a backup) before :class:`DatabaseLocked`; the caller may retry.
 BUSY_TIMEOUT_S: Final = 1.0
@@ -195,9 +197,22 @@ BEGIN
 END;
 """
 
+# Schema 2: the leaderboard over time, one row per refit that counted new matches (the web
+# pages' rating history; a fit is not cheap enough to redo for every past moment on request).
+_V2 = """
+CREATE TABLE rating_history (
+    id      INTEGER PRIMARY KEY,
+    phase   TEXT NOT NULL CHECK (phase IN ('ladder', 'final')),
+    at      TEXT NOT NULL,
+    matches INTEGER NOT NULL CHECK (matches >= 0),
+    ratings TEXT NOT NULL              -- JSON list of [ref, elo, plus_minus]
+);
+CREATE INDEX rating_history_by_phase ON rating_history (phase, id);
+"""
+
 #: The schema, as the migrations that build it in order; the file's schema version is how many
 #: it has applied. Append only: a released migration is never edited or removed.
-MIGRATIONS: list[str] = [_V1]
+MIGRATIONS: list[str] = [_V1, _V2]
 
 
 class CompetitionStoreError(ArenaError):
@@ -238,6 +253,18 @@ class Bot:
     author_id: int
     name: str
     created: str
+
+
+@dataclass(frozen=True, slots=True)
+class RatingPoint:
+    """The leaderboard after one refit."""
+
+    #: When (UTC, ISO 8601).
+    at: str
+    #: Rated matches the fit counted.
+    matches: int
+    #: ``(ref, elo, plus_minus)`` of each rated version, best first.
+    ratings: tuple[tuple[str, float, float], ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -1075,6 +1102,57 @@ class CompetitionStore:
                     ]
                 )
         return entries
+
+    @_serialized
+    def record_ratings(self, phase: Phase, table: RatingTable) -> bool:
+        """Keep ``table`` in the phase's rating history, unless it counts no more matches than
+        the last one kept; whether it was kept."""
+        rows = [[r.bot, round(r.elo, 1), round(r.plus_minus, 1)] for r in table.ratings]
+        with self._transaction() as db:
+            last = db.execute(
+                "SELECT matches FROM rating_history WHERE phase=? ORDER BY id DESC LIMIT 1",
+                (phase,),
+            ).fetchone()
+            if not rows or (last is not None and int(last[0]) >= table.matches):
+                return False
+            db.execute(
+                "INSERT INTO rating_history (phase, at, matches, ratings) VALUES (?, ?, ?, ?)",
+                (phase, _now(), table.matches, json.dumps(rows, allow_nan=False)),
+            )
+            return True
+
+    @_serialized
+    def rating_history(self, phase: Phase, points: int = 200) -> list[RatingPoint]:
+        """The phase's rating history, oldest first, thinned to at most ``points`` fits (evenly
+        spaced, the latest always kept)."""
+        with self._reading("the rating history"):
+            ids = [
+                int(r[0])
+                for r in self._db.execute(
+                    "SELECT id FROM rating_history WHERE phase=? ORDER BY id", (phase,)
+                )
+            ]
+            if len(ids) > points:
+                step = len(ids) / points
+                ids = sorted({ids[int(i * step)] for i in range(points - 1)} | {ids[-1]})
+            out = []
+            for i in range(0, len(ids), 500):
+                chunk = ids[i : i + 500]
+                marks = ",".join("?" * len(chunk))
+                for r in self._db.execute(
+                    f"SELECT at, matches, ratings FROM rating_history WHERE id IN ({marks}) "
+                    "ORDER BY id",
+                    chunk,
+                ):
+                    ratings = json.loads(r["ratings"])
+                    out.append(
+                        RatingPoint(
+                            str(r["at"]),
+                            int(r["matches"]),
+                            tuple((str(a), float(b), float(c)) for a, b, c in ratings),
+                        )
+                    )
+            return out
 
     @_serialized
     def match_counts(self, phase: Phase | None = None) -> dict[int, int]:

@@ -10,13 +10,13 @@ from collections.abc import Sequence
 from typing import Literal
 
 import structlog
+import trio
 
 from arena.bots.command import BotProgram
 from arena.errors import ArenaError
 from arena.host.config import CompetitionConfig
-from arena.host.play import Entrant, MatchPlayer
-from arena.host.snapshots import SnapshotError, open_snapshot
-from arena.host.store import SNAPSHOTS_DIR, CompetitionStore, Version
+from arena.host.play import Entrant, MatchPlayer, version_program
+from arena.host.store import CompetitionStore, Version
 from arena.seeds import derive_seed
 
 log = structlog.get_logger("arena.host.validation")
@@ -47,12 +47,11 @@ async def _verdict(
     if version.kind == "live":
         # Nothing to start: a live bot is checked by playing, while it is connected.
         return "validated", "", None
-    assert version.sha256 is not None
     try:
-        snapshot = open_snapshot(store.directory / SNAPSHOTS_DIR, version.sha256)
-    except SnapshotError as err:
-        return "failed", f"its files cannot be used: {err}", None
-    mine = Entrant(version.ref, snapshot.program)
+        program = await trio.to_thread.run_sync(version_program, store.directory, version)
+    except ArenaError as err:
+        return "failed", f"it cannot be started: {err}", None
+    mine = Entrant(version.ref, program)
     opponent = Entrant(config.validation.opponent, BotProgram(config.validation.opponent_command))
     places = config.places
     for n in range(config.validation.matches):

@@ -80,21 +80,26 @@ def serving(app: object, tls: tuple[Path, Path] | None = None) -> Iterator[str]:
         assert not worker.is_alive()
 
 
-def competition(invite: bool = False) -> CompetitionConfig:
+def competition(invite: bool = False, images: bool = False) -> CompetitionConfig:
     raw: dict[str, object] = {
         "game": "whist",
         "options": {"points_to_win": 1, "games_per_rubber": 1},
     }
     if invite:
         raw["authors"] = {"invite_code": INVITE}
+    if images:
+        raw["submissions"] = {"allow_images": True}
     return check_competition(raw, "test", "cup")
 
 
 @contextmanager
 def hosting(
-    tmp_path: Path, tls: tuple[Path, Path] | None = None, invite: bool = False
+    tmp_path: Path,
+    tls: tuple[Path, Path] | None = None,
+    invite: bool = False,
+    images: bool = False,
 ) -> Iterator[Host]:
-    config = competition(invite)
+    config = competition(invite, images)
     directory = tmp_path / "competition"
     with CompetitionStore(directory, config) as store:
         empty = fit_ratings([])

@@ -119,6 +119,13 @@ class Host:
         os.kill(self.proc.pid, signal.SIGKILL)
         self.proc.wait()
 
+    def terminate(self) -> str:
+        """SIGTERM, as systemd or ``kill`` stops it: a clean exit (0); its output."""
+        assert self.proc is not None and self.proc.stdout is not None
+        self.proc.send_signal(signal.SIGTERM)
+        assert self.proc.wait(30) == 0
+        return self.proc.stdout.read().decode()
+
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGINT)
@@ -281,6 +288,8 @@ def test_a_competition_from_submissions_to_a_ladder_that_survives_kill_9(
                 lambda: [r["matches"] for r in final()] == [4, 4, 4], 240, what="the whole final"
             )
             assert {r["ref"] for r in final()} == {"alpha@1", "beta@1", "beta-live@1"}
+            out = host.terminate()
+            assert "arena: host stopped (SIGTERM)" in out and "Traceback" not in out, out
         finally:
             bot.kill()
             bot.wait()

@@ -514,17 +514,20 @@ CREATE TRIGGER notes_kept BEFORE DELETE ON notes BEGIN SELECT RAISE(ABORT, 'kept
 """
 
 
-def test_a_v1_database_migrates_to_v2_keeping_its_data(
+N = len(MIGRATIONS)
+
+
+def test_the_current_schema_migrates_to_a_next_keeping_its_data(
     directory: Path, cfg: CompetitionConfig
 ) -> None:
-    with CompetitionStore(directory, cfg) as v1:
-        author, token = v1.add_author("alice")
-        seed = v1.secret_seed()
-        assert v1.meta("schema") == "1"
-    with CompetitionStore(directory, cfg, migrations=[*MIGRATIONS, V2]) as v2:
-        assert v2.meta("schema") == "2"
-        assert v2.author_for_token(token) == author
-        assert v2.secret_seed() == seed
+    with CompetitionStore(directory, cfg) as old:
+        author, token = old.add_author("alice")
+        seed = old.secret_seed()
+        assert old.meta("schema") == str(N)
+    with CompetitionStore(directory, cfg, migrations=[*MIGRATIONS, V2]) as new:
+        assert new.meta("schema") == str(N + 1)
+        assert new.author_for_token(token) == author
+        assert new.secret_seed() == seed
     con = sqlite3.connect(directory / DB_NAME)
     tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     columns = {r[1] for r in con.execute("PRAGMA table_info(authors)")}
@@ -532,12 +535,24 @@ def test_a_v1_database_migrates_to_v2_keeping_its_data(
     assert "notes" in tables and "email" in columns
     # Reopened by the same code: nothing more to apply.
     with CompetitionStore(directory, cfg, migrations=[*MIGRATIONS, V2]) as again:
-        assert again.meta("schema") == "2"
+        assert again.meta("schema") == str(N + 1)
+
+
+def test_a_schema_1_database_gets_the_rating_history(
+    directory: Path, cfg: CompetitionConfig
+) -> None:
+    with CompetitionStore(directory, cfg, migrations=MIGRATIONS[:1]) as v1:
+        _, token = v1.add_author("alice")
+        assert v1.meta("schema") == "1"
+    with CompetitionStore(directory, cfg) as store:
+        assert store.meta("schema") == str(N)
+        assert store.author_for_token(token) is not None
+        assert store.rating_history("ladder") == []
 
 
 def test_a_fresh_database_gets_every_migration(directory: Path, cfg: CompetitionConfig) -> None:
     with CompetitionStore(directory, cfg, migrations=[*MIGRATIONS, V2]) as store:
-        assert store.meta("schema") == "2"
+        assert store.meta("schema") == str(N + 1)
 
 
 def test_a_failing_migration_is_rolled_back_whole(directory: Path, cfg: CompetitionConfig) -> None:
@@ -545,9 +560,9 @@ def test_a_failing_migration_is_rolled_back_whole(directory: Path, cfg: Competit
     broken = "CREATE TABLE half (x INTEGER); INSERT INTO nosuch VALUES (1);"
     with pytest.raises(CompetitionStoreError) as err:
         CompetitionStore(directory, cfg, migrations=[*MIGRATIONS, broken])
-    assert "cannot migrate to schema 2 (no such table: nosuch)" in one_line(err)
-    with CompetitionStore(directory, cfg) as store:  # still a good v1 file, lock released
-        assert store.meta("schema") == "1"
+    assert f"cannot migrate to schema {N + 1} (no such table: nosuch)" in one_line(err)
+    with CompetitionStore(directory, cfg) as store:  # still a good file, lock released
+        assert store.meta("schema") == str(N)
     con = sqlite3.connect(directory / DB_NAME)
     assert con.execute("SELECT 1 FROM sqlite_master WHERE name='half'").fetchone() is None
     con.close()
@@ -558,8 +573,35 @@ def test_a_newer_database_is_refused(directory: Path, cfg: CompetitionConfig) ->
     with pytest.raises(CompetitionStoreError) as err:
         CompetitionStore(directory, cfg)
     assert one_line(err).endswith(
-        "competition schema 2 is newer than this arena's (1); run a newer arena"
+        f"competition schema {N + 1} is newer than this arena's ({N}); run a newer arena"
     )
+
+
+def test_the_rating_history_keeps_refits_that_counted_more_and_thins_on_reading(
+    directory: Path, cfg: CompetitionConfig
+) -> None:
+    from arena.ratings import Rating, RatingTable
+
+    def table(matches: int, elo: float) -> RatingTable:
+        rows = (
+            Rating("a@1", elo, 30.0, matches, 0.6, 1),
+            Rating("b@1", 3000 - elo, 30.0, matches, 0.4, 2),
+        )
+        return RatingTable(rows, {}, matches)
+
+    with CompetitionStore(directory, cfg) as store:
+        assert not store.record_ratings("ladder", RatingTable((), {}, 0))  # nothing rated yet
+        assert store.record_ratings("ladder", table(2, 1510))
+        assert not store.record_ratings("ladder", table(2, 1520))  # no new match: not kept
+        for n in range(3, 40):
+            assert store.record_ratings("ladder", table(n, 1500 + n))
+        history = store.rating_history("ladder")
+        assert [p.matches for p in history] == [2, *range(3, 40)]
+        assert history[0].ratings == (("a@1", 1510.0, 30.0), ("b@1", 1490.0, 30.0))
+        thin = store.rating_history("ladder", points=10)
+        assert len(thin) == 10 and thin[0].matches == 2 and thin[-1].matches == 39
+        assert [p.matches for p in thin] == sorted(p.matches for p in thin)
+        assert store.rating_history("final") == []
 
 
 # --- refusals: damage, a second host, another config -------------------------------------------

@@ -21,6 +21,7 @@ from arena.host.client import RemoteClient, RemoteError, pack_directory
 from arena.host.ladder import Standings
 from arena.layout import LOGS_DIR, RECORDS_DIR, seat_log_name
 from arena.ratings import fit_ratings
+from tests.arena.host.image_tarballs import image_tarball
 from tests.arena.host.serving import ADMIN, INVITE, Host, hosting
 from tests.arena.run_arena import ARENA, arena_error
 
@@ -219,6 +220,42 @@ def test_a_hostile_archive_is_refused_naming_the_member(
     )
 
 
+def test_an_image_tarball_is_refused_where_the_host_takes_no_images(
+    host: Host, remote: Remote, tmp_path: Path
+) -> None:
+    token = add_author(remote, "alice")
+    tarball = tmp_path / "bot-image.tar"
+    tarball.write_bytes(image_tarball())
+    line = remote.refused("submit", "imaged", str(tarball), "--token", token)
+    assert line == (
+        "HTTP 400: this competition takes archives of source only, not Docker image tarballs "
+        "(its host has not set submissions.allow_images)"
+    )
+    assert host.store.versions() == []
+
+
+def test_an_image_submission_without_a_docker_engine_is_the_hosts_problem(
+    tmp_path: Path, remote: Remote, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The engine went away after the host started: 503, one line, no version made.
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-docker.sock")
+    for name in TOKEN_ENVS:
+        monkeypatch.delenv(name, raising=False)
+    with hosting(tmp_path, images=True) as h:
+        monkeypatch.setenv("ARENA_SERVER", h.url)
+        token = add_author(remote, "alice")
+        tarball = tmp_path / "bot-image.tar"
+        tarball.write_bytes(image_tarball())
+        line = remote.refused("submit", "imaged", str(tarball), "--token", token)
+        assert line.startswith("HTTP 503: no Docker engine is reachable at unix://"), line
+        assert h.store.versions() == []
+        # A source archive still goes in.
+        remote.ok(
+            "submit", "plain", str(bot_dir(tmp_path / "plain")), "--token", token, "--server", h.url
+        )
+        assert [v.kind for v in h.store.versions()] == ["archive"]
+
+
 def test_a_directory_that_cannot_be_packed_is_refused_before_any_upload(
     host: Host, remote: Remote, tmp_path: Path
 ) -> None:
@@ -365,6 +402,22 @@ def test_matches_records_logs_and_the_leaderboard(
         "won,",
         "2",
     ]
+    # The web pages' cross-table and superiority, and the rating history the ladder keeps.
+    client = RemoteClient(host.url)
+    cross = client.cross_table()
+    assert cross["versions"] == ["alpha@1", "beta@1"]
+    assert cross["cells"] == [
+        {"row": "alpha@1", "column": "beta@1", "matches": 2, "wins": 2, "losses": 0, "draws": 0},
+        {"row": "beta@1", "column": "alpha@1", "matches": 2, "wins": 0, "losses": 2, "draws": 0},
+    ]
+    los = {(c["row"], c["column"]): c["p"] for c in cross["superiority"]}
+    assert los[("alpha@1", "beta@1")] > 0.5 > los[("beta@1", "alpha@1")]
+    assert client.rating_history() == []
+    assert store.record_ratings("ladder", host.standings.ladder)
+    (point,) = client.rating_history()
+    assert point["matches"] == 2
+    assert [r["ref"] for r in point["ratings"]] == ["alpha@1", "beta@1"]
+    assert point["ratings"][0]["elo"] > point["ratings"][1]["elo"]
     # Closed: the versions are frozen for the final; nothing more comes in.
     remote.ok("admin", "ladder", "--close", "--token", ADMIN)
     line = remote.refused("submit", "gamma", str(bot_dir(tmp_path / "gamma")), "--token", alice)
