@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
 .PHONY: node-bot demo test lint typecheck pytest venv clean proto rules sandbox-tools wheels test-docker \
-  bytecode cpp-bot proto-tools
+  bytecode cpp-bot proto-tools web browser screenshots
 
 # arena/protocol/_wire.c is compiled by the install: an edit to it reinstalls.
 $(STAMP): pyproject.toml arena/protocol/_wire.c
@@ -22,7 +22,7 @@ venv: $(STAMP)
 bytecode: $(STAMP)
 	@$(BIN)/python -m compileall -q -j 0 arena engine reference_bots
 
-demo: $(STAMP) node-bot bytecode
+demo: $(STAMP) node-bot bytecode web
 	$(BIN)/arena demo
 
 # The Node.js reference bot's two packages, so the demo shows a bot in another language.
@@ -39,8 +39,40 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict engine arena
 
-pytest: $(STAMP) sandbox-tools bytecode cpp-bot proto-tools
+pytest: $(STAMP) sandbox-tools bytecode cpp-bot proto-tools web browser
 	$(BIN)/pytest
+
+# The competition pages' script (web/src) bundled with its chart library (web/package-lock.json)
+# into arena/web/static/pages.js, which arena host serves; rebuilt when a source is newer.
+WEB_BUNDLE := arena/web/static/pages.js
+web: $(WEB_BUNDLE)
+$(WEB_BUNDLE): web/package-lock.json web/build.mjs $(wildcard web/src/*.js)
+	@command -v npm >/dev/null 2>&1 || { echo "make web: needs Node.js and npm (the pages' bundle)"; exit 1; }
+	@[ web/node_modules/.package-lock.json -nt web/package-lock.json ] \
+	  || (cd web && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+	cd web && node build.mjs
+
+# The screenshots in docs/ (docs/hosting.md, docs/records.md), as the browser tests write them.
+SHOTS := leaderboard bot match author viewer-whist viewer-tennis-singles viewer-spoil_five
+screenshots: $(STAMP) web browser bytecode sandbox-tools
+	$(BIN)/pytest -q tests/web
+	@mkdir -p docs/images
+	@for s in $(SHOTS); do cp out/screenshots/$$s.png docs/images/$$s.png; done
+	@echo "docs/images: $(SHOTS)"
+
+# The browser tests (tests/web) drive Debian's Chromium through Playwright; as root, install it
+# when it is missing (Playwright's own browser download is never used).
+browser:
+	@if ! command -v chromium >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing chromium (the browser tests)"; \
+	    export DEBIAN_FRONTEND=noninteractive; \
+	    apt-get install -y -qq chromium >/dev/null 2>&1 \
+	      || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }; \
+	  else \
+	    echo "warning: chromium is missing: the browser tests (tests/web) will fail"; \
+	  fi; \
+	fi
 
 # Bots run boxed by bubblewrap (arena/bots/sandbox.py); as root, install it when it is missing.
 sandbox-tools:
@@ -103,7 +135,7 @@ rules:
 	python3 scripts/sync_rules.py
 
 # Wheels of the arena and its dependencies (pip's configured index) for the Docker image.
-wheels: $(STAMP)
+wheels: $(STAMP) web
 	rm -rf build
 	$(BIN)/pip wheel --quiet . -w build/wheels
 

@@ -46,8 +46,10 @@ from arena.host.store import (
     Version,
 )
 from arena.layout import LOGS_DIR, seat_log_name
+from arena.records.html import viewer_document
 from arena.registry import hash_token
 from arena.version import arena_version
+from arena.web.pages import add_pages
 
 PREFIX = "/api/v1"
 #: Ids are SQLite integers: a larger number could only be a probe (and would overflow).
@@ -258,7 +260,7 @@ Authed = Annotated[Author, Depends(current_author)]
 
 
 def create_app(host: HostState) -> FastAPI:
-    """The API over ``host``."""
+    """The API over ``host``, and the web pages drawn from it."""
     app = FastAPI(
         title=f"Card Arena competition: {host.config.name}",
         version=arena_version(),
@@ -485,6 +487,21 @@ def create_app(host: HostState) -> FastAPI:
             raise HTTPException(404, f"the record of {match_id} is gone")
         return FileResponse(path, media_type="application/gzip", filename=path.name)
 
+    @app.get(f"{PREFIX}/matches/{{match_id}}/viewer")
+    def viewer(match_id: MatchId) -> JSONResponse:
+        """The replay viewer's document of the match (``arena replay html``'s data), on the
+        record's terms: once every rotation of its deal is played."""
+        m = find_match(match_id)
+        if not _record_public(store, m) or m.record_path is None:
+            raise HTTPException(
+                409, "the record is published once every rotation of its deal is played"
+            )
+        try:
+            doc = viewer_document(host.directory / m.record_path)
+        except ArenaError as err:
+            raise HTTPException(404, f"the record of {match_id} cannot be shown: {err}") from None
+        return JSONResponse(doc)
+
     @app.post(f"{PREFIX}/authors", response_model=NewToken, status_code=201)
     def register(body: Registration) -> NewToken:
         author, token = store.register_with_invite(
@@ -629,6 +646,8 @@ def create_app(host: HostState) -> FastAPI:
         host.changed()
         return status()
 
+    # The web face: pages drawn from this API, at paths of their own (arena/web/pages.py).
+    add_pages(app, host.config.name)
     return app
 
 

@@ -5,23 +5,25 @@ kill -9 mid-ladder and a restart that loses nothing and counts nothing twice."""
 
 from __future__ import annotations
 
-import io
 import json
 import os
-import signal
 import sqlite3
-import ssl
 import subprocess
 import sys
-import tarfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
-from tests.arena.wire import free_port
+from tests.arena.host.processes import (
+    BROKEN_BOT,
+    GOOD_BOT,
+    Host,
+    archive,
+    bot_archive,
+    make_certificate,
+)
 from tests.waiting import wait_until
 
 pytestmark = pytest.mark.slow
@@ -42,112 +44,10 @@ top = 3
 matches_per_pairing = 2
 """
 
-GOOD_BOT = b"from arena.sdk import RandomBot, run_bot\nrun_bot(RandomBot())\n"
-BROKEN_BOT = b"import sys\nprint('cannot start: no model file', file=sys.stderr)\nsys.exit(3)\n"
-
-
-def _archive(files: dict[str, bytes], *, link: str | None = None) -> bytes:
-    out = io.BytesIO()
-    with tarfile.open(fileobj=out, mode="w:gz") as tar:
-        for name, data in files.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            info.mode = 0o644
-            tar.addfile(info, io.BytesIO(data))
-    return out.getvalue()
-
-
-def _bot(code: bytes) -> bytes:
-    return _archive(
-        {"cardarena.toml": b'command = "python3 bot.py"\nruntime = "python3"\n', "bot.py": code}
-    )
-
 
 @pytest.fixture(scope="module")
 def tls(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    d = tmp_path_factory.mktemp("tls")
-    cert, key = d / "cert.pem", d / "key.pem"
-    subprocess.run(
-        [
-            *("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2"),
-            *("-keyout", str(key), "-out", str(cert), "-subj", "/CN=localhost"),
-            *("-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"),
-        ],
-        check=True,
-        capture_output=True,
-    )
-    return cert, key
-
-
-class Host:
-    """One ``arena host`` process on fixed ports (a restart listens where the first did)."""
-
-    def __init__(self, config: Path, directory: Path, tls: tuple[Path, Path]) -> None:
-        self.config, self.directory, self.tls = config, directory, tls
-        self.http_port, self.grpc_port = free_port(), free_port()
-        self.proc: subprocess.Popen[bytes] | None = None
-        self.url = f"https://127.0.0.1:{self.http_port}"
-        self.grpc = f"127.0.0.1:{self.grpc_port}"
-
-    def start(self) -> None:
-        info = self.directory / "private" / "host.json"
-        info.unlink(missing_ok=True)
-        self.proc = subprocess.Popen(
-            [
-                *(sys.executable, "-m", "arena.cli", "host", str(self.config)),
-                *("--dir", str(self.directory), "--http", f"127.0.0.1:{self.http_port}"),
-                *(
-                    "--grpc",
-                    self.grpc,
-                    "--tls-cert",
-                    str(self.tls[0]),
-                    "--tls-key",
-                    str(self.tls[1]),
-                ),
-                *("--log-level", "warning"),
-            ],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-        )
-        wait_until(
-            lambda: info.is_file() or self.proc.poll() is not None, 60, what="the host to start"
-        )  # type: ignore[union-attr]
-        assert self.proc.poll() is None, self.proc.stdout.read().decode()  # type: ignore[union-attr]
-
-    def kill(self) -> None:
-        assert self.proc is not None
-        os.kill(self.proc.pid, signal.SIGKILL)
-        self.proc.wait()
-
-    def terminate(self) -> str:
-        """SIGTERM, as systemd or ``kill`` stops it: a clean exit (0); its output."""
-        assert self.proc is not None and self.proc.stdout is not None
-        self.proc.send_signal(signal.SIGTERM)
-        assert self.proc.wait(30) == 0
-        return self.proc.stdout.read().decode()
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
-            self.proc.wait(30)
-
-    def client(self, token: str | None = None) -> httpx.Client:
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        trust = ssl.create_default_context(cafile=str(self.tls[0]))
-        return httpx.Client(base_url=self.url, verify=trust, headers=headers, timeout=30)
-
-    def add_author(self, name: str) -> str:
-        out = subprocess.run(
-            [
-                *(sys.executable, "-m", "arena.cli", "host", "add-author", str(self.config)),
-                *(name, "--dir", str(self.directory), "--json"),
-            ],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        token: str = json.loads(out.stdout)["token"]
-        return token
+    return make_certificate(tmp_path_factory.mktemp("tls"))
 
 
 @pytest.fixture
@@ -178,16 +78,16 @@ def test_a_competition_from_submissions_to_a_ladder_that_survives_kill_9(
     alice, bob, carol = (host.add_author(n) for n in ("alice", "bob", "carol"))
     with host.client(alice) as a, host.client(bob) as b, host.client(carol) as c:
         octet = {"Content-Type": "application/octet-stream"}
-        va = a.put("/api/v1/bots/alpha/versions", content=_bot(GOOD_BOT), headers=octet)
+        va = a.put("/api/v1/bots/alpha/versions", content=bot_archive(GOOD_BOT), headers=octet)
         assert va.status_code == 201, va.text
         vb = b.put(
-            "/api/v1/bots/beta/versions", content=_bot(GOOD_BOT + b"# beta\n"), headers=octet
+            "/api/v1/bots/beta/versions", content=bot_archive(GOOD_BOT + b"# beta\n"), headers=octet
         )
-        vc = c.put("/api/v1/bots/gamma/versions", content=_bot(BROKEN_BOT), headers=octet)
+        vc = c.put("/api/v1/bots/gamma/versions", content=bot_archive(BROKEN_BOT), headers=octet)
         assert vb.status_code == vc.status_code == 201
         assert len(va.json()["sha256"]) == 64
         # A hostile archive is refused in one line naming its member; nothing is stored.
-        evil = _archive({"cardarena.toml": b'command = "python3 bot.py"\n', "../x": b"x"})
+        evil = archive({"cardarena.toml": b'command = "python3 bot.py"\n', "../x": b"x"})
         refused = c.put("/api/v1/bots/evil/versions", content=evil, headers=octet)
         assert refused.status_code == 400 and '"../x"' in refused.json()["detail"]
         assert "\n" not in refused.json()["detail"]
@@ -273,7 +173,9 @@ def test_a_competition_from_submissions_to_a_ladder_that_survives_kill_9(
             with host.client(admin) as h:
                 assert h.post("/api/v1/admin/ladder", json={"state": "closed"}).status_code == 200
             late = a.put(
-                "/api/v1/bots/alpha/versions", content=_bot(GOOD_BOT + b"#2\n"), headers=octet
+                "/api/v1/bots/alpha/versions",
+                content=bot_archive(GOOD_BOT + b"#2\n"),
+                headers=octet,
             )
             assert late.status_code == 409
 

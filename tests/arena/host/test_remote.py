@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
 import pytest
 
 from arena.cli.main import main
@@ -352,6 +353,10 @@ def test_matches_records_logs_and_the_leaderboard(
     assert "later" in table[1]
     line = remote.refused("record", "u1-r0", "-o", str(tmp_path))
     assert line == "HTTP 409: the record is published once every rotation of its deal is played"
+    # The viewer's document (the match page's replay) on the same terms.
+    with httpx.Client(base_url=host.url) as web:
+        early = web.get("/api/v1/matches/u1-r0/viewer")
+        assert early.status_code == 409 and "every rotation" in early.json()["detail"]
     assert remote.ok("logs", "u1-r0", "0", "--token", alice) == "alpha thinks\n"
     assert remote.refused("logs", "u1-r0", "0", "--token", bob) == (
         "HTTP 403: seat 0 of u1-r0 is not your bot's"
@@ -362,6 +367,10 @@ def test_matches_records_logs_and_the_leaderboard(
 
     store.commit_match("u1-r1", WIN_SECOND, [{"seat": 1, "kind": "timeout"}], None)
     assert store.unit(unit).state == "done"
+    with httpx.Client(base_url=host.url) as web:
+        # Published now, but not a real record: one line, no server error.
+        broken = web.get("/api/v1/matches/u1-r0/viewer")
+        assert broken.status_code == 404 and "cannot be shown" in broken.json()["detail"]
     out = remote.ok("record", "u1-r0", "-o", str(tmp_path))
     assert out.startswith(f"wrote {tmp_path / 'u1-r0.jsonl.gz'} (")
     assert (tmp_path / "u1-r0.jsonl.gz").read_bytes() == record

@@ -1,5 +1,6 @@
 """The HTML replay shows a 63-bit seed exactly: JavaScript numbers hold integers exactly only up
-to 2**53, so the page data carries big integers as strings."""
+to 2**53, so the page data carries big integers as strings (the browser's side of it is in
+tests/web/test_viewer_browser.py)."""
 
 from __future__ import annotations
 
@@ -8,17 +9,11 @@ import re
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from arena.cli.main import main
-from tests.arena.records import test_replay_html as pages
 from tests.arena.replay_truth import make_record
 
 #: Above 2**53 and odd, so a double cannot hold it (it would show ...904 or ...906).
 SEED = 2**62 + 2**53 + 905
-
-# The real headless Chromium of the replay page tests.
-browser = pages.browser
 
 
 def write_page(tmp_path: Path) -> Path:
@@ -49,11 +44,3 @@ def test_the_page_data_carries_the_exact_seed(tmp_path: Path) -> None:
     # Nothing else in the data is a number JavaScript would round either.
     numbers = integers(data)
     assert numbers and all(abs(i) <= 2**53 - 1 for i in numbers)
-
-
-@pytest.mark.slow
-def test_the_browser_shows_the_exact_seed(browser: pages.Page, tmp_path: Path) -> None:
-    page = write_page(tmp_path)
-    browser.open(page.as_uri() + "#step=0&seat=all")
-    subtitle = browser.js("document.getElementById('subtitle').textContent")
-    assert subtitle.endswith(f" · seed {SEED}"), subtitle

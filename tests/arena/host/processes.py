@@ -1,0 +1,121 @@
+"""A real ``arena host`` process for tests (the service's own test and the web pages' browser
+tests), the bots they submit, and a certificate the test makes."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import signal
+import ssl
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import httpx
+
+from tests.arena.wire import free_port
+from tests.waiting import wait_until
+
+GOOD_BOT = b"from arena.sdk import RandomBot, run_bot\nrun_bot(RandomBot())\n"
+BROKEN_BOT = b"import sys\nprint('cannot start: no model file', file=sys.stderr)\nsys.exit(3)\n"
+
+
+def archive(files: dict[str, bytes]) -> bytes:
+    """A ``.tar.gz`` of ``files``."""
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as tar:
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            info.mode = 0o644
+            tar.addfile(info, io.BytesIO(data))
+    return out.getvalue()
+
+
+def bot_archive(code: bytes, command: str = "python3 bot.py") -> bytes:
+    """A Python bot's archive: its manifest and ``bot.py``."""
+    manifest = f'command = "{command}"\nruntime = "python3"\n'.encode()
+    return archive({"cardarena.toml": manifest, "bot.py": code})
+
+
+def make_certificate(directory: Path) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1 and localhost, and its key."""
+    cert, key = directory / "cert.pem", directory / "key.pem"
+    subprocess.run(
+        [
+            *("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2"),
+            *("-keyout", str(key), "-out", str(cert), "-subj", "/CN=localhost"),
+            *("-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    return cert, key
+
+
+class Host:
+    """One ``arena host`` process on fixed ports (a restart listens where the first did); HTTPS
+    with ``tls``, else plain HTTP on loopback."""
+
+    def __init__(self, config: Path, directory: Path, tls: tuple[Path, Path] | None) -> None:
+        self.config, self.directory, self.tls = config, directory, tls
+        self.http_port, self.grpc_port = free_port(), free_port()
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.url = f"{'https' if tls else 'http'}://127.0.0.1:{self.http_port}"
+        self.grpc = f"127.0.0.1:{self.grpc_port}"
+
+    def start(self) -> None:
+        info = self.directory / "private" / "host.json"
+        info.unlink(missing_ok=True)
+        tls = ["--tls-cert", str(self.tls[0]), "--tls-key", str(self.tls[1])] if self.tls else []
+        self.proc = subprocess.Popen(
+            [
+                *(sys.executable, "-m", "arena.cli", "host", str(self.config)),
+                *("--dir", str(self.directory), "--http", f"127.0.0.1:{self.http_port}"),
+                *("--grpc", self.grpc, *tls, "--log-level", "warning"),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+        )
+        proc = self.proc
+        wait_until(lambda: info.is_file() or proc.poll() is not None, 60, what="the host to start")
+        assert proc.poll() is None, proc.stdout.read().decode() if proc.stdout else ""
+
+    def kill(self) -> None:
+        assert self.proc is not None
+        os.kill(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
+
+    def terminate(self) -> str:
+        """SIGTERM, as systemd or ``kill`` stops it: a clean exit (0); its output."""
+        assert self.proc is not None and self.proc.stdout is not None
+        self.proc.send_signal(signal.SIGTERM)
+        assert self.proc.wait(30) == 0
+        return self.proc.stdout.read().decode()
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            self.proc.wait(30)
+
+    def client(self, token: str | None = None) -> httpx.Client:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        verify: ssl.SSLContext | bool = True
+        if self.tls is not None:
+            verify = ssl.create_default_context(cafile=str(self.tls[0]))
+        return httpx.Client(base_url=self.url, verify=verify, headers=headers, timeout=30)
+
+    def add_author(self, name: str) -> str:
+        out = subprocess.run(
+            [
+                *(sys.executable, "-m", "arena.cli", "host", "add-author", str(self.config)),
+                *(name, "--dir", str(self.directory), "--json"),
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        token: str = json.loads(out.stdout)["token"]
+        return token

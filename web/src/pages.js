@@ -1,0 +1,684 @@
+// The competition's pages (arena/web/pages.py serves their shell): each draws itself from the
+// host's public JSON API, and an author's own data with the token they signed in with.
+// Everything from strangers (bot and author names, logs) goes in as text, never as HTML.
+import * as Plot from "@observablehq/plot";
+
+const API = "/api/v1";
+const TOKEN_KEY = "cardarena.token";
+
+// --- small helpers -------------------------------------------------------------------------
+
+function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
+    else if (k === "class") el.className = v;
+    else el.setAttribute(k, v === true ? "" : String(v));
+  }
+  for (const c of children.flat(Infinity)) {
+    if (c === undefined || c === null || c === false) continue;
+    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return el;
+}
+
+const token = () => localStorage.getItem(TOKEN_KEY);
+
+class ApiError extends Error {
+  constructor(status, detail) {
+    super(detail);
+    this.status = status;
+  }
+}
+
+async function api(path, { method = "GET", auth = false, body } = {}) {
+  const headers = {};
+  const t = token();
+  if (auth && t) headers.Authorization = `Bearer ${t}`;
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  const res = await fetch(API + path, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  let data = null;
+  try {
+    data = text ? JSON.parse(text) : null;
+  } catch {
+    data = text;
+  }
+  if (!res.ok) {
+    const detail = data && typeof data === "object" && data.detail ? data.detail : `HTTP ${res.status}`;
+    throw new ApiError(res.status, typeof detail === "string" ? detail : JSON.stringify(detail));
+  }
+  return data;
+}
+
+async function apiText(path) {
+  const t = token();
+  const res = await fetch(API + path, { headers: t ? { Authorization: `Bearer ${t}` } : {} });
+  const text = await res.text();
+  if (!res.ok) {
+    let detail = `HTTP ${res.status}`;
+    try {
+      detail = JSON.parse(text).detail || detail;
+    } catch {
+      /* not JSON: keep the status */
+    }
+    throw new ApiError(res.status, detail);
+  }
+  return text;
+}
+
+const botOf = (ref) => ref.slice(0, ref.lastIndexOf("@"));
+const botLink = (ref) => h("a", { href: `/bots/${encodeURIComponent(botOf(ref))}`, class: "ref" }, ref);
+const matchLink = (id) => h("a", { href: `/matches/${encodeURIComponent(id)}` }, id);
+const day = (iso) => (iso ? iso.replace("T", " ").slice(0, 16) : "");
+const fmt = (x, digits = 1) => (typeof x === "number" ? x.toFixed(digits) : "");
+
+function section(title, ...children) {
+  return h("section", { class: "card" }, h("h2", {}, title), ...children);
+}
+
+function empty(text) {
+  return h("p", { class: "empty" }, text);
+}
+
+function showError(where, err) {
+  where.append(h("p", { class: "error", role: "alert" }, err.message || String(err)));
+}
+
+// A table whose columns sort on a click of their header (numbers as numbers), keeping
+// aria-sort on the sorted header for screen readers and tests.
+function sortableTable(columns, rows, { id, initial } = {}) {
+  const table = h("table", { class: "sortable", id });
+  const thead = h("thead");
+  const tbody = h("tbody");
+  const headRow = h("tr");
+  let sortKey = initial ? initial[0] : null;
+  let sortDir = initial ? initial[1] : 1;
+  const cells = columns.map((col) => {
+    const th = h(
+      "th",
+      { scope: "col", "data-key": col.key, tabindex: 0, class: col.numeric ? "num" : "" },
+      col.label,
+    );
+    const activate = () => {
+      sortDir = sortKey === col.key ? -sortDir : col.numeric ? -1 : 1;
+      sortKey = col.key;
+      draw();
+    };
+    th.addEventListener("click", activate);
+    th.addEventListener("keydown", (e) => {
+      if (e.key === "Enter" || e.key === " ") {
+        e.preventDefault();
+        activate();
+      }
+    });
+    headRow.append(th);
+    return th;
+  });
+  thead.append(headRow);
+  table.append(thead, tbody);
+  function draw() {
+    const sorted = [...rows];
+    if (sortKey !== null) {
+      const col = columns.find((c) => c.key === sortKey);
+      const value = col.sort || ((r) => r[col.key]);
+      sorted.sort((a, b) => {
+        const x = value(a);
+        const y = value(b);
+        return (x < y ? -1 : x > y ? 1 : 0) * sortDir;
+      });
+    }
+    for (const [i, th] of cells.entries()) {
+      const key = columns[i].key;
+      th.setAttribute("aria-sort", key === sortKey ? (sortDir > 0 ? "ascending" : "descending") : "none");
+    }
+    tbody.replaceChildren(
+      ...sorted.map((r) =>
+        h(
+          "tr",
+          {},
+          columns.map((c) => h("td", { class: c.numeric ? "num" : "" }, c.cell ? c.cell(r) : r[c.key])),
+        ),
+      ),
+    );
+  }
+  draw();
+  return table;
+}
+
+function chart(options) {
+  // Plot draws SVG from data; the page's fonts and colours come from pages.css.
+  return h("figure", { class: "chart" }, Plot.plot({ style: { fontSize: "12px" }, ...options }));
+}
+
+// --- the signed-in author ------------------------------------------------------------------
+
+let meCache;
+async function me() {
+  if (!token()) return null;
+  if (meCache === undefined) {
+    try {
+      meCache = await api("/me", { auth: true });
+    } catch (err) {
+      if (err.status === 401 || err.status === 403) {
+        localStorage.removeItem(TOKEN_KEY);
+        meCache = null;
+      } else throw err;
+    }
+  }
+  return meCache;
+}
+
+async function markNav(page) {
+  for (const a of document.querySelectorAll("[data-nav]")) {
+    if (a.dataset.nav === page) a.setAttribute("aria-current", "page");
+  }
+  const who = await me().catch(() => null);
+  const link = document.getElementById("nav-me");
+  if (who) link.textContent = `${who.author.name}'s bots`;
+}
+
+// --- the leaderboard -------------------------------------------------------------------------
+
+async function leaderboardPage(main) {
+  const params = new URLSearchParams(location.search);
+  const phase = params.get("phase") === "final" ? "final" : "ladder";
+  const latest = params.get("latest") === "1";
+  const status = await api("/status");
+  main.querySelector("h1").textContent = `${status.name}: ${phase === "final" ? "the final" : "the ladder"}`;
+  main.append(
+    h(
+      "p",
+      { class: "lead" },
+      `${status.game}, ${status.players} players · ${status.matches_played} matches played · ladder ${status.state}`,
+    ),
+  );
+  const controls = h(
+    "form",
+    { class: "controls", method: "get", action: "/leaderboard" },
+    h(
+      "label",
+      {},
+      "Phase ",
+      h(
+        "select",
+        { name: "phase", id: "phase", onchange: (e) => e.target.form.submit() },
+        h("option", { value: "ladder", selected: phase === "ladder" }, "ladder"),
+        h("option", { value: "final", selected: phase === "final" }, "final"),
+      ),
+    ),
+    h(
+      "label",
+      {},
+      h("input", {
+        type: "checkbox",
+        name: "latest",
+        value: "1",
+        id: "latest",
+        checked: latest,
+        onchange: (e) => e.target.form.submit(),
+      }),
+      " each bot's latest version only",
+    ),
+  );
+  main.append(controls);
+  const [rows, history, cross] = await Promise.all([
+    api(`/leaderboard?phase=${phase}${latest ? "&latest=true" : ""}`),
+    api(`/leaderboard/history?phase=${phase}`),
+    api(`/leaderboard/cross-table?phase=${phase}`),
+  ]);
+  if (rows.length === 0) {
+    main.append(empty(`No rated versions in the ${phase} yet.`));
+    return;
+  }
+  const table = sortableTable(
+    [
+      { key: "rank", label: "Rank", numeric: true },
+      { key: "bot", label: "Bot", cell: (r) => h("a", { href: `/bots/${encodeURIComponent(r.bot)}` }, r.bot) },
+      { key: "ref", label: "Version", cell: (r) => r.ref.slice(r.ref.lastIndexOf("@") + 1), sort: (r) => r.ref },
+      { key: "author", label: "Author" },
+      { key: "elo", label: "Elo", numeric: true, cell: (r) => fmt(r.elo) },
+      { key: "plus_minus", label: "± 95 %", numeric: true, cell: (r) => fmt(r.plus_minus) },
+      { key: "matches", label: "Matches", numeric: true },
+      { key: "score", label: "Score", numeric: true, cell: (r) => fmt(r.score, 3) },
+    ],
+    rows,
+    { id: "leaderboard", initial: ["rank", 1] },
+  );
+  main.append(section("Standings", table));
+  const order = rows.map((r) => r.ref);
+  main.append(
+    section(
+      "Elo with its 95 % interval",
+      chart({
+        marginLeft: 110,
+        height: 40 + 26 * rows.length,
+        x: { label: "Elo", grid: true },
+        y: { domain: order, label: null },
+        marks: [
+          Plot.ruleY(rows, { y: "ref", x1: (r) => r.elo - r.plus_minus, x2: (r) => r.elo + r.plus_minus, stroke: "#5b7083", strokeWidth: 2 }),
+          Plot.tickX(rows, { y: "ref", x: (r) => r.elo - r.plus_minus, stroke: "#5b7083" }),
+          Plot.tickX(rows, { y: "ref", x: (r) => r.elo + r.plus_minus, stroke: "#5b7083" }),
+          Plot.dot(rows, { y: "ref", x: "elo", fill: "#c0392b", r: 4, title: (r) => `${r.ref}: ${fmt(r.elo)} ± ${fmt(r.plus_minus)}` }),
+        ],
+      }),
+    ),
+  );
+  const points = history.flatMap((p) => p.ratings.map((r) => ({ ...r, matches: p.matches, at: new Date(p.at) })));
+  main.append(
+    section(
+      "Ratings over time",
+      points.length === 0
+        ? empty("No history yet: it grows as units finish.")
+        : chart({
+            height: 280,
+            marginRight: 110,
+            x: { label: "rated matches", grid: true, tickFormat: "d" },
+            y: { label: "Elo", grid: true },
+            color: { legend: true, domain: order },
+            marks: [
+              Plot.areaY(points, { x: "matches", y1: (d) => d.elo - d.plus_minus, y2: (d) => d.elo + d.plus_minus, fill: "ref", fillOpacity: 0.08 }),
+              Plot.lineY(points, { x: "matches", y: "elo", stroke: "ref", strokeWidth: 2 }),
+              Plot.dot(points, { x: "matches", y: "elo", fill: "ref", r: 2.5, title: (d) => `${d.ref}: ${fmt(d.elo)} ± ${fmt(d.plus_minus)} after ${d.matches} matches` }),
+              Plot.text(points, Plot.selectLast({ x: "matches", y: "elo", z: "ref", text: "ref", textAnchor: "start", dx: 4 })),
+            ],
+          }),
+    ),
+  );
+  const versions = cross.versions;
+  const los = cross.superiority;
+  main.append(
+    section(
+      "Likelihood of superiority",
+      h("p", { class: "note" }, "P(row is stronger than column), from the rating fit."),
+      los.length === 0
+        ? empty("Not enough rated versions.")
+        : chart({
+            marginLeft: 110,
+            marginBottom: 80,
+            width: Math.max(320, 110 + 64 * versions.length),
+            height: 90 + 40 * versions.length,
+            x: { domain: versions, label: null, tickRotate: -30 },
+            y: { domain: versions, label: null },
+            color: { type: "linear", domain: [0, 1], scheme: "RdBu", legend: true, label: "P" },
+            marks: [
+              Plot.cell(los, { x: "column", y: "row", fill: "p", inset: 1 }),
+              Plot.text(los, { x: "column", y: "row", text: (d) => d.p.toFixed(2), fill: (d) => (Math.abs(d.p - 0.5) > 0.3 ? "white" : "black") }),
+            ],
+          }),
+    ),
+  );
+  const cells = cross.cells.map((c) => ({ ...c, score: (c.wins + c.draws / 2) / Math.max(1, c.matches) }));
+  main.append(
+    section(
+      "Cross-table",
+      h("p", { class: "note" }, "Row's wins–losses–draws against column; colour: its score."),
+      cells.length === 0
+        ? empty("No two versions have met yet.")
+        : chart({
+            marginLeft: 110,
+            marginBottom: 80,
+            width: Math.max(320, 110 + 64 * versions.length),
+            height: 90 + 40 * versions.length,
+            x: { domain: versions, label: null, tickRotate: -30 },
+            y: { domain: versions, label: null },
+            color: { type: "linear", domain: [0, 1], scheme: "RdYlGn", legend: true, label: "score" },
+            marks: [
+              Plot.cell(cells, { x: "column", y: "row", fill: "score", inset: 1 }),
+              Plot.text(cells, { x: "column", y: "row", text: (d) => `${d.wins}–${d.losses}–${d.draws}` }),
+            ],
+          }),
+    ),
+  );
+}
+
+// --- a bot ------------------------------------------------------------------------------------
+
+const STATUS_TEXT = {
+  pending: "waiting for validation",
+  validating: "being validated",
+  validated: "validated",
+  failed: "failed validation",
+  retired: "retired",
+};
+
+async function botPage(main, args) {
+  const name = args.name;
+  const [bots, who] = await Promise.all([api("/bots"), me()]);
+  const bot = bots.find((b) => b.name === name);
+  if (!bot) {
+    main.append(h("p", { class: "error", role: "alert" }, `No bot called ${name}.`));
+    return;
+  }
+  const mine = who && who.author.name === bot.author;
+  main.append(h("p", { class: "lead" }, `by ${bot.author}${mine ? " (you)" : ""} · ${bot.versions.length} version${bot.versions.length === 1 ? "" : "s"}`));
+  // An author sees why their versions failed: the version call answers them with the reason.
+  const versions = mine
+    ? await Promise.all(bot.versions.map((v) => api(`/versions/${v.id}`, { auth: true })))
+    : bot.versions;
+  main.append(
+    section(
+      "Versions",
+      sortableTable(
+        [
+          { key: "number", label: "Version", numeric: true },
+          { key: "kind", label: "Kind" },
+          { key: "runtime", label: "Runtime" },
+          {
+            key: "status",
+            label: "Status",
+            cell: (v) =>
+              h(
+                "span",
+                { class: `status status-${v.status}` },
+                STATUS_TEXT[v.status] || v.status,
+                v.reason ? h("span", { class: "reason" }, `: ${v.reason}`) : null,
+              ),
+          },
+          { key: "sha256", label: "SHA-256", cell: (v) => h("code", { title: v.sha256 || "" }, (v.sha256 || "live").slice(0, 12)) },
+          { key: "created", label: "Submitted", cell: (v) => day(v.created) },
+        ],
+        versions,
+        { id: "versions", initial: ["number", -1] },
+      ),
+    ),
+  );
+  const rated = versions.filter((v) => v.status === "validated" || v.status === "retired");
+  for (const v of rated.slice().reverse()) {
+    const [h2h, matches] = await Promise.all([
+      api(`/versions/${v.id}/head-to-head`),
+      api(`/matches?version=${v.id}&limit=20`),
+    ]);
+    const faults = matches.flatMap((m) =>
+      m.faults.filter((f) => m.seats[f.seat] === v.ref).map((f) => ({ ...f, match_id: m.match_id })),
+    );
+    main.append(
+      section(
+        `${v.ref}`,
+        h("h3", {}, "Head to head"),
+        h2h.length === 0
+          ? empty("No opponents yet.")
+          : sortableTable(
+              [
+                { key: "opponent", label: "Opponent", cell: (r) => botLink(r.opponent) },
+                { key: "matches", label: "Matches", numeric: true },
+                { key: "wins", label: "Won", numeric: true },
+                { key: "losses", label: "Lost", numeric: true },
+                { key: "draws", label: "Drawn", numeric: true },
+                { key: "score", label: "Score", numeric: true, sort: (r) => (r.wins + r.draws / 2) / r.matches, cell: (r) => fmt((r.wins + r.draws / 2) / r.matches, 2) },
+              ],
+              h2h,
+              { initial: ["matches", -1] },
+            ),
+        h("h3", {}, "Recent matches"),
+        matches.length === 0 ? empty("No matches yet.") : matchTable(matches),
+        h("h3", {}, `Faults in these matches: ${faults.length}`),
+        faults.length === 0
+          ? null
+          : h("ul", { class: "faults" }, faults.map((f) => h("li", {}, matchLink(f.match_id), ` seat ${f.seat}: ${f.kind}${f.detail ? ` (${f.detail})` : ""}`))),
+      ),
+    );
+  }
+}
+
+function outcome(m, bot) {
+  if (!m.ranks || !bot) return "";
+  const best = Math.min(...m.seats.map((s, i) => (botOf(s) === bot ? m.ranks[i] : Infinity)));
+  const others = Math.min(...m.seats.map((s, i) => (botOf(s) !== bot ? m.ranks[i] : Infinity)));
+  return best < others ? "won" : best > others ? "lost" : "drew";
+}
+
+function matchTable(matches, bot) {
+  return sortableTable(
+    [
+      { key: "match_id", label: "Match", cell: (m) => matchLink(m.match_id) },
+      { key: "phase", label: "Phase" },
+      { key: "seats", label: "Seats", sort: (m) => m.seats.join(" "), cell: (m) => h("span", { class: "seats" }, m.seats.map((s, i) => [i ? " · " : "", botLink(s)])) },
+      { key: "summary", label: "Result", cell: (m) => m.summary || "" },
+      ...(bot ? [{ key: "outcome", label: bot, sort: (m) => outcome(m, bot), cell: (m) => outcome(m, bot) }] : []),
+      { key: "faults", label: "Faults", numeric: true, sort: (m) => m.faults.length, cell: (m) => (m.faults.length ? h("span", { class: "fault" }, m.faults.length) : "0") },
+      { key: "finished", label: "Finished", cell: (m) => day(m.finished) },
+    ],
+    matches,
+    { id: "matches", initial: ["finished", -1] },
+  );
+}
+
+// --- matches ---------------------------------------------------------------------------------
+
+async function matchesPage(main) {
+  const params = new URLSearchParams(location.search);
+  const bot = params.get("bot") || "";
+  const phase = params.get("phase") || "";
+  const result = params.get("result") || "";
+  const faultsOnly = params.get("faults") === "1";
+  const [status, bots, found] = await Promise.all([
+    api("/status"),
+    api("/bots"),
+    api(`/matches?limit=1000${phase ? `&phase=${phase}` : ""}`),
+  ]);
+  const submit = (e) => e.target.form.submit();
+  main.append(
+    h(
+      "form",
+      { class: "controls", method: "get", action: "/matches", id: "filters" },
+      h("label", {}, "Game ", h("select", { name: "game", disabled: true }, h("option", {}, status.game))),
+      h(
+        "label",
+        {},
+        "Bot ",
+        h("select", { name: "bot", id: "filter-bot", onchange: submit }, h("option", { value: "" }, "any"), bots.map((b) => h("option", { value: b.name, selected: b.name === bot }, b.name))),
+      ),
+      h(
+        "label",
+        {},
+        "Phase ",
+        h("select", { name: "phase", id: "filter-phase", onchange: submit }, ["", "ladder", "final"].map((p) => h("option", { value: p, selected: p === phase }, p || "any"))),
+      ),
+      h(
+        "label",
+        {},
+        "Result ",
+        h("select", { name: "result", id: "filter-result", onchange: submit, disabled: !bot }, ["", "won", "lost", "drew"].map((r) => h("option", { value: r, selected: r === result }, r ? `the bot ${r}` : "any"))),
+      ),
+      h("label", {}, h("input", { type: "checkbox", name: "faults", value: "1", id: "filter-faults", checked: faultsOnly, onchange: submit }), " with faults only"),
+    ),
+  );
+  let shown = found;
+  if (bot) shown = shown.filter((m) => m.seats.some((s) => botOf(s) === bot));
+  if (bot && result) shown = shown.filter((m) => outcome(m, bot) === result);
+  if (faultsOnly) shown = shown.filter((m) => m.faults.length > 0);
+  main.append(h("p", { class: "lead", id: "match-count" }, `${shown.length} of ${found.length} matches`));
+  main.append(shown.length === 0 ? empty("No match fits.") : matchTable(shown, bot || undefined));
+}
+
+// --- one match -----------------------------------------------------------------------------
+
+async function matchPage(main, args) {
+  const id = args.match_id;
+  let m;
+  try {
+    m = await api(`/matches/${encodeURIComponent(id)}`);
+  } catch (err) {
+    showError(main, err);
+    return;
+  }
+  const who = await me();
+  const myRefs = new Set((who ? who.bots : []).flatMap((b) => b.versions.map((v) => v.ref)));
+  main.append(
+    h(
+      "dl",
+      { class: "facts" },
+      h("dt", {}, "Phase"),
+      h("dd", {}, `${m.phase}, unit ${m.unit}, rotation ${m.rotation}`),
+      h("dt", {}, "Seats"),
+      h("dd", {}, m.seats.map((s, i) => [i ? " · " : "", `${i}: `, botLink(s)])),
+      h("dt", {}, "Result"),
+      h("dd", {}, m.summary || m.state),
+      h("dt", {}, "Faults"),
+      h("dd", {}, m.faults.length ? m.faults.map((f) => h("div", { class: "fault" }, `seat ${f.seat}: ${f.kind}${f.detail ? ` (${f.detail})` : ""}`)) : "none"),
+      h("dt", {}, "Finished"),
+      h("dd", {}, day(m.finished)),
+    ),
+  );
+  const layout = h("div", { class: "match-layout" });
+  const stage = h("div", { class: "stage" });
+  layout.append(stage);
+  main.append(layout);
+  if (!m.record_available) {
+    stage.append(empty("The replay is published once every rotation of this deal has been played."));
+  } else {
+    try {
+      const doc = await api(`/matches/${encodeURIComponent(id)}/viewer`);
+      const el = h("div", { id: "viewer" });
+      stage.append(el);
+      window.CardArenaViewer.mount(el, doc, { hash: true });
+      stage.append(h("p", {}, h("a", { href: `${API}/matches/${encodeURIComponent(id)}/record`, download: "" }, "Download the record"), " (arena replay verify checks it)."));
+    } catch (err) {
+      showError(stage, err);
+    }
+  }
+  const mySeats = m.seats.map((s, i) => [s, i]).filter(([s]) => myRefs.has(s));
+  if (mySeats.length > 0) {
+    const logs = h("aside", { class: "logs", id: "seat-logs" }, h("h2", {}, "Your seat logs"));
+    layout.append(logs);
+    for (const [ref, seat] of mySeats) {
+      const pre = h("pre", { class: "log", "data-seat": seat });
+      logs.append(h("h3", {}, `seat ${seat} · ${ref}`), pre);
+      apiText(`/matches/${encodeURIComponent(id)}/logs/${seat}`)
+        .then((text) => (pre.textContent = text || "(it wrote nothing)"))
+        .catch((err) => (pre.textContent = err.message));
+    }
+  }
+}
+
+// --- the author's own page -------------------------------------------------------------------
+
+async function mePage(main) {
+  const who = await me();
+  if (!who) {
+    main.querySelector("h1").textContent = "Sign in";
+    const input = h("input", { type: "password", id: "token", name: "token", autocomplete: "off", placeholder: "cau_…", required: true, size: 44 });
+    const message = h("p", { class: "error", role: "alert", hidden: true });
+    const form = h(
+      "form",
+      {
+        class: "signin",
+        id: "signin",
+        onsubmit: async (e) => {
+          e.preventDefault();
+          localStorage.setItem(TOKEN_KEY, input.value.trim());
+          meCache = undefined;
+          try {
+            const ok = await me();
+            if (!ok) throw new Error("That token is not an author's token of this competition.");
+            location.reload();
+          } catch (err) {
+            localStorage.removeItem(TOKEN_KEY);
+            message.hidden = false;
+            message.textContent = err.message;
+          }
+        },
+      },
+      h("label", { for: "token" }, "Your API token (from the host, or arena remote register)"),
+      input,
+      h("button", { type: "submit" }, "Sign in"),
+      message,
+    );
+    main.append(form, h("p", { class: "note" }, "The token stays in this browser and is sent only to this host."));
+    return;
+  }
+  main.querySelector("h1").textContent = `${who.author.name}'s bots`;
+  main.append(
+    h(
+      "p",
+      { class: "controls" },
+      h("button", { id: "signout", onclick: () => { localStorage.removeItem(TOKEN_KEY); location.href = "/leaderboard"; } }, "Sign out"),
+      " ",
+      h(
+        "button",
+        {
+          id: "rotate",
+          onclick: async () => {
+            if (!confirm("Make a new token? The one you use now stops working.")) return;
+            const rotated = await api("/me/token", { method: "POST", auth: true });
+            localStorage.setItem(TOKEN_KEY, rotated.token);
+            shown.hidden = false;
+            shown.querySelector("code").textContent = rotated.token;
+          },
+        },
+        "New API token",
+      ),
+    ),
+  );
+  const shown = h("p", { class: "token", hidden: true, id: "new-token" }, "Your new token (shown once; this browser keeps it): ", h("code", {}));
+  main.append(shown);
+  const rows = who.bots.flatMap((b) => b.versions.map((v) => ({ ...v, bot: b.name })));
+  main.append(
+    section(
+      "Submissions",
+      rows.length === 0
+        ? empty("Nothing submitted yet.")
+        : sortableTable(
+            [
+              { key: "ref", label: "Version", cell: (v) => botLink(v.ref) },
+              { key: "kind", label: "Kind" },
+              { key: "status", label: "Status", cell: (v) => h("span", { class: `status status-${v.status}` }, STATUS_TEXT[v.status] || v.status) },
+              { key: "reason", label: "Why", cell: (v) => v.reason || "" },
+              {
+                key: "log",
+                label: "Validation log",
+                sort: (v) => v.id,
+                cell: (v) =>
+                  v.kind === "live"
+                    ? ""
+                    : h("button", { class: "show-log", onclick: (e) => showLog(e.target, v.id) }, "show"),
+              },
+              { key: "created", label: "Submitted", cell: (v) => day(v.created) },
+            ],
+            rows,
+            { id: "submissions", initial: ["created", -1] },
+          ),
+    ),
+  );
+  main.append(
+    section(
+      "Submit a version",
+      h("pre", {}, `export ARENA_SERVER=${location.origin} ARENA_API_TOKEN=…\narena remote submit BOT ./my-bot-directory\narena remote live BOT   # a bot that runs on your machine`),
+    ),
+  );
+}
+
+async function showLog(button, versionId) {
+  const pre = h("pre", { class: "log" });
+  button.replaceWith(pre);
+  try {
+    pre.textContent = await apiText(`/versions/${versionId}/log`);
+  } catch (err) {
+    pre.textContent = err.message;
+  }
+}
+
+// --- start -----------------------------------------------------------------------------------
+
+const PAGES = { leaderboard: leaderboardPage, bot: botPage, matches: matchesPage, match: matchPage, me: mePage };
+
+async function start() {
+  const main = document.getElementById("page");
+  const kind = main.dataset.page;
+  const args = JSON.parse(main.dataset.args || "{}");
+  try {
+    await markNav(kind);
+    await PAGES[kind](main, args);
+  } catch (err) {
+    showError(main, err);
+  }
+  main.dataset.ready = "1"; // for tests and screenshots: the page has drawn itself
+}
+
+start();
