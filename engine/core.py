@@ -13,6 +13,7 @@ game where partners confer (tennis doubles by default) one seat controls a whole
 from __future__ import annotations
 
 import dataclasses
+import json
 import random
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
@@ -231,9 +232,127 @@ class Game(ABC):
         """Derived figures (rates) from statistics counters summed over ``matches``."""
         return {}
 
+    # --- presentation: what a viewer shows, said by the game rather than guessed by the viewer
+
+    #: Which drawing a viewer uses: ``trick_table`` (seats round a table, the tricks between
+    #: them, each seat's ``hand``), ``tennis_court``, or ``fields`` (each field by name).
+    presentation_kind: ClassVar[str] = "fields"
+    #: Observation fields a viewer need not carry, because they repeat what it shows otherwise.
+    undrawn_fields: ClassVar[tuple[str, ...]] = ()
+
+    def present(self, config: MatchConfig, public: Mapping[str, JSON]) -> Presentation:
+        """What a viewer shows of one moment of a match: labelled scores, facts and notes.
+
+        ``public`` is an observation (``to_dict()`` form) with every part that differs between
+        seats removed, so a presentation tells a seat nothing it could not see; a game must keep
+        it that way, reading only parts every seat's observation shares. By default: each field
+        by name, its value as JSON.
+        """
+        facts = tuple(
+            (key.replace("_", " "), json.dumps(value))
+            for key, value in public.items()
+            if key not in ("seat", "tricks", "hand")
+        )
+        return Presentation(facts=facts)
+
+    def holdings(
+        self, config: MatchConfig, views: Sequence[Mapping[str, JSON]]
+    ) -> tuple[Holding, ...] | None:
+        """Every hand at one moment, for a view of the whole table, from every seat's observation
+        (``views[seat]``, ``to_dict()`` form). ``None``, the default, means one hand per seat:
+        the fields of its observation that differ between seats."""
+        return None
+
     @abstractmethod
     def new_match(self, config: MatchConfig, seed: int) -> MatchState:
         """Start a match; all its chance comes from ``seed``."""
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreRow:
+    """One labelled line of a score: a value per side or per seat."""
+
+    #: What the values are: ``Tricks this deal``.
+    label: str
+    #: ``(who, value)`` per side or seat, both as text: ``("N+S", "3")``.
+    cells: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Holding:
+    """One hand in a view of the whole table: whose, its cards, and which seats may see them."""
+
+    #: Whose hand: a seat or player name, with its role if it has one (``A1 (R)``).
+    label: str
+    #: The cards, in text form.
+    cards: tuple[str, ...]
+    #: The seats whose observation shows these cards.
+    seen_by: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Presentation:
+    """What a viewer shows of one moment of a match besides the board (:meth:`Game.present`)."""
+
+    #: Scores per side or seat.
+    rows: tuple[ScoreRow, ...] = ()
+    #: ``(label, value)`` pairs: ``("Deal", "2 of 5")``.
+    facts: tuple[tuple[str, str], ...] = ()
+    #: Sentences about the deal that field values would say badly: ``N robbed the turn-up``.
+    notes: tuple[str, ...] = ()
+    #: What the drawing of the game's :attr:`Game.presentation_kind` reads besides the fields,
+    #: by the viewer document's key (tennis: ``tennis``, its scoreboard as said on court).
+    drawing: Mapping[str, JSON] = field(default_factory=dict)
+    #: A plain-text picture for text views (the tennis court), or ``""``.
+    sketch: str = ""
+
+    def to_dict(self) -> dict[str, JSON]:
+        """JSON-ready form: rows ``{label, cells: [{who, value}]}``, facts ``{label, value}``."""
+        rows: list[JSON] = [
+            {"label": r.label, "cells": [{"who": w, "value": v} for w, v in r.cells]}
+            for r in self.rows
+        ]
+        return {
+            "rows": rows,
+            "facts": [{"label": label, "value": value} for label, value in self.facts],
+            "notes": list(self.notes),
+            "drawing": _jsonable(dict(self.drawing)),
+            "sketch": self.sketch,
+        }
+
+
+def name_of(names: Sequence[str], seat: JSON) -> str | None:
+    """``names[seat]`` when ``seat`` is a seat number, else ``None`` (fields say -1 for nobody)."""
+    if isinstance(seat, int) and not isinstance(seat, bool) and 0 <= seat < len(names):
+        return names[seat]
+    return None
+
+
+def seat_row(game: Game, config: MatchConfig, label: str, values: JSON) -> ScoreRow | None:
+    """A row of one value per seat, named as the game names seats; ``None`` unless a list."""
+    if not isinstance(values, list | tuple):
+        return None
+    return _row(label, game.seat_names(config), values)
+
+
+def side_row(game: Game, config: MatchConfig, label: str, values: JSON) -> ScoreRow | None:
+    """A row of one value per side: partnerships joined (``N+S``), else the seats' names (or
+    ``side 1`` …); ``None`` unless ``values`` is a list."""
+    if not isinstance(values, list | tuple):
+        return None
+    names = game.seat_names(config)
+    sides = game.sides(config)
+    if sides and len(sides) == len(values):
+        who: Sequence[str] = ["+".join(names[s] for s in side) for side in sides]
+    elif len(values) == len(names):
+        who = names
+    else:
+        who = [f"side {i + 1}" for i in range(len(values))]
+    return _row(label, who, values)
+
+
+def _row(label: str, who: Sequence[str], values: Sequence[JSON]) -> ScoreRow:
+    return ScoreRow(label, tuple((w, str(v)) for w, v in zip(who, values, strict=False)))
 
 
 def _describe_counts(counts: tuple[int, ...]) -> str:

@@ -7,10 +7,13 @@ served as JSON (:func:`viewer_document`).
 
 Everything that needs the record or the rules is computed here, in Python, from the verified
 replay (:mod:`arena.records.view`): per step the observation fields every seat shares
-(``public``), each seat's own fields (``private``, its hand), labelled scores, the events with
-who may see them, and each decision's time and the bank left under the record's time control
-(the referee's arithmetic, :func:`decision_times`). The viewer only draws: in a seat view it
-draws from that seat's ``private`` entry and ``public``, nothing else. The embedded data holds
+(``public``), each seat's own fields (``private``, its hand), the events with who may see them,
+and each decision's time and the bank left under the record's time control (the referee's
+arithmetic, :func:`decision_times`). What the numbers mean (labelled scores, facts, notes, and
+what the game's drawing needs, e.g. a tennis score said as on court) is the game's own word,
+:meth:`engine.Game.present`, given only what every seat shares; ``meta.presentation`` names the
+drawing (``trick_table``, ``tennis_court``, or ``fields``). The viewer only draws: in a seat view
+it draws from that seat's ``private`` entry and ``public``, nothing else. The embedded data holds
 the whole record, as the record file itself does.
 
 The page's URL fragment selects what is shown, ``#step=5&seat=2`` (``seat=all`` for the whole
@@ -33,23 +36,17 @@ from typing import Any
 
 from arena.errors import ArenaError
 from arena.layout import write_atomically
-from arena.records.view import Frame, Replayed, event_text, load_replay, result_lines
+from arena.records.view import (
+    Frame,
+    Replayed,
+    event_text,
+    load_replay,
+    presentation,
+    result_lines,
+)
 
 #: The document's format, for hosts that cache or check it.
 DOC_FORMAT = "card-arena-viewer/1"
-
-#: Tennis card types in canonical order (docs/rules/tennis.md): the 16 shots by origin then
-#: destination, then Smash, Kill, Out. ``discards_seen`` counts are in this order. Spelled out
-#: here because the arena knows games only through the engine's interface; a test compares it
-#: with the engine's own table.
-TENNIS_AREAS = ("RF", "LF", "RB", "LB")
-TENNIS_TYPES = (*(f"{o}-{d}" for o in TENNIS_AREAS for d in TENNIS_AREAS), "SMASH", "KILL", "OUT")
-#: Points in a tennis game as said on court; the rules have no deuce (at 40-40 the next wins).
-TENNIS_POINTS = ("0", "15", "30", "40")
-#: Private fields the viewer does not draw: tennis ``recent`` repeats the events as text lines
-#: (and would double a doubles match's document).
-_UNDRAWN = frozenset({"recent"})
-
 
 # --- time: what each decision used and what it left ---------------------------------------------
 
@@ -99,166 +96,10 @@ def decision_times(rep: Replayed) -> list[dict[str, Any]]:
     return out
 
 
-# --- labels: what the numbers mean ----------------------------------------------------------------
-
-
-def _side_labels(rep: Replayed, count: int) -> list[str]:
-    """Names for ``count`` per-side values: partnerships joined (``N+S``), else the seats."""
-    names = rep.seat_names
-    sides = rep.game.sides(rep.config)
-    if sides and len(sides) == count:
-        return ["+".join(names[s] for s in side) for side in sides]
-    if count == len(names):
-        return list(names)
-    return [f"side {i + 1}" for i in range(count)]
-
-
 def _who(names: Sequence[str], seat: Any) -> str | None:
     if isinstance(seat, int) and not isinstance(seat, bool) and 0 <= seat < len(names):
         return names[seat]
     return None
-
-
-def _row(label: str, who: Sequence[str], values: Sequence[Any]) -> dict[str, Any]:
-    return {
-        "label": label,
-        "cells": [{"who": w, "value": str(v)} for w, v in zip(who, values, strict=False)],
-    }
-
-
-def _fact(label: str, value: Any) -> dict[str, str]:
-    return {"label": label, "value": str(value)}
-
-
-def _card_scores(rep: Replayed, pub: Mapping[str, Any]) -> dict[str, Any]:
-    """Labelled scores of a trick-taking game from its public observation fields."""
-    names = list(rep.seat_names)
-    game = rep.game.id
-    rows: list[dict[str, Any]] = []
-    facts: list[dict[str, str]] = []
-
-    def per_side(key: str, label: str) -> None:
-        if isinstance(pub.get(key), list):
-            rows.append(_row(label, _side_labels(rep, len(pub[key])), pub[key]))
-
-    def per_seat(key: str, label: str) -> None:
-        if isinstance(pub.get(key), list):
-            rows.append(_row(label, names, pub[key]))
-
-    if game == "whist":
-        per_side("tricks_won", "Tricks this deal")
-        per_side("score", "Points this game")
-        per_side("games", "Games won (rubber)")
-    elif game == "tennis_whist":
-        per_seat("tricks_won", "Tricks this round")
-        per_seat("sets_won", "Sets won")
-        per_seat("rounds_survived", "Rounds survived")
-        per_seat("total_tricks", "Tricks in the match")
-        per_seat("standing", "Standing (1 = best)")
-        if isinstance(pub.get("eliminated"), list):
-            rows.append(
-                _row("In this set", names, ["out" if e else "in" for e in pub["eliminated"]])
-            )
-        facts.append(_fact("Set", pub.get("set_number")))
-        facts.append(_fact("Round", f"{pub.get('round_number')} of 8"))
-        facts.append(_fact("Cards dealt", pub.get("hand_size")))
-        facts.append(_fact("Sets to win", pub.get("sets_to_win")))
-        for tb in pub.get("tie_breaks") or []:
-            drawn = ", ".join(
-                f"{_who(names, s)} {c}" for s, c in zip(tb["seats"], tb["cards"], strict=False)
-            )
-            facts.append(
-                _fact(f"Tie-break, round {tb['round']}", f"{drawn}: {_who(names, tb['winner'])}")
-            )
-    elif game == "spoil_five":
-        per_seat("tricks_won", "Tricks this deal")
-        per_seat("balances", "Chips won/lost")
-        per_seat("stakes", "Chips in this pool")
-        facts.append(_fact("Pool", f"{pub.get('pool')} chips"))
-        facts.append(_fact("Deal", f"{pub.get('deal_number')} of {pub.get('scheduled_deals')}"))
-    elif game == "forty_five":
-        per_seat("tricks_won", "Tricks this deal")
-        per_side("side_tricks", "Side tricks this deal")
-        per_side("score", "Points")
-        facts.append(_fact("Game at", f"{pub.get('points_to_win')} points"))
-    else:  # a game this viewer does not know: its fields, named as the engine names them
-        for key, value in pub.items():
-            if key not in ("tricks", "hand"):
-                facts.append(_fact(key.replace("_", " "), json.dumps(value)))
-    if "deal_number" in pub and game in ("whist", "forty_five"):
-        facts.append(_fact("Deal", pub["deal_number"]))
-    return {"rows": rows, "facts": facts}
-
-
-def _deal_notes(names: Sequence[str], pub: Mapping[str, Any]) -> list[str]:
-    """The turn-up's story in the Spoil Five family, as sentences rather than field values."""
-    notes = []
-    if (who := _who(names, pub.get("robbed_by"))) is not None:
-        notes.append(f"{who} robbed the turn-up")
-    if pub.get("dealer_declined"):
-        notes.append("The dealer declined to rob the ace")
-    if (who := _who(names, pub.get("announced_by"))) is not None:
-        notes.append(f"{who} announced the ace of trumps")
-    if pub.get("demoted_played"):
-        notes.append(f"{pub['demoted_played']} was played as the lowest trump")
-    if (who := _who(names, pub.get("jinxer"))) is not None:
-        notes.append(f"{who} jinxed: must win the last tricks")
-    if pub.get("turn_up_in_hand"):
-        notes.append("The turn-up is still in the dealer's hand")
-    return notes
-
-
-def tennis_score(pub: Mapping[str, Any]) -> dict[str, Any]:
-    """The tennis score as said on court: points 0/15/30/40, games, sets, finished sets."""
-    points = list(pub.get("points") or [0, 0])
-    over = pub.get("phase") == "over"
-    said = ["–" if over else TENNIS_POINTS[min(int(p), 3)] for p in points]
-    return {
-        "points": said,
-        "games": list(pub.get("games") or [0, 0]),
-        "sets": list(pub.get("sets") or [0, 0]),
-        "set_scores": list(pub.get("set_scores") or []),
-    }
-
-
-def _tennis_sides(pub: Mapping[str, Any], players: Sequence[Mapping[str, Any]]) -> list[str]:
-    if pub.get("mode") == "singles":
-        return [next((str(p["name"]) for p in players if p.get("side") == s), "?") for s in (0, 1)]
-    return ["A", "B"]
-
-
-def _tennis_public(pub: Mapping[str, Any], players: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    sides = _tennis_sides(pub, players)
-    score = tennis_score(pub)
-    rows = [
-        _row("Points", sides, score["points"]),
-        _row("Games (this set)", sides, score["games"]),
-        _row("Sets", sides, score["sets"]),
-    ]
-    facts = [
-        _fact("Finished sets", " ".join(score["set_scores"]) or "none yet"),
-        _fact("Sets to win", pub.get("sets_to_win")),
-        _fact("Game", f"{pub.get('game_number')}, point {pub.get('point_number')}"),
-    ]
-    seen = pub.get("discards_seen") or []
-    return {
-        "sides": sides,
-        "score": score,
-        # Hand sizes and roles are public; the cards themselves are in each seat's ``private``.
-        "players": [
-            {
-                "name": p.get("name"),
-                "side": p.get("side"),
-                "role": p.get("role"),
-                "hand_size": p.get("hand_size"),
-            }
-            for p in players
-        ],
-        "discards_seen": [
-            {"card": t, "count": n} for t, n in zip(TENNIS_TYPES, seen, strict=False) if n
-        ],
-        "scores": {"rows": rows, "facts": facts},
-    }
 
 
 # --- the document ---------------------------------------------------------------------------------
@@ -269,6 +110,7 @@ def _step_data(
 ) -> dict[str, Any]:
     names = rep.seat_names
     private = set(rep.private_fields)
+    undrawn = set(rep.game.undrawn_fields)
     first = frame.data[0]
     public = {k: v for k, v in first.items() if k != "seat" and k not in private}
     step: dict[str, Any] = {
@@ -282,8 +124,7 @@ def _step_data(
         "public": public,
         # What only that seat knows: the one source a seat view draws hands from.
         "private": [
-            {k: d[k] for k in rep.private_fields if k in d and k not in _UNDRAWN}
-            for d in frame.data
+            {k: d[k] for k in rep.private_fields if k in d and k not in undrawn} for d in frame.data
         ],
         "events": [
             {"i": i, "to": None if e.to is None else list(e.to), "text": event_text(e, names)}
@@ -294,16 +135,18 @@ def _step_data(
             for f in frame.faults
         ],
     }
-    if rep.game.id == "tennis":
-        # Every seat's view of a player agrees on everything but the hand: take the public
-        # part from seat 0's observation.
-        step["tennis"] = _tennis_public(public, first.get("players") or [])
-        step["scores"] = step["tennis"].pop("scores")
-    else:
-        step["scores"] = _card_scores(rep, public)
-        step["notes"] = _deal_notes(names, public)
-        # How many cards each seat holds is plain to see at a table, so it is public here.
-        step["hand_sizes"] = hand_sizes
+    shown = presentation(rep, frame).to_dict()
+    step["scores"] = {"rows": shown["rows"], "facts": shown["facts"]}
+    step["notes"] = shown["notes"]
+    # How many cards each seat holds is plain to see at a table, so it is public here.
+    step["hand_sizes"] = hand_sizes
+    # What the game's drawing reads besides the fields (tennis: its scoreboard, under "tennis").
+    drawing = shown["drawing"]
+    assert isinstance(drawing, dict)
+    for key, value in drawing.items():
+        if key in step:
+            raise ArenaError(f"{rep.game.id}'s presentation would replace the step's {key!r}")
+        step[key] = value
     return step
 
 
@@ -373,6 +216,8 @@ def page_data(rep: Replayed) -> dict[str, Any]:
         "meta": {
             "game": rep.game.id,
             "title": rep.game.title,
+            # Which drawing the viewer uses: its board, not the game's id, decides it.
+            "presentation": rep.game.presentation_kind,
             "match_id": header.get("match_id", ""),
             # A string: seeds are 63-bit and JavaScript numbers are exact only to 2**53.
             "seed": None if header.get("seed") is None else str(header["seed"]),

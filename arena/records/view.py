@@ -2,16 +2,18 @@
 
 A record is replayed (and so verified) once into a list of :class:`Frame` snapshots: the match
 just before each decision, plus one frame for the end. Text views are built from the engine's own
-observations: the whole-table view shows the mover's ``render()`` and every seat's private fields
-(its hand); a seat view shows exactly what that seat could know, its own ``render()``, the events
-visible to it and its own decisions only (another seat's action text may hold a hidden card, e.g.
-a tennis pass discard, so a seat view only shows what that action made public through events).
+observations: the whole-table view shows the mover's ``render()`` and every hand (the game's
+``holdings``, else each seat's private fields); a seat view shows exactly what that seat could
+know, its own ``render()``, the events visible to it and its own decisions only (another seat's
+action text may hold a hidden card, e.g. a discard passed face down, so a seat view only shows
+what that action made public through events). What a game adds to either (a picture, scores) is
+its :meth:`engine.Game.present`, given only what every seat shares (:func:`public_view`).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -19,10 +21,13 @@ from typing import Any, TextIO
 from arena.errors import UsageError
 from arena.records.format import Record, read_record
 from arena.records.replay import replay, start_state
-from engine import Event, Game, MatchConfig, MatchState, Observation
+from engine import Event, Game, MatchConfig, MatchState, Observation, Presentation
 
 #: The ``seat`` of a view of the whole table (every hand, every event).
 ALL = None
+
+#: A place inside an observation: field names, and ``*`` for every item of a list of objects.
+FieldPath = tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +76,9 @@ class Replayed:
     #: Observation fields that differ between seats somewhere in the match (hands and the like):
     #: what the whole-table view lists per seat and what a seat view must keep to itself.
     private_fields: tuple[str, ...]
+    #: The parts of observations that differ between seats somewhere in the match, as deep as
+    #: they go (a player's ``hand`` inside ``players``): what :func:`public_view` leaves out.
+    private_paths: frozenset[FieldPath]
 
     @property
     def decisions(self) -> int:
@@ -157,13 +165,15 @@ def replayed_from_record(record: Record, where: str = "record") -> Replayed:
             faults=faults_until(len(record.entries)),
         )
     )
+    paths = _private_paths(frames)
     return Replayed(
         record=record,
         game=state.game,
         config=state.config,
         seat_names=tuple(state.game.seat_names(state.config)),
         frames=tuple(frames),
-        private_fields=_private_fields(frames),
+        private_fields=_private_fields(frames, paths),
+        private_paths=paths,
     )
 
 
@@ -172,15 +182,66 @@ def _views(state: MatchState) -> dict[str, Any]:
     return {"observations": observations, "data": tuple(o.to_dict() for o in observations)}
 
 
-def _private_fields(frames: Sequence[Frame]) -> tuple[str, ...]:
-    """Fields whose value differs between seats in some frame, in declaration order."""
-    found: dict[str, None] = {}
+def _private_paths(frames: Sequence[Frame]) -> frozenset[FieldPath]:
+    """Every part of the observations whose value differs between seats in some frame."""
+    found: set[FieldPath] = set()
     for frame in frames:
-        first = frame.data[0]
-        for key, value in first.items():
-            if key != "seat" and key not in found and any(d[key] != value for d in frame.data):
-                found[key] = None
-    return tuple(k for k in frames[0].data[0] if k in found)
+        _differing(list(frame.data), (), found)
+    return frozenset(found)
+
+
+def _differing(values: list[Any], path: FieldPath, found: set[FieldPath]) -> None:
+    """Add to ``found`` where ``values`` (one per seat) differ: inside objects with the same
+    keys and lists of objects of the same length, as deep as they agree; else at ``path``."""
+    first = values[0]
+    if all(v == first for v in values[1:]):
+        return
+    if all(isinstance(v, dict) and v.keys() == first.keys() for v in values):
+        for key in first:
+            _differing([v[key] for v in values], (*path, key), found)
+    elif all(isinstance(v, list) and len(v) == len(first) for v in values) and all(
+        isinstance(item, dict) for v in values for item in v
+    ):
+        for items in zip(*values, strict=True):
+            _differing(list(items), (*path, "*"), found)
+    else:
+        # Items of a list that differ in shape: the whole list is private.
+        while path and path[-1] == "*":
+            path = path[:-1]
+        found.add(path)
+
+
+def _private_fields(frames: Sequence[Frame], paths: frozenset[FieldPath]) -> tuple[str, ...]:
+    """Fields with a private part, in declaration order (``seat`` aside: it is no secret)."""
+    heads = {p[0] for p in paths if p}
+    return tuple(k for k in frames[0].data[0] if k in heads and k != "seat")
+
+
+def _without(value: Any, private: frozenset[FieldPath], path: FieldPath) -> Any:
+    if isinstance(value, dict):
+        return {
+            k: _without(v, private, (*path, k))
+            for k, v in value.items()
+            if (*path, k) not in private
+        }
+    if isinstance(value, list):
+        return [_without(v, private, (*path, "*")) for v in value]
+    return value
+
+
+def public_view(rep: Replayed, frame: Frame) -> dict[str, Any]:
+    """What every seat's observation shares at ``frame``: seat 0's, with every part that differs
+    between seats anywhere in the match removed, inner parts too (tennis players keep their
+    names and hand sizes, not their hands). A part is private for the whole match, not only
+    where it differs, so that even a coincidence (no seat holding a robbed ace) tells nothing."""
+    data: dict[str, Any] = _without(frame.data[0], rep.private_paths, ())
+    data.pop("seat", None)
+    return data
+
+
+def presentation(rep: Replayed, frame: Frame) -> Presentation:
+    """The game's presentation of ``frame``: scores, facts, notes, its drawing's data."""
+    return rep.game.present(rep.config, public_view(rep, frame))
 
 
 # --- text pieces shared with the HTML view ------------------------------------------------------
@@ -226,89 +287,16 @@ class HandRow:
     seats: tuple[int, ...]
 
 
-def _generic_rows(rep: Replayed, frame: Frame) -> list[HandRow]:
+def hand_rows(rep: Replayed, frame: Frame) -> list[HandRow]:
+    """The whole table's private information at ``frame``: one row per hand, as the game
+    holds them (``Game.holdings``), else each seat's private fields."""
+    held = rep.game.holdings(rep.config, frame.data)
+    if held is not None:
+        return [HandRow(h.label, value_text(list(h.cards)), h.seen_by) for h in held]
     return [
         HandRow(name, private_text(frame.data[s], rep.private_fields), (s,))
         for s, name in enumerate(rep.seat_names)
     ]
-
-
-def _tennis_rows(rep: Replayed, frame: Frame) -> list[HandRow]:
-    # Each player's hand, taken from a seat allowed to see it (in doubles, a team's seat sees
-    # both partners' hands); the other seats only see its size.
-    rows = []
-    players = frame.data[0].get("players") or []
-    for p, player in enumerate(players):
-        seen_by = tuple(
-            s
-            for s, d in enumerate(frame.data)
-            if p < len(d.get("players") or []) and d["players"][p].get("visible")
-        )
-        hand = frame.data[seen_by[0]]["players"][p].get("hand", []) if seen_by else []
-        role = f" ({player['role']})" if player.get("role") else ""
-        rows.append(HandRow(f"{player.get('name', p)}{role}", value_text(hand), seen_by))
-    return rows
-
-
-#: Whole-table private rows per game; other games list each seat's private fields.
-HAND_ROWS: dict[str, Callable[[Replayed, Frame], list[HandRow]]] = {"tennis": _tennis_rows}
-
-
-def hand_rows(rep: Replayed, frame: Frame) -> list[HandRow]:
-    """The whole table's private information at ``frame``: one row per hand."""
-    return HAND_ROWS.get(rep.game.id, _generic_rows)(rep, frame)
-
-
-def tennis_court(data: Mapping[str, Any], names: Sequence[str]) -> str:
-    """An ASCII court from a tennis observation, side 0 at the bottom, the ball marked ``(o)``.
-
-    Areas are named from each side's player facing the net, so the far side's right is on the
-    left of the drawing: an In serve from the right crosses diagonally, as in the rules.
-    """
-    players = data.get("players") or []
-
-    def side_label(side: int) -> str:
-        who = [str(p.get("name")) for p in players if p.get("side") == side]
-        return " + ".join(who) or f"side {side}"
-
-    ball_side = data.get("ball_side", -1)
-    ball_area = data.get("ball_area", "")
-
-    def cell(side: int, area: str) -> str:
-        mark = "(o)" if side == ball_side and area == ball_area else "   "
-        return f"  {area} {mark} "
-
-    rule = "+" + "-" * 9 + "+" + "-" * 9 + "+"
-    lines = [
-        f"court ({side_label(1)} at the top):",
-        rule,
-        f"|{cell(1, 'RB')}|{cell(1, 'LB')}|",
-        rule,
-        f"|{cell(1, 'RF')}|{cell(1, 'LF')}|",
-        "=" * len(rule) + " net",
-        f"|{cell(0, 'LF')}|{cell(0, 'RF')}|",
-        rule,
-        f"|{cell(0, 'LB')}|{cell(0, 'RB')}|",
-        rule,
-        f"({side_label(0)} at the bottom)",
-    ]
-    if data.get("smash_pending") and 0 <= ball_side <= 1:
-        lines.append(f"Smash pending against {side_label(ball_side)}: only a Kill answers it")
-    elif not ball_area:
-        lines.append("no ball in play")
-    elif data.get("serve_ball"):
-        lines.append("the ball is the In serve")
-    return "\n".join(lines)
-
-
-#: Extra drawings per game, from one seat's observation (as plain data): the tennis court.
-EXTRA_VIEWS: dict[str, Callable[[Mapping[str, Any], Sequence[str]], str]] = {"tennis": tennis_court}
-
-
-def extra_view(game_id: str, data: Mapping[str, Any], names: Sequence[str]) -> str:
-    """The game's extra drawing for one observation's ``data`` (empty when it has none)."""
-    draw = EXTRA_VIEWS.get(game_id)
-    return draw(data, names) if draw else ""
 
 
 # --- whole frames --------------------------------------------------------------------------------
@@ -325,6 +313,8 @@ def render_frame(rep: Replayed, frame: Frame, seat: int | None = ALL) -> str:
         title = f"decision {frame.number} of {total}: {names[frame.seat]} to move"
     view = "whole table" if seat is ALL else f"seat {names[seat]}'s view"
     lines = [f"=== {rep.game.id} · {title} · {view} ==="]
+    # The game's picture (the tennis court) shows only what every seat shares.
+    sketch = presentation(rep, frame).sketch
 
     events = [(i, e) for i, e in frame.events if seat is ALL or e.visible_to(seat)]
     if events:
@@ -348,9 +338,7 @@ def render_frame(rep: Replayed, frame: Frame, seat: int | None = ALL) -> str:
         shown = frame.seat if frame.seat is not None else 0
         lines.append(f"table (as {names[shown]} sees it):")
         lines.extend("  " + line for line in frame.observations[shown].render().splitlines())
-        extra = extra_view(rep.game.id, frame.data[shown], names)
-        if extra:
-            lines.extend("  " + line for line in extra.splitlines())
+        lines.extend("  " + line for line in sketch.splitlines())
         rows = hand_rows(rep, frame)
         if rows:
             lines.append("every hand:")
@@ -359,9 +347,7 @@ def render_frame(rep: Replayed, frame: Frame, seat: int | None = ALL) -> str:
     else:
         lines.append(f"what {names[seat]} knows:")
         lines.extend("  " + line for line in frame.observations[seat].render().splitlines())
-        extra = extra_view(rep.game.id, frame.data[seat], names)
-        if extra:
-            lines.extend("  " + line for line in extra.splitlines())
+        lines.extend("  " + line for line in sketch.splitlines())
 
     if frame.is_end:
         lines.extend(result_lines(rep))

@@ -10,12 +10,22 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from engine.core import Game, MatchConfig, Observation, Result
+from engine.core import (
+    JSON,
+    Game,
+    MatchConfig,
+    Observation,
+    Presentation,
+    Result,
+    seat_row,
+    side_row,
+)
 from engine.games.spoil_rules import (
     COMMON_OPTIONS,
     TRICKS_PER_DEAL,
     SpoilTableObservation,
     SpoilTableState,
+    turn_up_notes,
 )
 from engine.options import OptionSpec
 
@@ -63,6 +73,7 @@ class FortyFive(Game):
     id = "forty_five"
     version = "1.0"
     title = "Forty-Five"
+    presentation_kind = "trick_table"
     player_counts = (2, 4)
     default_players = 4
     options = (
@@ -82,6 +93,18 @@ class FortyFive(Game):
 
     def sides(self, config: MatchConfig) -> tuple[tuple[int, ...], ...] | None:
         return ((0, 2), (1, 3)) if config.players == 4 else None
+
+    def present(self, config: MatchConfig, public: Mapping[str, JSON]) -> Presentation:
+        rows = (
+            seat_row(self, config, "Tricks this deal", public.get("tricks_won")),
+            side_row(self, config, "Side tricks this deal", public.get("side_tricks")),
+            side_row(self, config, "Points", public.get("score")),
+        )
+        facts = [("Game at", f"{public.get('points_to_win')} points")]
+        if "deal_number" in public:
+            facts.append(("Deal", str(public["deal_number"])))
+        notes = turn_up_notes(self.seat_names(config), public)
+        return Presentation(tuple(r for r in rows if r), tuple(facts), tuple(notes))
 
     def new_match(self, config: MatchConfig, seed: int) -> FortyFiveState:
         return FortyFiveState(self, config, seed)

@@ -9,13 +9,25 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from engine.core import Action, Game, MatchConfig, Observation, Result, ranks_from_scores
+from engine.core import (
+    JSON,
+    Action,
+    Game,
+    MatchConfig,
+    Observation,
+    Presentation,
+    Result,
+    name_of,
+    ranks_from_scores,
+    seat_row,
+)
 from engine.games.spoil_rules import (
     CLAIM,
     COMMON_OPTIONS,
     TRICKS_PER_DEAL,
     SpoilTableObservation,
     SpoilTableState,
+    turn_up_notes,
 )
 from engine.options import OptionSpec
 
@@ -57,6 +69,7 @@ class SpoilFive(Game):
     id = "spoil_five"
     version = "1.0"
     title = "Spoil Five"
+    presentation_kind = "trick_table"
     player_counts = tuple(range(2, 11))
     default_players = 5
     options = (
@@ -73,6 +86,22 @@ class SpoilFive(Game):
 
     def new_match(self, config: MatchConfig, seed: int) -> SpoilFiveState:
         return SpoilFiveState(self, config, seed)
+
+    def present(self, config: MatchConfig, public: Mapping[str, JSON]) -> Presentation:
+        names = self.seat_names(config)
+        rows = (
+            seat_row(self, config, "Tricks this deal", public.get("tricks_won")),
+            seat_row(self, config, "Chips won/lost", public.get("balances")),
+            seat_row(self, config, "Chips in this pool", public.get("stakes")),
+        )
+        facts = (
+            ("Pool", f"{public.get('pool')} chips"),
+            ("Deal", f"{public.get('deal_number')} of {public.get('scheduled_deals')}"),
+        )
+        notes = turn_up_notes(names, public)
+        if (who := name_of(names, public.get("jinxer"))) is not None:
+            notes.append(f"{who} jinxed: must win the last tricks")
+        return Presentation(tuple(r for r in rows if r), facts, tuple(notes))
 
     def summarize_stats(self, totals: Mapping[str, int], matches: int) -> dict[str, float]:
         deals = totals.get("deals", 0)

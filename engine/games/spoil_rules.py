@@ -11,7 +11,7 @@ demoted-ace flag, so the hot path is a few mask operations and list look-ups.
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -32,7 +32,7 @@ from engine.cards import (
     card,
     mask_texts,
 )
-from engine.core import Action, Game, MatchConfig, MatchState, Observation
+from engine.core import JSON, Action, Game, MatchConfig, MatchState, Observation, name_of
 from engine.games.tricks import (
     MAX_SEATS,
     PLAY_EVENTS,
@@ -285,6 +285,20 @@ class SpoilTableObservation(Observation):
             )
             lines.append(f"Trick {len(self.tricks)}: {shown}")
         return lines
+
+
+def turn_up_notes(names: Sequence[str], public: Mapping[str, JSON]) -> list[str]:
+    """The turn-up's story this deal, from the public fields, as sentences for a viewer."""
+    notes = []
+    if (who := name_of(names, public.get("robbed_by"))) is not None:
+        notes.append(f"{who} robbed the turn-up")
+    if public.get("dealer_declined"):
+        notes.append("The dealer declined to rob the ace")
+    if (who := name_of(names, public.get("announced_by"))) is not None:
+        notes.append(f"{who} announced the ace of trumps")
+    if public.get("demoted_played"):
+        notes.append(f"{public['demoted_played']} was played as the lowest trump")
+    return notes
 
 
 # --- the shared state ------------------------------------------------------------------------

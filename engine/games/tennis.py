@@ -12,7 +12,7 @@ in docs/rules/tennis.md.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import compress
 from typing import Final
@@ -23,10 +23,13 @@ from engine.core import (
     Action,
     Event,
     Game,
+    Holding,
     MatchConfig,
     MatchState,
     Observation,
+    Presentation,
     Result,
+    ScoreRow,
     ranks_from_scores,
 )
 from engine.games.tennis_cards import (
@@ -305,6 +308,123 @@ def event_text(event: Event) -> str:
     return " ".join(parts)
 
 
+# --- presentation: what a viewer shows -----------------------------------------------------------
+
+
+def _items(value: JSON) -> list[JSON]:
+    return list(value) if isinstance(value, list | tuple) else []
+
+
+def _players(public: Mapping[str, JSON]) -> list[Mapping[str, JSON]]:
+    return [p for p in _items(public.get("players")) if isinstance(p, Mapping)]
+
+
+def said_points(public: Mapping[str, JSON]) -> list[str]:
+    """Each side's points in the current game as said on court (0, 15, 30, 40; the rules have no
+    deuce: at 40-40 the next point wins); ``–`` once the match is over."""
+    over = public.get("phase") == PHASE_NAMES[OVER]
+    points = _items(public.get("points")) or [0, 0]
+    return [
+        "–" if over else POINT_NAMES[min(p, 3)] if isinstance(p, int) else str(p) for p in points
+    ]
+
+
+def court_sketch(public: Mapping[str, JSON]) -> str:
+    """An ASCII court, side 0 at the bottom, the ball marked ``(o)``.
+
+    Areas are named from each side's player facing the net, so the far side's right is on the
+    left of the drawing: an In serve from the right crosses diagonally, as in the rules.
+    """
+    players = _players(public)
+
+    def side_label(side: int) -> str:
+        who = [str(p.get("name")) for p in players if p.get("side") == side]
+        return " + ".join(who) or f"side {side}"
+
+    ball_side = public.get("ball_side", -1)
+    ball_area = public.get("ball_area", "")
+
+    def cell(side: int, area: str) -> str:
+        mark = "(o)" if side == ball_side and area == ball_area else "   "
+        return f"  {area} {mark} "
+
+    rf, lf, rb, lb = AREAS
+    rule = "+" + "-" * 9 + "+" + "-" * 9 + "+"
+    lines = [
+        f"court ({side_label(1)} at the top):",
+        rule,
+        f"|{cell(1, rb)}|{cell(1, lb)}|",
+        rule,
+        f"|{cell(1, rf)}|{cell(1, lf)}|",
+        "=" * len(rule) + " net",
+        f"|{cell(0, lf)}|{cell(0, rf)}|",
+        rule,
+        f"|{cell(0, lb)}|{cell(0, rb)}|",
+        rule,
+        f"({side_label(0)} at the bottom)",
+    ]
+    if public.get("smash_pending") and isinstance(ball_side, int) and 0 <= ball_side <= 1:
+        lines.append(f"Smash pending against {side_label(ball_side)}: only a Kill answers it")
+    elif not ball_area:
+        lines.append("no ball in play")
+    elif public.get("serve_ball"):
+        lines.append("the ball is the In serve")
+    return "\n".join(lines)
+
+
+def present_tennis(config: MatchConfig, public: Mapping[str, JSON]) -> Presentation:
+    """The scoreboard as said on court, the players as everyone sees them (hand sizes, not
+    hands), the face-up discards by card name, and the court as text."""
+    sides = SINGLES_NAMES if config.players == 2 else TEAM_NAMES
+    score: dict[str, JSON] = {
+        "points": said_points(public),
+        "games": _items(public.get("games")) or [0, 0],
+        "sets": _items(public.get("sets")) or [0, 0],
+        "set_scores": _items(public.get("set_scores")),
+    }
+
+    def row(label: str, values: list[JSON]) -> ScoreRow:
+        return ScoreRow(label, tuple((w, str(v)) for w, v in zip(sides, values, strict=False)))
+
+    rows = (
+        row("Points", _items(score["points"])),
+        row("Games (this set)", _items(score["games"])),
+        row("Sets", _items(score["sets"])),
+    )
+    facts = (
+        ("Finished sets", " ".join(str(s) for s in _items(score["set_scores"])) or "none yet"),
+        ("Sets to win", str(public.get("sets_to_win"))),
+        ("Game", f"{public.get('game_number')}, point {public.get('point_number')}"),
+    )
+    seen = _items(public.get("discards_seen"))
+    drawing: dict[str, JSON] = {
+        "sides": list(sides),
+        "score": score,
+        "players": [
+            {key: p.get(key) for key in ("name", "side", "role", "hand_size")}
+            for p in _players(public)
+        ],
+        # Counts are in canonical card order; the viewer gets the cards' names.
+        "discards_seen": [
+            {"card": t, "count": n} for t, n in zip(TYPE_TEXT, seen, strict=False) if n
+        ],
+    }
+    return Presentation(rows, facts, drawing={"tennis": drawing}, sketch=court_sketch(public))
+
+
+def tennis_holdings(views: Sequence[Mapping[str, JSON]]) -> tuple[Holding, ...]:
+    """Each player's hand, from a seat allowed to see it (in doubles, a team's seat sees both
+    partners' hands), with the seats that see it."""
+    rows = []
+    for p, player in enumerate(_players(views[0])):
+        shown = [_players(v)[p] if p < len(_players(v)) else {} for v in views]
+        seen_by = tuple(s for s, seat_view in enumerate(shown) if seat_view.get("visible"))
+        hand = _items(shown[seen_by[0]].get("hand")) if seen_by else []
+        role = f" ({player['role']})" if player.get("role") else ""
+        rows.append(Holding(f"{player.get('name', p)}{role}", tuple(str(c) for c in hand), seen_by))
+    return tuple(rows)
+
+
 # --- the game -------------------------------------------------------------------------------------
 
 
@@ -316,6 +436,9 @@ class Tennis(Game):
     title = "Tennis (card game)"
     player_counts = (2, 4)
     default_players = 2
+    presentation_kind = "tennis_court"
+    # ``recent`` repeats the events as text lines (and would double a doubles match's document).
+    undrawn_fields = ("recent",)
     options = (
         OptionSpec("sets_to_win", "int", 1, "sets that win the match (2 = best of three)", 1, 3),
         OptionSpec(
@@ -354,6 +477,14 @@ class Tennis(Game):
             "shots_per_point": rate("shots", "points"),
             "points_per_match": totals.get("points", 0) / matches if matches else 0.0,
         }
+
+    def present(self, config: MatchConfig, public: Mapping[str, JSON]) -> Presentation:
+        return present_tennis(config, public)
+
+    def holdings(
+        self, config: MatchConfig, views: Sequence[Mapping[str, JSON]]
+    ) -> tuple[Holding, ...]:
+        return tennis_holdings(views)
 
     def new_match(self, config: MatchConfig, seed: int) -> TennisState:
         return TennisState(self, config, seed)

@@ -12,7 +12,19 @@ from dataclasses import dataclass
 
 from engine._fast import quick_init
 from engine.cards import CARD_TEXT, FULL_DECK_MASK, SUIT_LETTERS, mask_texts, parse_card
-from engine.core import Action, Game, MatchConfig, MatchState, Observation, Result
+from engine.core import (
+    JSON,
+    Action,
+    Game,
+    MatchConfig,
+    MatchState,
+    Observation,
+    Presentation,
+    Result,
+    ScoreRow,
+    name_of,
+    seat_row,
+)
 from engine.games.tricks import (
     PLAY_EVENTS,
     TrickView,
@@ -128,6 +140,7 @@ class TennisWhist(Game):
     id = "tennis_whist"
     version = "1.0"
     title = "Tennis Whist"
+    presentation_kind = "trick_table"
     player_counts = (2, 3, 4, 5, 6)
     default_players = 4
     options = (
@@ -141,6 +154,41 @@ class TennisWhist(Game):
             "rounds_per_set": rounds / sets if sets else 0.0,
             "tie_breaks_per_round": totals.get("tie_breaks", 0) / rounds if rounds else 0.0,
         }
+
+    def present(self, config: MatchConfig, public: Mapping[str, JSON]) -> Presentation:
+        names = self.seat_names(config)
+        rows: list[ScoreRow | None] = [
+            seat_row(self, config, "Tricks this round", public.get("tricks_won")),
+            seat_row(self, config, "Sets won", public.get("sets_won")),
+            seat_row(self, config, "Rounds survived", public.get("rounds_survived")),
+            seat_row(self, config, "Tricks in the match", public.get("total_tricks")),
+            seat_row(self, config, "Standing (1 = best)", public.get("standing")),
+        ]
+        out = public.get("eliminated")
+        if isinstance(out, list | tuple):
+            rows.append(seat_row(self, config, "In this set", ["out" if e else "in" for e in out]))
+        facts = [
+            ("Set", str(public.get("set_number"))),
+            ("Round", f"{public.get('round_number')} of {FIRST_HAND}"),
+            ("Cards dealt", str(public.get("hand_size"))),
+            ("Sets to win", str(public.get("sets_to_win"))),
+        ]
+        tie_breaks = public.get("tie_breaks")
+        for tb in tie_breaks if isinstance(tie_breaks, list | tuple) else ():
+            if not isinstance(tb, Mapping):
+                continue
+            seats, cards = tb.get("seats"), tb.get("cards")
+            drawn = ", ".join(
+                f"{name_of(names, s)} {c}"
+                for s, c in zip(
+                    seats if isinstance(seats, list | tuple) else (),
+                    cards if isinstance(cards, list | tuple) else (),
+                    strict=False,
+                )
+            )
+            winner = name_of(names, tb.get("winner"))
+            facts.append((f"Tie-break, round {tb.get('round')}", f"{drawn}: {winner}"))
+        return Presentation(tuple(r for r in rows if r), tuple(facts))
 
     def new_match(self, config: MatchConfig, seed: int) -> TennisWhistState:
         return TennisWhistState(self, config, seed)

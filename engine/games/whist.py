@@ -5,6 +5,7 @@ Seats 0..3 are North, East, South, West (clockwise); North–South play East–W
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from engine._fast import quick_init
@@ -20,7 +21,17 @@ from engine.cards import (
     mask_texts,
     parse_card,
 )
-from engine.core import Action, Game, MatchConfig, MatchState, Observation, Result
+from engine.core import (
+    JSON,
+    Action,
+    Game,
+    MatchConfig,
+    MatchState,
+    Observation,
+    Presentation,
+    Result,
+    side_row,
+)
 from engine.errors import ConfigError
 from engine.games.tricks import (
     PLAY_EVENTS,
@@ -93,6 +104,7 @@ class Whist(Game):
     id = "whist"
     version = "1.0"
     title = "Whist"
+    presentation_kind = "trick_table"
     player_counts = (4,)
     default_players = 4
     options = (
@@ -109,6 +121,19 @@ class Whist(Game):
 
     def sides(self, config: MatchConfig) -> tuple[tuple[int, ...], ...]:
         return ((0, 2), (1, 3))
+
+    def present(self, config: MatchConfig, public: Mapping[str, JSON]) -> Presentation:
+        rows = (
+            side_row(self, config, "Tricks this deal", public.get("tricks_won")),
+            side_row(self, config, "Points this game", public.get("score")),
+            side_row(self, config, "Games won (rubber)", public.get("games")),
+        )
+        facts = (("Deal", str(public["deal_number"])),) if "deal_number" in public else ()
+        # The dealer keeps the turn-up until it is played: the table sees where it is.
+        notes = (
+            ("The turn-up is still in the dealer's hand",) if public.get("turn_up_in_hand") else ()
+        )
+        return Presentation(tuple(r for r in rows if r), facts, notes)
 
     def new_match(self, config: MatchConfig, seed: int) -> WhistState:
         return WhistState(self, config, seed)

@@ -1,5 +1,7 @@
 /* Card Arena replay viewer: draws one match document (arena/records/html.py, page_data) as a
  * table seen from above (card games) or a court (tennis), with a timeline to step through it.
+ * Which of them is the game's word, meta.presentation ("trick_table", "tennis_court", or
+ * "fields": every field by name), never its id.
  *
  *   const player = CardArenaViewer.mount(element, doc, {hash: true});
  *   player.goto(12); player.setSeat(2); player.setSeat("all");
@@ -159,11 +161,13 @@
     var meta = doc.meta, steps = doc.steps, names = meta.seat_names;
     var last = steps.length - 1;
     var state = { step: 0, seat: "all", playing: false, speed: 1, timer: null, sent: null };
-    var isTennis = meta.game === "tennis";
+    var kind = meta.presentation;
+    var isTennis = kind === "tennis_court";
 
     root.classList.add("cav");
     root.replaceChildren();
     root.dataset.game = meta.game;
+    root.dataset.presentation = kind;
 
     function seatName(s) {
       return (typeof s === "number" && s >= 0 && s < names.length) ? names[s] : "?";
@@ -631,7 +635,7 @@
       bNext.disabled = bLast.disabled = state.step === last;
       history.hidden = false;
       if (isTennis) drawTennis(st);
-      else if (Array.isArray(st.public.tricks)) drawTable(st);
+      else if (kind === "trick_table" && Array.isArray(st.public.tricks)) drawTable(st);
       else drawGeneric(st);
       drawDecision(st);
       drawScores(st);
