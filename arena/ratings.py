@@ -6,8 +6,10 @@ Davidson (1970) Bradley–Terry comparison with an explicit draw outcome; a matc
 sides is a Plackett–Luce ranking, where a group of tied sides counts as all of its orderings in
 equal shares. A weak Gaussian prior keeps perfect records finite. The fit is a damped Newton
 ascent of the log posterior with an analytic gradient and a sparse-assembled Hessian; the 95 %
-intervals come from the inverse of that Hessian at the optimum, projected onto ratings centred
-on the field mean. docs/ratings.md has the model in full, the choices and the timings.
+intervals come from the inverse of that Hessian at the optimum (or, given clusters of correlated
+matches such as the rotations of a duplicate deal, from the cluster-robust sandwich), projected
+onto ratings centred on the mean of each group of bots that met. docs/ratings.md has the model
+in full, the choices, the coverage and the timings.
 
 Internally every match becomes a few *choice events*: a weight, the linear form of what was
 chosen, and the alternatives, each alternative ``t`` having the utility ``a_t · θ + b_t``. The
@@ -21,7 +23,7 @@ import contextlib
 import math
 import os
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
@@ -30,7 +32,9 @@ import numpy as np
 import numpy.typing as npt
 import scipy.linalg  # type: ignore[import-untyped]
 import scipy.sparse  # type: ignore[import-untyped]
+import scipy.sparse.csgraph  # type: ignore[import-untyped]
 import scipy.special  # type: ignore[import-untyped]
+import scipy.stats  # type: ignore[import-untyped]
 from threadpoolctl import ThreadpoolController  # type: ignore[import-untyped]
 
 FloatArray = npt.NDArray[np.float64]
@@ -56,6 +60,8 @@ MAX_NEWTON_STEPS = 100
 
 # A sparse linear form over the parameters: ((column, coefficient), ...), sorted by column.
 _Row = tuple[tuple[int, float], ...]
+# Groups of bots, each sorted by name.
+_Groups = tuple[tuple[str, ...], ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +110,10 @@ class RatingTable:
     #: Fitted nuisance parameters: ``davidson_nu`` (draw propensity of two-sided matches) when
     #: two-sided draws occurred.
     parameters: dict[str, float] = field(default_factory=dict)
+    #: The groups of bots connected by matches, largest first, each sorted by name. More than
+    #: one: groups that never met are not comparable; each is centred on the anchor and ranked
+    #: on its own (the leaderboard lists them one after another).
+    components: tuple[tuple[str, ...], ...] = ()
 
     def to_dict(self) -> dict[str, object]:
         """JSON-ready form; superiority as ``{a: {b: P(a > b)}}``."""
@@ -125,6 +135,7 @@ class RatingTable:
             ],
             "superiority": los,
             "parameters": dict(self.parameters),
+            "components": [list(group) for group in self.components],
         }
 
     def render(self) -> str:
@@ -152,7 +163,26 @@ class RatingTable:
         if not rows:
             lines.append("(no bots)")
         lines.append(f"{self.matches} rated matches; ± is the 95 % interval.")
+        warning = self.disconnected_warning()
+        if warning:
+            lines.append(warning)
         return "\n".join(lines)
+
+    def disconnected_warning(self) -> str:
+        """One line naming the groups when some bots never met (directly or through others);
+        ``""`` when they all did."""
+        if len(self.components) < 2:
+            return ""
+
+        def named(group: tuple[str, ...]) -> str:
+            shown = ", ".join(group[:5])
+            return "{" + shown + (f", … {len(group) - 5} more" if len(group) > 5 else "") + "}"
+
+        groups = "; ".join(named(g) for g in self.components)
+        return (
+            f"Warning: {len(self.components)} groups never met and are not comparable (each is"
+            f" centred on the anchor and ranked on its own): {groups}."
+        )
 
     def render_superiority(self) -> str:
         """The likelihood-of-superiority matrix as text, leaderboard order: the cell in row a,
@@ -179,18 +209,30 @@ def fit_ratings(
     *,
     anchor: float = 1500.0,
     superiority_limit: int = DEFAULT_SUPERIORITY_LIMIT,
+    clusters: Sequence[Hashable] | None = None,
 ) -> RatingTable:
     """Fit Elo ratings to ``matches`` (each a sequence of its sides) and build the leaderboard.
 
     ``prior_sd`` is the sd of the Gaussian prior on each rating, in Elo. Matches with fewer
     than two sides carry no information; their bots are listed with zero rated matches.
-    ``anchor`` is the Elo of the field mean.
+    ``anchor`` is the Elo of the field mean (of each group's mean when some bots never met:
+    :attr:`RatingTable.components`). ``clusters``, one id per match, groups the matches whose
+    results are not independent (the rotations of one duplicate deal): the intervals and the
+    likelihood of superiority then come from the cluster-robust covariance; the ratings are
+    the same.
     """
     if not prior_sd > 0:
         raise ValueError("prior_sd must be positive")
+    if clusters is not None and len(clusters) != len(matches):
+        raise ValueError(f"{len(clusters)} cluster ids for {len(matches)} matches")
     tally = _Tally()
-    for match in matches:
-        tally.add(match)
+    if clusters is None:
+        for match in matches:
+            tally.add(match)
+    else:
+        ids: dict[Hashable, int] = {}
+        for match, key in zip(matches, clusters, strict=True):
+            tally.add(match, ids.setdefault(key, len(ids)))
     n = len(tally.bots)
     if n == 0:
         return RatingTable(ratings=(), superiority={}, matches=0)
@@ -198,38 +240,128 @@ def fit_ratings(
     design = _Design.build(tally)
     precision = np.full(design.n_params, (ELO_PER_NAT / prior_sd) ** 2)
     precision[n:] = 1.0 / TIE_PRIOR_SD**2
+    group, groups, seen_in = _components(design, n, tally.bots)
+    quantile = np.full(n, Z95)
     with _one_blas_thread():
         theta, cov = _fit(design, precision)
-    r = theta[:n] - theta[:n].mean()
+        if clusters is not None:
+            robust = _cluster_robust(design, theta, cov, precision)
+            # A bot's variance is measured by the spread of its own clusters' scores: with
+            # G of them, Student's t on G − 1 degrees of freedom. A bot in one cluster only
+            # has no spread to measure; its variance stays the model's.
+            quantile = np.where(seen_in >= 2, scipy.stats.t.ppf(0.975, seen_in - 1.0), Z95)
+            if (seen_in < 2).any():
+                keep = np.append(seen_in < 2, np.zeros(design.n_params - n, dtype=bool))
+                robust[keep, :] = cov[keep, :]
+                robust[:, keep] = cov[:, keep]
+            cov = robust
+    # Each group is centred on its own mean: between groups only the prior speaks, so their
+    # offset is no estimate (the prior puts every group's mean at 0 anyway).
+    sizes = np.bincount(group).astype(np.float64)
+    r = theta[:n] - (np.bincount(group, theta[:n]) / sizes)[group]
     c = cov[:n, :n]
-    # The interval of each rating relative to the field mean: the diagonal of P C P with
-    # P = I - 11'/n. Uncentred, the prior's freedom along 1 would inflate every interval.
-    means = c.mean(axis=1)
-    sd = np.sqrt(np.clip(np.diag(c) - 2.0 * means + means.mean(), 0.0, None))
+    # The interval of each rating relative to its group's mean: the diagonal of P C P with
+    # P = I - (block-diagonal averaging). Uncentred, the prior's freedom along each group's
+    # mean would inflate every interval.
+    member = scipy.sparse.csr_matrix((1.0 / sizes[group], (np.arange(n), group)), (n, len(sizes)))
+    row_means = np.asarray(member.T @ c).T[np.arange(n), group]  # mean of C_ij, j in i's group
+    block_means = np.bincount(group, row_means) / sizes
+    var = np.diag(c) - 2.0 * row_means + block_means[group]
+    sd = np.sqrt(np.clip(var, 0.0, None))
     elo = anchor + ELO_PER_NAT * r
     rounded = [round(float(x), 6) for x in elo]
-    order = sorted(range(n), key=lambda i: (-rounded[i], tally.bots[i]))
+    # Group by group (largest first), each ranked from 1: ranks across groups mean nothing.
+    order = sorted(range(n), key=lambda i: (int(group[i]), -rounded[i], tally.bots[i]))
 
     ratings: list[Rating] = []
     for pos, i in enumerate(order):
-        shares = pos > 0 and rounded[i] == rounded[order[pos - 1]]
+        first = pos == 0 or group[i] != group[order[pos - 1]]
+        shares = not first and rounded[i] == rounded[order[pos - 1]]
         ratings.append(
             Rating(
                 bot=tally.bots[i],
                 # Rounded as the order is: ratings equal by symmetry then also read equal.
                 elo=rounded[i],
-                plus_minus=float(Z95 * ELO_PER_NAT * sd[i]),
+                plus_minus=float(quantile[i] * ELO_PER_NAT * sd[i]),
                 matches=int(played[i]),
                 score=float(score_sum[i] / played[i]) if played[i] else 0.0,
-                rank=ratings[-1].rank if shares else pos + 1,
+                rank=1 if first else ratings[-1].rank if shares else ratings[-1].rank + 1,
             )
         )
     return RatingTable(
         ratings=tuple(ratings),
-        superiority=_superiority(tally.bots, order, r, c, n <= superiority_limit),
+        superiority=_superiority(tally.bots, order, group, r, c, n <= superiority_limit),
         matches=tally.rated,
         parameters={"davidson_nu": math.exp(theta[n])} if design.has_draw_param else {},
+        components=groups,
     )
+
+
+def _components(design: _Design, n: int, bots: list[str]) -> tuple[IntArray, _Groups, IntArray]:
+    """The groups of bots connected by matches: each bot's group number and the groups' bots,
+    largest group first (then by name), each group's bots by name; and the number of
+    clusters each bot played in."""
+    event_of_row = np.repeat(np.arange(len(design.sizes), dtype=np.int64), design.sizes)
+    a = design.a
+    if isinstance(a, np.ndarray):
+        rows, cols = np.nonzero(a[:, :n])
+    else:
+        coo = a.tocoo()
+        keep = (coo.col < n) & (coo.data != 0.0)
+        rows, cols = coo.row[keep], coo.col[keep]
+    # Bots 0…n-1 and events n…: a bot is linked to every event it takes part in.
+    links = scipy.sparse.coo_matrix(
+        (np.ones(len(rows)), (cols, n + event_of_row[rows])),
+        shape=(n + len(design.sizes),) * 2,
+    )
+    _, label = scipy.sparse.csgraph.connected_components(links, directed=False)
+    members: dict[int, list[str]] = {}
+    for i, lab in enumerate(label[:n].tolist()):
+        members.setdefault(lab, []).append(bots[i])
+    ordered = sorted(members.items(), key=lambda kv: (-len(kv[1]), min(kv[1])))
+    renumber = {lab: k for k, (lab, _) in enumerate(ordered)}
+    group = np.array([renumber[lab] for lab in label[:n].tolist()], dtype=np.int64)
+    pairs = np.unique(design.cluster[event_of_row[rows]] * n + cols)
+    seen_in = np.bincount(pairs % n, minlength=n)
+    return group, tuple(tuple(sorted(names)) for _, names in ordered), seen_in
+
+
+def _cluster_robust(
+    design: _Design, theta: FloatArray, cov: FloatArray, precision: FloatArray
+) -> FloatArray:
+    """The cluster-robust (sandwich) covariance H⁻¹ (k Σ_c g_c g_cᵀ + Λ) H⁻¹ (docs/ratings.md).
+
+    g_c is cluster c's summed score (gradient of its negative log-likelihood) at the optimum,
+    k = C/(C−1) for C clusters. Λ, the prior's precision, stands in the meat as it does in the
+    model-based H⁻¹ = H⁻¹ (J + Λ) H⁻¹: the sandwich replaces only the data's information J by
+    what the clusters' scores show, so a perfect record keeps its prior-wide interval.
+    """
+    e = len(design.sizes)
+    active = np.unique(design.cluster)
+    if len(active) < 2:
+        return cov  # one cluster: no spread to measure, the model's covariance stands
+    a, sizes, starts, w = design.a, design.sizes, design.starts, design.w
+    u = a @ theta + design.b
+    top = np.maximum.reduceat(u, starts)
+    z = np.exp(u - np.repeat(top, sizes))
+    p = z / np.repeat(np.add.reduceat(z, starts), sizes)
+    shape = (e, design.n_params)
+    chosen = scipy.sparse.coo_matrix((design.chosen[2], design.chosen[:2]), shape=shape)
+    of_cluster = scipy.sparse.csr_matrix(
+        (np.ones(e), (design.cluster, np.arange(e))), (design.n_clusters, e)
+    )
+    if isinstance(a, np.ndarray):
+        m = np.add.reduceat(p[:, None] * a, starts, axis=0)
+        g = of_cluster @ (w[:, None] * m - chosen.toarray())
+        meat = g.T @ g
+    else:
+        indptr = np.concatenate(([0], np.cumsum(sizes)))
+        m = scipy.sparse.csr_matrix((p, np.arange(len(p)), indptr), (e, len(p))) @ a
+        g = of_cluster @ (scipy.sparse.diags(w) @ m - chosen.tocsr())
+        meat = (g.T @ g).toarray()
+    k = len(active) / (len(active) - 1.0)
+    robust: FloatArray = cov @ (k * meat + np.diag(precision)) @ cov
+    return robust
 
 
 #: Environment variables by which a user chooses BLAS's threads; when one is set it is obeyed.
@@ -260,9 +392,15 @@ def _one_blas_thread() -> Iterator[None]:
 
 
 def _superiority(
-    bots: list[str], order: list[int], r: FloatArray, cov: FloatArray, every_pair: bool
+    bots: list[str],
+    order: list[int],
+    group: IntArray,
+    r: FloatArray,
+    cov: FloatArray,
+    every_pair: bool,
 ) -> dict[tuple[str, str], float]:
-    """P(a stronger than b) from the normal approximation of the estimated difference."""
+    """P(a stronger than b) from the normal approximation of the estimated difference; 1/2
+    between groups that never met (nothing but the symmetric prior compares them)."""
     n = len(order)
     if every_pair:
         first, second = np.triu_indices(n, 1)
@@ -276,6 +414,7 @@ def _superiority(
     positive = var > 0.0
     z = np.where(positive, diff / np.sqrt(np.where(positive, var, 1.0)), 0.0)
     p = np.where(positive, scipy.special.ndtr(z), np.where(diff == 0.0, 0.5, diff > 0.0))
+    p = np.where(group[a] == group[b], p, 0.5)
     result: dict[tuple[str, str], float] = {}
     for i, j, pij in zip(a.tolist(), b.tolist(), p.tolist(), strict=True):
         result[bots[i], bots[j]] = pij
@@ -293,7 +432,8 @@ class _Tally:
     The common shapes go to flat lists that numpy turns into events: two single-bot sides
     (any result) and rankings of distinct single bots without ties. Everything else (partners,
     ties in rankings, a bot in two seats of a ranking) becomes keyed events here. Identical
-    events merge into one with their count as weight.
+    events of one cluster merge into one with their count as weight (without clusters every
+    match is in cluster 0), so each event belongs to one cluster.
     """
 
     def __init__(self) -> None:
@@ -301,15 +441,18 @@ class _Tally:
         self.bots: list[str] = []
         self.rated = 0
         #: Single bot against single bot: i <= j; outcome 0 i ahead, 1 j ahead, 2 drawn.
+        self.duel_cluster: list[int] = []
         self.duel_i: list[int] = []
         self.duel_j: list[int] = []
         self.duel_outcome: list[int] = []
-        #: Strict rankings of distinct single bots, best first, by number of sides.
+        #: Strict rankings of distinct single bots, (cluster, best, …, worst), by number of sides.
         self.orders: dict[int, list[tuple[int, ...]]] = {}
-        #: Other two-sided matches: (row of side 0, row of side 1, outcome) → count.
-        self.duels: dict[tuple[_Row, _Row, int], float] = {}
-        #: Choice events of the other matches with three or more sides.
-        self.events: dict[_EventKey, float] = {}
+        #: Other two-sided matches: (cluster, row of side 0, row of side 1, outcome) → count.
+        self.duels: dict[tuple[int, _Row, _Row, int], float] = {}
+        #: Choice events of the other matches with three or more sides, by cluster.
+        self.events: dict[tuple[int, _EventKey], float] = {}
+        #: Clusters seen (ids 0, 1, …).
+        self.n_clusters = 0
         self._played: dict[int, int] = {}
         self._score: dict[int, float] = {}
 
@@ -320,11 +463,13 @@ class _Tally:
             self.bots.append(name)
         return i
 
-    def add(self, match: Sequence[Entry]) -> None:
-        """Tally one match (any number of sides)."""
+    def add(self, match: Sequence[Entry], cluster: int = 0) -> None:
+        """Tally one match (any number of sides) of ``cluster`` (ids from 0)."""
+        self.n_clusters = max(self.n_clusters, cluster + 1)
         single = all(len(entry.bots) == 1 for entry in match)
         if single and len(match) == 2:
             self.rated += 1
+            self.duel_cluster.append(cluster)
             i, j = self._bot(match[0].bots[0]), self._bot(match[1].bots[0])
             rank_i, rank_j = match[0].rank, match[1].rank
             if i > j:
@@ -341,7 +486,7 @@ class _Tally:
             ranked = sorted((entry.rank, ids[0]) for entry, ids in zip(match, sides, strict=True))
             order = tuple(i for _, i in ranked)
             if len({r for r, _ in ranked}) == len(order) == len(set(order)):
-                self.orders.setdefault(len(order), []).append(order)
+                self.orders.setdefault(len(order), []).append((cluster, *order))
                 return
         ranks = sorted({e.rank for e in match})
         groups = [[j for j, e in enumerate(match) if e.rank == rank] for rank in ranks]
@@ -363,10 +508,10 @@ class _Tally:
         rows = [_mix([((i, 1.0),) for i in ids], [1.0 / len(ids)] * len(ids)) for ids in sides]
         if len(match) == 2:
             outcome = 2 if len(groups) == 1 else groups[0][0]
-            key = (rows[0], rows[1], outcome)
+            key = (cluster, rows[0], rows[1], outcome)
             self.duels[key] = self.duels.get(key, 0.0) + 1.0
         else:
-            _luce_events(rows, groups, self.events)
+            _luce_events(rows, groups, cluster, self.events)
 
     def totals(self) -> tuple[FloatArray, FloatArray]:
         """Rated matches and summed match scores per bot."""
@@ -384,7 +529,7 @@ class _Tally:
         score += np.bincount(i, np.where(other, s_i, 0.5), minlength=n)
         score += np.bincount(j[other], 1.0 - s_i[other], minlength=n)
         for k, orders in self.orders.items():
-            seats = np.array(orders, dtype=np.int64)
+            seats = np.array(orders, dtype=np.int64)[:, 1:]
             place_score = np.tile((k - 1 - np.arange(k)) / (k - 1), len(orders))
             played += np.bincount(seats.ravel(), minlength=n)
             score += np.bincount(seats.ravel(), place_score, minlength=n)
@@ -392,7 +537,7 @@ class _Tally:
 
     def has_draws(self) -> bool:
         """Whether some two-sided match was drawn: then Davidson's ν is a parameter."""
-        return 2 in self.duel_outcome or any(key[2] == 2 for key in self.duels)
+        return 2 in self.duel_outcome or any(key[3] == 2 for key in self.duels)
 
 
 def _mix(rows: Sequence[_Row], weights: Sequence[float]) -> _Row:
@@ -406,7 +551,9 @@ def _mix(rows: Sequence[_Row], weights: Sequence[float]) -> _Row:
     return tuple(sorted(acc.items()))
 
 
-def _add(events: dict[_EventKey, float], key: _EventKey, weight: float) -> None:
+def _add(
+    events: dict[tuple[int, _EventKey], float], key: tuple[int, _EventKey], weight: float
+) -> None:
     events[key] = events.get(key, 0.0) + weight
 
 
@@ -420,7 +567,12 @@ def _davidson_event(row0: _Row, row1: _Row, outcome: int, draw_col: int) -> _Eve
     return tuple(alts), (row0, row1, draw)[outcome]
 
 
-def _luce_events(rows: list[_Row], groups: list[list[int]], events: dict[_EventKey, float]) -> None:
+def _luce_events(
+    rows: list[_Row],
+    groups: list[list[int]],
+    cluster: int,
+    events: dict[tuple[int, _EventKey], float],
+) -> None:
     """Plackett–Luce over the rank groups, a tied group averaged over its orderings.
 
     Placing a group D of d tied sides from the remaining set R takes d stages; at stage k the
@@ -441,11 +593,12 @@ def _luce_events(rows: list[_Row], groups: list[list[int]], events: dict[_EventK
                     chosen = [rows[j] for j in group if j not in placed]
                     alts = tuple((rows[j], 0.0) for j in remaining if j not in placed)
                     key = (alts, _mix(chosen, [1.0 / len(chosen)] * len(chosen)))
-                    _add(events, key, 1.0 / count)
+                    _add(events, (cluster, key), 1.0 / count)
             else:
                 shrink = math.log(1.0 - k / d)
                 alts = tuple((rows[j], shrink if j in group else 0.0) for j in remaining)
-                _add(events, (alts, _mix([rows[j] for j in group], [1.0 / d] * d)), 1.0)
+                key = (alts, _mix([rows[j] for j in group], [1.0 / d] * d))
+                _add(events, (cluster, key), 1.0)
         remaining = [j for j in remaining if j not in group]
 
 
@@ -464,6 +617,10 @@ class _Design:
     sizes: IntArray  # rows per event
     w: FloatArray  # event weights
     c: FloatArray  # Σ_events w · (chosen linear form)
+    cluster: IntArray  # the cluster of each event
+    n_clusters: int
+    # w · (chosen linear form) of each event, as COO entries (event, column, value).
+    chosen: tuple[IntArray, IntArray, FloatArray]
 
     @classmethod
     def build(cls, tally: _Tally) -> _Design:
@@ -472,11 +629,15 @@ class _Design:
         out = _Assembly(n + has_draw)
 
         # Single-bot duels: rows e_i, e_j and (with draws) e_i/2 + e_j/2 + e_ν.
-        code = np.array(tally.duel_i, dtype=np.int64) * n
-        code += np.array(tally.duel_j, dtype=np.int64)
-        code = code * 3 + np.array(tally.duel_outcome, dtype=np.int64)
-        code, counts = np.unique(code, return_counts=True)
-        i, j, outcome = code // 3 // n, code // 3 % n, code % 3
+        columns = [tally.duel_cluster, tally.duel_i, tally.duel_j, tally.duel_outcome]
+        duel = np.array(columns, dtype=np.int64).reshape(4, -1)
+        if tally.n_clusters * n * n * 3 < 2**62:  # one int64 code per duel: a fast unique
+            code = ((duel[0] * n + duel[1]) * n + duel[2]) * 3 + duel[3]
+            code, counts = np.unique(code, return_counts=True)
+            cl, i, j, outcome = code // (3 * n * n), code // 3 // n % n, code // 3 % n, code % 3
+        else:
+            unique, counts = np.unique(duel.T, axis=0, return_counts=True)
+            cl, i, j, outcome = unique.T
         w = counts.astype(np.float64)
         drawn = w * (outcome == 2)
         rows = [(0, i, 1.0), (1, j, 1.0)]
@@ -485,30 +646,38 @@ class _Design:
             nu = np.full(len(code), n)
             rows += [(2, i, 0.5), (2, j, 0.5), (2, nu, 1.0)]
             chosen.append((nu, drawn))
-        out.block(w, 3 if has_draw else 2, rows, chosen)
+        out.block(w, 3 if has_draw else 2, rows, chosen, cl)
 
         # Strict rankings: stage s chooses the s-th placed among those placed s-th or later.
         for k, orders in sorted(tally.orders.items()):
             unique, counts = np.unique(np.array(orders, dtype=np.int64), axis=0, return_counts=True)
             w = counts.astype(np.float64)
+            cl, unique = unique[:, 0], unique[:, 1:]
             for s in range(k - 1):
                 rows = [(t, unique[:, s + t], 1.0) for t in range(k - s)]
-                out.block(w, k - s, rows, [(unique[:, s], w)])
+                out.block(w, k - s, rows, [(unique[:, s], w)], cl)
 
         # Every other event, one by one.
         events = dict(tally.events)
-        for (row0, row1, result), count in tally.duels.items():
-            _add(events, _davidson_event(row0, row1, result, n if has_draw else -1), count)
+        for (cluster, row0, row1, result), count in tally.duels.items():
+            key = _davidson_event(row0, row1, result, n if has_draw else -1)
+            _add(events, (cluster, key), count)
         out.events(events)
-        return out.design(has_draw)
+        return out.design(has_draw, max(tally.n_clusters, 1))
 
 
 class _Assembly:
-    """Collects events block by block: COO entries of A, offsets b, starts, sizes, weights, c."""
+    """Collects events block by block: COO entries of A, offsets b, starts, sizes, weights, c,
+    and each event's cluster and chosen form."""
 
     def __init__(self, n_params: int) -> None:
         self.n_params = n_params
         self.n_rows = 0
+        self.n_events = 0
+        self.cluster: list[IntArray] = []
+        self.chosen_event: list[IntArray] = []
+        self.chosen_col: list[IntArray] = []
+        self.chosen_val: list[FloatArray] = []
         self.rows: list[IntArray] = []
         self.cols: list[IntArray] = []
         self.vals: list[FloatArray] = []
@@ -524,25 +693,36 @@ class _Assembly:
         size: int,
         rows: Sequence[tuple[int, IntArray, float]],
         chosen: Sequence[tuple[IntArray, FloatArray]],
+        cluster: IntArray,
     ) -> None:
         """``len(w)`` events of ``size`` rows each; ``rows``: (row in event, columns, value);
-        ``chosen``: (columns, weight × coefficient) added to c."""
+        ``chosen``: (columns, weight × coefficient) added to c; ``cluster``: of each event."""
         m = len(w)
         base = self.n_rows + np.arange(m, dtype=np.int64) * size
         for slot, cols, val in rows:
             self.rows.append(base + slot)
             self.cols.append(cols)
             self.vals.append(np.full(m, val))
+        event = self.n_events + np.arange(m, dtype=np.int64)
         for cols, coef in chosen:
             np.add.at(self.c, cols, coef)
+            self.chosen_event.append(event)
+            self.chosen_col.append(cols)
+            self.chosen_val.append(np.asarray(coef, dtype=np.float64))
+        self.cluster.append(cluster)
+        self.n_events += m
         self.b.append(np.zeros(m * size))
         self.starts.append(base)
         self.sizes.append(np.full(m, size, dtype=np.int64))
         self.w.append(w)
         self.n_rows += m * size
 
-    def events(self, events: dict[_EventKey, float]) -> None:
+    def events(self, events: dict[tuple[int, _EventKey], float]) -> None:
         """Keyed events, one by one."""
+        clusters: list[int] = []
+        chosen_event: list[int] = []
+        chosen_col: list[int] = []
+        chosen_val: list[float] = []
         rows: list[int] = []
         cols: list[int] = []
         vals: list[float] = []
@@ -552,7 +732,8 @@ class _Assembly:
         weights: list[float] = []
         chosen_sum = [0.0] * self.n_params
         n_rows = self.n_rows
-        for (alts, chosen), w in events.items():
+        for event, ((cluster, (alts, chosen)), w) in enumerate(events.items(), self.n_events):
+            clusters.append(cluster)
             starts.append(n_rows)
             sizes.append(len(alts))
             weights.append(w)
@@ -565,7 +746,15 @@ class _Assembly:
                 n_rows += 1
             for col, val in chosen:
                 chosen_sum[col] += w * val
+                chosen_event.append(event)
+                chosen_col.append(col)
+                chosen_val.append(w * val)
         self.c += chosen_sum
+        self.cluster.append(np.array(clusters, dtype=np.int64))
+        self.chosen_event.append(np.array(chosen_event, dtype=np.int64))
+        self.chosen_col.append(np.array(chosen_col, dtype=np.int64))
+        self.chosen_val.append(np.array(chosen_val, dtype=np.float64))
+        self.n_events += len(events)
         self.rows.append(np.array(rows, dtype=np.int64))
         self.cols.append(np.array(cols, dtype=np.int64))
         self.vals.append(np.array(vals, dtype=np.float64))
@@ -575,7 +764,7 @@ class _Assembly:
         self.w.append(np.array(weights, dtype=np.float64))
         self.n_rows = n_rows
 
-    def design(self, has_draw_param: bool) -> _Design:
+    def design(self, has_draw_param: bool, n_clusters: int) -> _Design:
         coords = (np.concatenate(self.rows), np.concatenate(self.cols))
         values = np.concatenate(self.vals)
         shape = (self.n_rows, self.n_params)
@@ -594,6 +783,13 @@ class _Assembly:
             sizes=np.concatenate(self.sizes),
             w=np.concatenate(self.w),
             c=self.c,
+            cluster=np.concatenate(self.cluster),
+            n_clusters=n_clusters,
+            chosen=(
+                np.concatenate(self.chosen_event),
+                np.concatenate(self.chosen_col),
+                np.concatenate(self.chosen_val),
+            ),
         )
 
 

@@ -107,9 +107,11 @@ class Ladder:
         """Refit both phases' ratings from the store (in a thread: the fit is numeric work)."""
 
         def fit() -> Standings:
+            ladder, ladder_units = self._store.rated_matches("ladder")
+            final, final_units = self._store.rated_matches("final")
             return Standings(
-                fit_ratings(self._store.rating_entries("ladder")),
-                fit_ratings(self._store.rating_entries("final")),
+                fit_ratings(ladder, clusters=ladder_units),
+                fit_ratings(final, clusters=final_units),
             )
 
         self.standings = await trio.to_thread.run_sync(fit)

@@ -1084,8 +1084,15 @@ class CompetitionStore:
         units, one :class:`Entry` per place (its versions by :attr:`Version.ref`, its rank), as
         a tournament's standings feed it. Only whole units count: the duplicate deal's luck
         cancels over all its rotations, not over some."""
+        return self.rated_matches(phase)[0]
+
+    @_serialized
+    def rated_matches(self, phase: Phase) -> tuple[list[list[Entry]], list[int]]:
+        """:meth:`rating_entries` and, read with them, each match's unit id: its cluster for
+        ``fit_ratings(entries, clusters=units)`` (one deal in all its rotations)."""
         refs = {v.id: v.ref for v in self.versions()}
         entries: list[list[Entry]] = []
+        units: list[int] = []
         for match in self._matches(
             "WHERE m.state='done' AND u.state='done' AND u.phase=?", (phase,)
         ):
@@ -1101,7 +1108,8 @@ class CompetitionStore:
                         for group in self._places
                     ]
                 )
-        return entries
+            units.append(match.unit_id)
+        return entries, units
 
     @_serialized
     def record_ratings(self, phase: Phase, table: RatingTable) -> bool:

@@ -105,7 +105,9 @@ def standings(store: Store) -> Standings:
         done=len(finished),
         total=total,
         crosstable=table,
-        ratings=fit_ratings(matches),
+        # The deal (its seed) is the cluster: with duplicate on, deal d is the same at every
+        # table and in every rotation, so all its matches share its luck (docs/ratings.md).
+        ratings=fit_ratings(matches, clusters=[m.seed for m in finished]),
         forfeits=forfeits,
         faults=faults,
     )

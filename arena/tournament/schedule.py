@@ -13,10 +13,13 @@ every other one:
   bots fill the places cyclically, a bot taking several places.
 
 Each table is played in every cyclic *rotation* of its places, so every bot sits in every
-position equally often. With ``duplicate`` on, deal ``d`` (its seed) is the same at every table
-and in every rotation, so the bots' luck with the cards cancels; with it off every match gets
-its own seed. Each bot process gets a seed (``ARENA_SEED``) derived from the match seed and its
-seat (:func:`arena.server.seat_seed`), so a tournament of seeded bots reproduces end to end.
+position equally often. With ``duplicate`` on, deal ``d`` of a table (its seed) is the same in
+every rotation of that table, so the bots' luck with the cards cancels; each table has deals of
+its own (so its deals' results are independent of other tables': honest intervals, and a bot
+process needs no more seats on one deal than one table's rotations give it); with ``duplicate``
+off every match gets its own seed. Each seat gets a seed (``MatchStart.bot_seed``) derived from
+the match seed and its seat (:func:`arena.server.seat_seed`), so a tournament of seeded bots
+reproduces end to end.
 
 The schedule is built in memory, so its size is computed first (:func:`schedule_size`, by
 arithmetic) and more than :data:`MAX_MATCHES` matches are refused before anything is built.
@@ -176,7 +179,7 @@ def build_schedule(
                         seats[seat] = by_place[place]
                 match_id = f"t{t:0{width}d}-d{deal}-r{r}"
                 match_seed = (
-                    derive_seed(seed, "deal", deal)
+                    derive_seed(seed, "deal", t, deal)
                     if duplicate
                     else derive_seed(seed, "match", t, deal, r)
                 )

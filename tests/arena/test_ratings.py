@@ -397,14 +397,25 @@ def test_tables_are_well_formed_for_any_results(seed: int) -> None:
                 for _ in range(sides)
             ]
         )
-    table = fit_ratings(matches)
+    clusters = rng.integers(0, 4, len(matches)).tolist() if rng.random() < 0.5 else None
+    table = fit_ratings(matches, clusters=clusters)
     seen = {b for m in matches for e in m for b in e.bots}
     assert {r.bot for r in table.ratings} == seen
-    values = [r.elo for r in table.ratings]
-    assert values == sorted(values, reverse=True)
-    if values:
+    assert sorted(b for g in table.components for b in g) == sorted(seen)
+    # Group by group in the order of components, each sorted and centred on the anchor, ranked
+    # from 1 (groups that never met are not comparable).
+    listed = [r.bot for r in table.ratings]
+    assert sorted(listed) == sorted(seen)
+    start = 0
+    for group in table.components:
+        part = table.ratings[start : start + len(group)]
+        start += len(group)
+        assert sorted(r.bot for r in part) == list(group)
+        values = [r.elo for r in part]
+        assert values == sorted(values, reverse=True)
         assert sum(values) / len(values) == pytest.approx(1500.0, abs=1e-6)
-    assert [r.rank for r in table.ratings] == sorted(r.rank for r in table.ratings)
+        assert part[0].rank == 1
+        assert [r.rank for r in part] == sorted(r.rank for r in part)
     for r in table.ratings:
         assert math.isfinite(r.elo) and math.isfinite(r.plus_minus) and r.plus_minus >= 0
         assert 0.0 <= r.score <= 1.0
@@ -456,3 +467,98 @@ def test_the_fit_runs_blas_on_one_thread_unless_the_user_chose(
         chosen = fit_ratings(field)
         assert set(seen[-1]) == {2}
     assert elos(chosen) == elos(plain)
+
+
+def test_bots_that_never_met_are_separate_groups_with_a_warning() -> None:
+    rng = np.random.default_rng(12)
+    north = duels(np.array([1.0, 0.0, -1.0]), 20, rng)
+    south = [[Entry((e.bots[0].replace("b", "s"),), e.rank) for e in m] for m in north]
+    table = fit_ratings(north + south + [solo(("loner", 1))])
+    assert table.components == (("b0", "b1", "b2"), ("s0", "s1", "s2"), ("loner",))
+    assert [(r.bot, r.rank) for r in table.ratings] == [
+        ("b0", 1),
+        ("b1", 2),
+        ("b2", 3),
+        ("s0", 1),
+        ("s1", 2),
+        ("s2", 3),
+        ("loner", 1),
+    ]
+    # Each group is rated on its own: as if fitted alone, intervals not inflated by the others.
+    alone = {r.bot: r for r in fit_ratings(north).ratings}
+    for r in table.ratings[:3]:
+        assert r.elo == pytest.approx(alone[r.bot].elo, abs=1e-3)
+        assert r.plus_minus == pytest.approx(alone[r.bot].plus_minus, rel=1e-3)
+    assert table.superiority["b0", "s2"] == 0.5 and table.superiority["s0", "b0"] == 0.5
+    assert table.superiority["b0", "b2"] > 0.99
+    last = table.render().splitlines()[-1]
+    assert last == (
+        "Warning: 3 groups never met and are not comparable (each is centred on the anchor and"
+        " ranked on its own): {b0, b1, b2}; {s0, s1, s2}; {loner}."
+    )
+    assert table.to_dict()["components"] == [["b0", "b1", "b2"], ["s0", "s1", "s2"], ["loner"]]
+    connected = fit_ratings(north)
+    assert connected.components == (("b0", "b1", "b2"),)
+    assert connected.disconnected_warning() == ""
+    assert "Warning" not in connected.render()
+
+
+def test_a_large_group_is_abbreviated_in_the_warning() -> None:
+    matches = [solo((f"b{i}", 1), (f"b{i + 1}", 2)) for i in range(7)] + [solo(("x", 1), ("y", 2))]
+    warning = fit_ratings(matches).disconnected_warning()
+    assert "{b0, b1, b2, b3, b4, … 3 more}; {x, y}." in warning
+
+
+def test_clusters_change_the_intervals_not_the_ratings() -> None:
+    rng = np.random.default_rng(8)
+    matches = duels(np.array([0.8, 0.2, -0.3, -0.7]), 12, rng)
+    plain = fit_ratings(matches)
+    by_pair = fit_ratings(matches, clusters=[i // 4 for i in range(len(matches))])
+    assert elos(by_pair) == elos(plain)
+    assert [r.plus_minus for r in by_pair.ratings] != [r.plus_minus for r in plain.ratings]
+    # One cluster has no spread to measure: the model's intervals stand.
+    single = fit_ratings(matches, clusters=["all"] * len(matches))
+    assert [r.plus_minus for r in single.ratings] == [r.plus_minus for r in plain.ratings]
+    with pytest.raises(ValueError, match="3 cluster ids for"):
+        fit_ratings(matches, clusters=[1, 2, 3])
+
+
+def test_cluster_robust_covariance_is_the_sandwich() -> None:
+    # H⁻¹ (k Σ_c g_c g_cᵀ + Λ) H⁻¹ with g_c from finite differences of each cluster's own
+    # negative log-likelihood, on a mixed design (duels, draws, partners, rankings with ties).
+    games: list[tuple[Match, int]] = [
+        (solo(("a", 1), ("b", 2)), 0),
+        (solo(("b", 1), ("a", 2)), 0),
+        (solo(("a", 1), ("c", 1)), 1),
+        (solo(("c", 1), ("a", 2)), 1),
+        ([Entry(("a", "b"), 1), Entry(("c", "d"), 2)], 2),
+        (solo(("d", 1), ("b", 2), ("a", 2)), 2),
+        (solo(("c", 1), ("d", 2), ("b", 3), ("a", 3)), 3),
+        (solo(("b", 1), ("d", 2)), 3),
+        (solo(("d", 1), ("a", 2)), 4),
+        (solo(("c", 1), ("b", 2), ("d", 3)), 4),
+    ]
+    tally = ratings_mod._Tally()
+    for m, c in games:
+        tally.add(m, c)
+    design = ratings_mod._Design.build(tally)
+    precision = np.full(design.n_params, 0.1)
+    theta, cov = ratings_mod._fit(design, precision)
+    robust = ratings_mod._cluster_robust(design, theta, cov, precision)
+
+    def nll(x: np.ndarray, cluster: int) -> float:
+        u = design.a @ x + design.b
+        total = 0.0
+        for e, (s, k, w) in enumerate(zip(design.starts, design.sizes, design.w, strict=True)):
+            if design.cluster[e] == cluster:
+                total += w * math.log(np.exp(u[s : s + k]).sum())
+        chosen = design.cluster[design.chosen[0]] == cluster
+        cols, vals = design.chosen[1][chosen], design.chosen[2][chosen]
+        return total - float(vals @ x[cols])
+
+    eye, h = np.eye(design.n_params), 1e-5
+    scores = np.array(
+        [[(nll(theta + h * e, c) - nll(theta - h * e, c)) / (2 * h) for e in eye] for c in range(5)]
+    )
+    meat = 5 / 4 * scores.T @ scores + np.diag(precision)
+    assert robust == pytest.approx(cov @ meat @ cov, abs=1e-6)

@@ -473,10 +473,13 @@ def test_rating_entries_feed_fit_ratings(store: CompetitionStore) -> None:
     assert len(entries) == 6
     assert entries[0] == [Entry(("alpha@1",), 1), Entry(("beta@1",), 2)]
     assert entries[1] == [Entry(("beta@1",), 2), Entry(("alpha@1",), 1)]
-    table = fit_ratings(entries)
+    # The unit of each match, read with the entries: the cluster of the robust intervals.
+    assert store.rated_matches("ladder") == (entries, [1, 1, 2, 2, 3, 3])
+    table = fit_ratings(entries, clusters=[1, 1, 2, 2, 3, 3])
     assert [r.bot for r in table.ratings] == ["alpha@1", "beta@1"]
     assert table.matches == 6
     assert store.rating_entries("final") == []
+    assert store.rated_matches("final") == ([], [])
     assert store.match_counts() == {a.id: 7, b.id: 6, c.id: 1}
     assert store.match_counts("final") == {a.id: 0, b.id: 0, c.id: 0}
     assert len(store.finished_matches(version_id=c.id)) == 1

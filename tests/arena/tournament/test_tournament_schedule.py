@@ -155,9 +155,12 @@ def test_duplicate_plays_each_deal_in_every_rotation(
     by_seed: dict[int, list[MatchPlan]] = {}
     for p in plans:
         by_seed.setdefault(p.seed, []).append(p)
-    assert len(by_seed) == 3  # one seed per deal, shared by every table and rotation
+    n_tables = len({p.table for p in plans})
+    # One seed per deal of each table, shared by the table's rotations only.
+    assert len(by_seed) == 3 * n_tables
     for group in by_seed.values():
         assert len({p.deal for p in group}) == 1
+        assert len({p.table for p in group}) == 1
         for table in {p.table for p in group}:
             arrangements = [p.seats for p in group if p.table == table]
             rotations = {p.rotation for p in group if p.table == table}
