@@ -78,7 +78,7 @@ def _native(quick: bool) -> dict[str, Any]:
 def _tournament(quick: bool, out: Path) -> dict[str, Any]:
     from benchmarks.tournament_bench import run_tournaments
 
-    return run_tournaments((1, 4) if quick else (1, 2, 4, 8))
+    return run_tournaments((1, 4) if quick else (1, 2, 4, 8), 10 if quick else 30)
 
 
 def _scale(quick: bool, out: Path) -> dict[str, Any]:
@@ -137,6 +137,10 @@ def main(argv: list[str] | None = None) -> int:
         section["load_avg_1m"] = [load0, load_now()]
         results["sections"][name] = section
     results["seconds"] = round(time.perf_counter() - start, 1)
+    from benchmarks.tournament_bench import server_ceiling
+
+    if (ceiling := server_ceiling(results)) is not None:
+        results["sections"]["tournament"]["server_ceiling"] = ceiling
     from benchmarks.report import render
 
     table = render(results)

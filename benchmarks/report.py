@@ -190,6 +190,29 @@ def tournament_rows(s: dict[str, Any]) -> list[Row]:
                 _ratio(r["ratio_to_concurrency_1"]),
             )
         )
+    kept = s.get("persistent")
+    if kept:
+        rows.append(
+            (
+                f"tournament, long-lived processes (-j {kept['persistent']['concurrency']}, "
+                f"{kept['matches_per_pairing']} matches a pairing): matches/min",
+                _n(kept["persistent"]["matches_per_min"], 1),
+                f"a process per seat: {_n(kept['per_match']['matches_per_min'], 1)}",
+                _ratio(kept["ratio"]),
+            )
+        )
+    ceiling = s.get("server_ceiling")
+    if ceiling:
+        rows.append(
+            (
+                "tournament on long-lived processes: share of the server's decision rate",
+                _n(kept["persistent"]["matches_per_min"], 1) if kept else "–",
+                f"{_n(ceiling['decisions_per_s'], 0)} decisions/s ÷ "
+                f"{ceiling['decisions_per_match']} a match = "
+                f"{_n(ceiling['ceiling_matches_per_min'], 1)}/min",
+                f"{ceiling['share']:.0%}",
+            )
+        )
     start = s.get("bot_start", {})
     if start:
         rows.append(

@@ -32,8 +32,12 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def tournament_run(concurrency: int, matches_per_pairing: int = 2) -> dict[str, Any]:
-    """One full round-robin at ``concurrency``; matches per minute and where the CPU went."""
+def tournament_run(
+    concurrency: int, matches_per_pairing: int = 2, restart: str = "per_match"
+) -> dict[str, Any]:
+    """One full round-robin at ``concurrency``; matches per minute and where the CPU went.
+    ``restart``: ``per_match`` (a process per seat of every match, the reference) or
+    ``on_failure`` (long-lived processes, arena/tournament/pool.py)."""
     from arena.tournament.config import load_config
     from arena.tournament.progress import Feedback
     from arena.tournament.runner import run_tournament
@@ -48,6 +52,7 @@ def tournament_run(concurrency: int, matches_per_pairing: int = 2) -> dict[str, 
                 "bots": BOTS,
                 "matches_per_pairing": matches_per_pairing,
                 "concurrency": concurrency,
+                "restart": restart,
                 "seed": 7,
                 "output": str(Path(tmp) / "out"),
             },
@@ -58,8 +63,12 @@ def tournament_run(concurrency: int, matches_per_pairing: int = 2) -> dict[str, 
         wall = time.perf_counter() - w0
         own_cpu = time.process_time() - c0
         bots_cpu = bots.seconds
+        decisions = _decisions(Path(tmp) / "out" / "records")
+        logs = len(list((Path(tmp) / "out" / "logs").iterdir()))
     return {
         "concurrency": concurrency,
+        "restart": restart,
+        "decisions_per_match": round(decisions / standings.done, 1) if standings.done else None,
         "matches": standings.done,
         "wall_s": round(wall, 2),
         "matches_per_min": round(standings.done / wall * 60, 1),
@@ -67,8 +76,33 @@ def tournament_run(concurrency: int, matches_per_pairing: int = 2) -> dict[str, 
         "forfeits": sum(standings.forfeits.values()),
         "server_cpu_s": round(own_cpu, 2),
         "bot_processes_cpu_s": round(bots_cpu, 2),
-        "bot_processes": standings.done * 4,
+        # One log per process started.
+        "bot_processes": logs,
         "processes_seen": bots.processes,
+    }
+
+
+def _decisions(records: Path) -> int:
+    """Decisions asked in every record of a run."""
+    from arena.records.format import read_record
+
+    return sum(
+        sum(1 for e in read_record(p).entries if e.get("type") == "decision")
+        for p in records.glob("*.jsonl.gz")
+    )
+
+
+def persistent_runs(matches_per_pairing: int, concurrency: int) -> dict[str, Any]:
+    """The same round-robin with a process per seat of every match, then on long-lived
+    processes: the speed-up of keeping bots alive, measured side by side."""
+    fresh = tournament_run(concurrency, matches_per_pairing, "per_match")
+    kept = tournament_run(concurrency, matches_per_pairing, "on_failure")
+    base = fresh["matches_per_min"]
+    return {
+        "matches_per_pairing": matches_per_pairing,
+        "per_match": fresh,
+        "persistent": kept,
+        "ratio": round(kept["matches_per_min"] / base, 2) if base else None,
     }
 
 
@@ -96,8 +130,11 @@ def bot_start_cost(samples: int = 4) -> dict[str, Any]:
     }
 
 
-def run_tournaments(levels: tuple[int, ...] = (1, 2, 4, 8)) -> dict[str, Any]:
-    """Every concurrency level; the ratio is matches per minute over concurrency 1's."""
+def run_tournaments(
+    levels: tuple[int, ...] = (1, 2, 4, 8), persistent_matches: int = 30
+) -> dict[str, Any]:
+    """Every concurrency level; the ratio is matches per minute over concurrency 1's. Then the
+    persistent-process comparison at one match per core."""
     start = bot_start_cost()
     runs = [tournament_run(c) for c in levels]
     base = runs[0]["matches_per_min"]
@@ -115,4 +152,23 @@ def run_tournaments(levels: tuple[int, ...] = (1, 2, 4, 8)) -> dict[str, Any]:
         "config": {"game": "whist", "options": OPTIONS, "bots": len(BOTS), "sandbox": False},
         "bot_start": start,
         "runs": runs,
+        "persistent": persistent_runs(persistent_matches, os.cpu_count() or 2),
+    }
+
+
+def server_ceiling(results: dict[str, Any]) -> dict[str, Any] | None:
+    """What the server's own decision rate (the protocol section, 8 connections: two whist
+    tables) allows for matches of the persistent run's length, and the share of it reached;
+    ``None`` unless both sections ran."""
+    sections = results.get("sections", {})
+    kept = sections.get("tournament", {}).get("persistent", {}).get("persistent")
+    rate = sections.get("protocol", {}).get("summary", {}).get("8", {}).get("arena_decisions_per_s")
+    if not kept or not rate or not kept.get("decisions_per_match"):
+        return None
+    ceiling = rate / kept["decisions_per_match"] * 60
+    return {
+        "decisions_per_s": rate,
+        "decisions_per_match": kept["decisions_per_match"],
+        "ceiling_matches_per_min": round(ceiling, 1),
+        "share": round(kept["matches_per_min"] / ceiling, 3),
     }

@@ -33,6 +33,7 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         "duplicate": args.duplicate,
         "seed": args.seed,
         "concurrency": args.concurrency,
+        "restart": args.restart,
         "output": args.out,
     }
     out.update({k: v for k, v in simple.items() if v is not None})
@@ -120,6 +121,13 @@ def add_tournament_parsers(sub: Any) -> None:
     dup.add_argument("--no-duplicate", dest="duplicate", action="store_false", default=None)
     tp.add_argument("--seed", type=int, default=None, help="tournament seed")
     tp.add_argument("-j", "--concurrency", type=int, default=None, help="matches at once")
+    tp.add_argument(
+        "--restart",
+        choices=("on_failure", "per_match"),
+        default=None,
+        help="on_failure (default): each bot process plays match after match, replaced after a "
+        "crash or forfeit; per_match: a fresh process for every match",
+    )
     tp.add_argument("--move-ms", type=int, default=None, help="time per decision (ms)")
     tp.add_argument("--bank-ms", type=int, default=None, help="time bank per match (ms)")
     tp.add_argument("--strict", action="store_true", help="strict fault policy")

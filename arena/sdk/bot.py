@@ -24,7 +24,8 @@ class Bot(ABC):
     version: str = "1"
 
     def __init__(self, seed: int | None = None) -> None:
-        #: The bot's own generator, seeded from ``ARENA_SEED`` when the arena launches it.
+        #: The bot's own generator, seeded from ``ARENA_SEED`` when the arena launches it, and
+        #: again from each match's ``bot_seed`` as the match starts (``run_bot``).
         self.rng = random.Random(seed)
 
     def start_match(self, game: str, seat: int, options: Mapping[str, Any]) -> None:

@@ -226,6 +226,11 @@ async def _play(
                     continue
                 elif isinstance(msg, messages.MatchStart):
                     playing.add(msg.match_id)
+                    if msg.bot_seed:
+                        # Each match's own seed: a seeded bot plays the same moves whether its
+                        # process is fresh or has played other matches before (a tournament
+                        # keeps processes alive).
+                        bot.rng.seed(msg.bot_seed)
                     options = _typed_options(msg.game, msg.options)
                     for seat in msg.seats:
                         bot.start_match(msg.game, seat, options)

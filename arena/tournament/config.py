@@ -13,7 +13,7 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, cast
 
 from arena.bots.command import BotProgram, bot_path, check_command
 from arena.errors import ArenaError
@@ -30,6 +30,10 @@ from arena.tournament.schedule import (
 )
 from engine import ConfigError, Game, MatchConfig, OptionValue, UnknownGameError, get_game
 
+#: When a tournament starts bot processes (``restart``; docs/tournaments.md).
+Restart = Literal["on_failure", "per_match"]
+RESTARTS: tuple[Restart, ...] = ("on_failure", "per_match")
+
 #: Every top-level key a config may have.
 KNOWN_KEYS = (
     "name",
@@ -42,6 +46,7 @@ KNOWN_KEYS = (
     "duplicate",
     "seed",
     "concurrency",
+    "restart",
     "time_control",
     "fault_policy",
     "output",
@@ -125,6 +130,9 @@ class TournamentConfig:
     fault_policy: FaultPolicy
     #: Directory for ``results.sqlite`` and the match records.
     output: Path
+    #: When bot processes start: ``on_failure`` (one process plays match after match, and is
+    #: replaced after a crash or forfeit) or ``per_match`` (a fresh process every match).
+    restart: Restart = "on_failure"
 
     def identity(self) -> dict[str, Any]:
         """Everything that fixes the schedule and the results; a resume must match it exactly.
@@ -293,6 +301,7 @@ def check_config(raw: Mapping[str, Any], where: str, default_name: str) -> Tourn
         time_control=time_control,
         fault_policy=FaultPolicy(c.choice("fault_policy", "lenient", FAULT_POLICIES)),
         output=output,
+        restart=cast(Restart, c.choice("restart", "on_failure", RESTARTS)),
     )
     return config
 

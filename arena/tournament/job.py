@@ -1,10 +1,12 @@
 """One tournament match as a job: a plan in, a result and a record out, over the real arena
-server with one bot process per seat.
+server.
 
-:func:`play_match` is the match job: from a plan it registers the match with the server, starts
-one process per seat (``ARENA_ADDRESS``, ``ARENA_TOKEN``, ``ARENA_SEED`` in its environment),
-lets the referee play it, stops the processes and writes the record. Nothing is shared between
-matches but the server's router.
+:func:`play_pooled_match` (the default, ``restart = "on_failure"``) seats the pool's long-lived
+processes (arena/tournament/pool.py): the match is registered with their tokens and the referee
+plays it on their open streams. :func:`play_match` (``restart = "per_match"``) starts one
+process per seat (``ARENA_ADDRESS``, ``ARENA_TOKEN``, ``ARENA_SEED`` in its environment), lets
+the referee play, stops the processes: nothing is shared between matches but the server's router.
+Both write the record.
 
 With sandbox limits (the default of ``arena tournament``) every bot command runs boxed
 (arena/bots/sandbox.py) and reaches the server through its Unix socket in a per-run directory;
@@ -14,7 +16,7 @@ registered image bots always run in locked-down containers (arena/bots/docker.py
 from __future__ import annotations
 
 import functools
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,8 +29,9 @@ from arena.errors import ArenaError
 from arena.layout import LOGS_DIR, RECORDS_DIR, record_name, seat_log_name
 from arena.match import BotLaunch, run_with_bots
 from arena.records.format import write_record
-from arena.server import ArenaServer, MatchSpec, SeatSpec, new_token
+from arena.server import ArenaServer, MatchOutcome, MatchSpec, SeatSpec, new_token
 from arena.tournament.config import TournamentConfig
+from arena.tournament.pool import BotPool, PooledBot, restart_seats
 from arena.tournament.schedule import MatchPlan
 
 
@@ -54,12 +57,16 @@ def confine_bots(config: TournamentConfig, no_sandbox: bool = False) -> Limits |
     return confine([b.program for b in config.bots], no_sandbox)
 
 
-def match_spec(config: TournamentConfig, plan: MatchPlan) -> MatchSpec:
-    """The server's spec for ``plan``, with fresh secret tokens."""
+def match_spec(
+    config: TournamentConfig, plan: MatchPlan, tokens: Sequence[str] | None = None
+) -> MatchSpec:
+    """The server's spec for ``plan``, with fresh secret tokens (or the seats' ``tokens``: the
+    pooled processes that play them)."""
+    seat_tokens = list(tokens) if tokens is not None else [new_token() for _ in plan.seats]
     return MatchSpec(
         match_id=plan.match_id,
         game=config.game.id,
-        seats=tuple(SeatSpec(new_token(), bot) for bot in plan.seats),
+        seats=tuple(SeatSpec(t, bot) for t, bot in zip(seat_tokens, plan.seats, strict=True)),
         seed=plan.seed,
         players=config.match_config.players,
         options=dict(config.match_config.options),
@@ -84,6 +91,38 @@ async def play_match(
         bot = bots[name]
         launches.append(BotLaunch(bot.program, out / LOGS_DIR / seat_log_name(plan.match_id, seat)))
     outcome = await run_with_bots(server, spec, launches, server.address, confinement)
+    return await _finish(config, plan, outcome)
+
+
+async def play_pooled_match(
+    server: ArenaServer, config: TournamentConfig, plan: MatchPlan, pool: BotPool
+) -> PlayedMatch:
+    """Play one match on the pool's long-lived processes (no two seats on one process, no
+    process on a deal it has played) and write its record; processes whose seat crashed or
+    forfeited are replaced."""
+    seated: list[PooledBot] = []
+    try:
+        for bot in plan.seats:
+            seated.append(await pool.lease(bot, plan.seed, seated))
+        spec = match_spec(config, plan, [p.token for p in seated])
+        server.register(spec)
+        for seat, p in enumerate(seated):
+            p.seat = (plan.match_id, seat)
+            # Gone before its seat was known: charged now (its watcher found no seat to charge).
+            if (why := pool.crash_detail(p)) is not None:
+                server.seat_crashed(plan.match_id, seat, why)
+        outcome = await server.run_match(spec)
+    except BaseException:
+        for p in seated:
+            pool.give_back(p, healthy=False)
+        raise
+    replace = restart_seats(outcome.faults, outcome.result.forfeited_by)
+    for seat, p in enumerate(seated):
+        pool.give_back(p, healthy=seat not in replace)
+    return await _finish(config, plan, outcome)
+
+
+async def _finish(config: TournamentConfig, plan: MatchPlan, outcome: MatchOutcome) -> PlayedMatch:
     if outcome.result.reason == "error":
         # The arena failed, not the bots: no result to rate. Left pending, the match is
         # reported and replayed by the next run.
@@ -93,7 +132,9 @@ async def play_match(
     # A RecordError (disk full, directory gone) reaches the runner like any ArenaError: the
     # match is reported as not played and stored as pending, so the same command replays it.
     await trio.to_thread.run_sync(
-        functools.partial(write_record, out / record, outcome.header, outcome.entries, result)
+        functools.partial(
+            write_record, config.output / record, outcome.header, outcome.entries, result
+        )
     )
     return PlayedMatch(
         result=outcome.result.to_dict(),

@@ -1,7 +1,8 @@
 """Running a tournament on trio: up to ``concurrency`` matches at once over one arena server.
 
-A match is a pure job: :func:`arena.tournament.job.play_match` turns a plan into a result and a
-record with no state shared between matches. The runner only decides what to start, and commits
+A match is a job: a plan in, a result and a record out (arena/tournament/job.py), played on
+long-lived bot processes from a :class:`~arena.tournament.pool.BotPool` (or, with ``restart =
+"per_match"``, on processes started for it). The runner only decides what to start, and commits
 each result with its ``done`` status in one transaction, so the tournament can be killed at any
 moment and resumed.
 
@@ -30,12 +31,13 @@ from arena.bots.launch import Confinement, check_in_box
 from arena.bots.reaper import bot_run
 from arena.bots.sandbox import SOCKET_NAME, Limits, prepare_socket
 from arena.errors import ArenaError
-from arena.layout import RECORDS_DIR, arena_home
+from arena.layout import LOGS_DIR, RECORDS_DIR, arena_home
 from arena.records.format import remove_stale_temps
 from arena.seeds import fresh_seed
 from arena.server import open_arena_server
 from arena.tournament.config import TournamentConfig
-from arena.tournament.job import MatchFn, PlayedMatch, play_match
+from arena.tournament.job import MatchFn, PlayedMatch, play_match, play_pooled_match
+from arena.tournament.pool import BotPool
 from arena.tournament.progress import Feedback
 from arena.tournament.report import Standings, standings
 from arena.tournament.schedule import MatchPlan, build_schedule
@@ -283,8 +285,23 @@ def _play_pending(
         sock = confinement.socket_dir / SOCKET_NAME
         async with open_arena_server("127.0.0.1:0", unix=sock) as server:
             prepare_socket(sock)  # boxed bots run as uid nobody
-            job = functools.partial(play_match, server, config, confinement=confinement)
-            await run_matches(plans, store, job, config.concurrency, feedback, lock_wait)
+            if config.restart == "per_match":
+                job = functools.partial(play_match, server, config, confinement=confinement)
+                await run_matches(plans, store, job, config.concurrency, feedback, lock_wait)
+                return
+            assert config.seed is not None  # settled by open_store
+            (config.output / LOGS_DIR).mkdir(parents=True, exist_ok=True)
+            async with trio.open_nursery() as processes:
+                programs = {b.name: b.program for b in config.bots}
+                pool = BotPool(
+                    server, programs, config.output / LOGS_DIR, config.seed, processes, confinement
+                )
+                try:
+                    pooled = functools.partial(play_pooled_match, server, config, pool=pool)
+                    await run_matches(plans, store, pooled, config.concurrency, feedback, lock_wait)
+                finally:
+                    await pool.close()
+                    processes.cancel_scope.cancel()
 
     lock_wait = lock_wait_seconds()
 

@@ -1,0 +1,181 @@
+"""Bot processes kept alive across a tournament's matches, as chess tournament managers keep
+engines (cutechess-cli, fastchess): a process connects once and is seated in match after match
+over the same stream, so a tournament spends its time playing, not starting bots.
+
+A :class:`BotPool` starts processes as matches need them and hands them out (:meth:`BotPool.
+lease`) under two rules:
+
+- **Partners never share a process**: a match's seats get distinct processes.
+- **No process sees a deal twice**: with duplicate deals the same cards come back in other seats
+  (and at other tables), so a process that played a deal is never seated on it again; the deal
+  is known by its engine seed, which is what fixes the cards.
+
+A process whose seat crashed or forfeited, or that exited, is stopped and replaced by a new one
+for the next match; a healthy one goes back to the pool. Each process's output goes to its own
+log (``logs/BOT-pN.log``), and its ``ARENA_SEED`` is derived from the tournament's seed, the bot
+and its number; each match's ``MatchStart.bot_seed`` reseeds the SDK's generator, so seeded bots
+play the same moves whichever process they run in. What a bot may keep between matches is in
+docs/tournaments.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import structlog
+import trio
+
+from arena.bots.command import BotProgram
+from arena.bots.launch import Confinement, start_bot
+from arena.bots.process import RunningBot, bot_environment
+from arena.errors import ArenaError
+from arena.protocol.messages import FaultInfo
+from arena.seeds import derive_seed
+from arena.server import ArenaServer, new_token
+
+log = structlog.get_logger("arena.tournament.pool")
+
+
+@dataclass(eq=False)
+class PooledBot:
+    """One long-lived bot process."""
+
+    #: The tournament bot it runs.
+    bot: str
+    #: Its number among that bot's processes, from 1 (its log is ``BOT-pN.log``).
+    number: int
+    #: Its connection token, known to the server for the whole run.
+    token: str = field(repr=False)
+    #: Where its output goes.
+    log_path: Path
+    #: The process, once started.
+    proc: RunningBot | None = None
+    #: Deals (engine seeds) it has been seated on.
+    deals: set[int] = field(default_factory=set)
+    #: ``(match_id, seat)`` while it is seated.
+    seat: tuple[str, int] | None = None
+    #: Set once its process is gone (or is to be stopped).
+    dead: bool = False
+    #: Matches it has played.
+    matches: int = 0
+    #: Why its command did not start, if it did not.
+    start_error: str | None = None
+
+
+class BotPool:
+    """The run's long-lived bot processes, by bot; their watchers run in ``nursery``."""
+
+    def __init__(
+        self,
+        server: ArenaServer,
+        programs: dict[str, BotProgram],
+        logs_dir: Path,
+        seed: int,
+        nursery: trio.Nursery,
+        confinement: Confinement | None = None,
+    ) -> None:
+        self._server = server
+        self._programs = programs
+        self._logs = logs_dir
+        self._seed = seed
+        self._nursery = nursery
+        self._confinement = confinement
+        self._idle: dict[str, list[PooledBot]] = {name: [] for name in programs}
+        self._count: dict[str, int] = dict.fromkeys(programs, 0)
+        self._all: list[PooledBot] = []
+        self._address = confinement.address if confinement is not None else server.address
+
+    @property
+    def started(self) -> int:
+        """Processes started so far."""
+        return len(self._all)
+
+    async def lease(self, bot: str, deal: int, taken: Sequence[PooledBot] = ()) -> PooledBot:
+        """A live process of ``bot`` that has not played ``deal`` and is not among ``taken``
+        (the match's other seats); a new one when no idle process qualifies."""
+        p = pick(self._idle[bot], deal, taken)
+        if p is None:
+            p = await self._start(bot)
+        else:
+            self._idle[bot].remove(p)
+        p.deals.add(deal)
+        return p
+
+    async def _start(self, bot: str) -> PooledBot:
+        self._count[bot] += 1
+        number = self._count[bot]
+        p = PooledBot(bot, number, new_token(), self._logs / f"{bot}-p{number}.log")
+        self._all.append(p)
+        # Known before the process says Hello, and kept between its matches.
+        self._server.add_token(p.token)
+        env = bot_environment(
+            self._address, p.token, derive_seed(self._seed, "process", bot, number)
+        )
+        try:
+            p.proc = await start_bot(self._programs[bot], env, p.log_path, self._confinement)
+        except (OSError, ArenaError) as err:
+            # Seated anyway: its match charges the seat a crash at once, as for a launch.
+            p.dead = True
+            p.start_error = f"bot command did not start: {err}"
+            return p
+        self._nursery.start_soon(self._watch, p)
+        log.debug("bot process started", bot=bot, number=number)
+        return p
+
+    async def _watch(self, p: PooledBot) -> None:
+        assert p.proc is not None
+        await p.proc.wait()
+        p.dead = True
+        if p.seat is not None:
+            match_id, seat = p.seat
+            # Its output stays in its log: it may name the bot's private cards.
+            self._server.seat_crashed(match_id, seat, p.proc.exit_detail())
+
+    def crash_detail(self, p: PooledBot) -> str | None:
+        """Why a leased process cannot play (it did not start, or has exited), else ``None``."""
+        if not p.dead:
+            return None
+        detail = p.start_error
+        if detail is None and p.proc is not None:
+            detail = p.proc.exit_detail()
+        return detail or "bot process exited"
+
+    def give_back(self, p: PooledBot, healthy: bool) -> None:
+        """After its match: back to the pool, or stopped when it crashed, forfeited or exited
+        (the next match gets a fresh process)."""
+        p.seat = None
+        p.matches += 1
+        if healthy and not p.dead:
+            self._idle[p.bot].append(p)
+            return
+        p.dead = True
+        if p.proc is not None:
+            self._nursery.start_soon(p.proc.stop)
+
+    async def close(self) -> None:
+        """Stop every process (shielded: also when the run is cancelled)."""
+        with trio.CancelScope(shield=True):
+            async with trio.open_nursery() as stopper:
+                for p in self._all:
+                    if p.proc is not None:
+                        stopper.start_soon(p.proc.stop)
+
+
+def pick(idle: Sequence[PooledBot], deal: int, taken: Sequence[PooledBot]) -> PooledBot | None:
+    """The idle process to seat on ``deal`` (the one idle longest): alive, never on that deal,
+    not already at this table; ``None`` when none qualifies (a new one is started)."""
+    for p in idle:
+        if not p.dead and deal not in p.deals and p not in taken:
+            return p
+    return None
+
+
+def restart_seats(faults: Sequence[FaultInfo], forfeited_by: int | None) -> set[int]:
+    """The seats whose process is replaced after a match: those charged a crash, and the seat
+    that forfeited."""
+    seats = {f.seat for f in faults if f.kind == "crash"}
+    if forfeited_by is not None:
+        seats.add(forfeited_by)
+    return seats
