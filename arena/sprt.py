@@ -174,15 +174,29 @@ class SprtTally:
         return self.matches / self.units if self.units else 1.0
 
 
+def _spread(tally: SprtTally) -> tuple[float, float]:
+    """The mean and variance the LLR uses: the tally's; or, when every unit scored the same (no
+    spread at all, as two copies of one deterministic bot give: duplicate deals mirror their
+    results exactly), those with one pseudo-unit split between the extremes 0 and 1 added. That
+    keeps the approximation defined (it divides by σ²) and lets identical results count as
+    evidence, slowly: a few units decide nothing, a few dozen do."""
+    mean, variance = tally.mean, tally.variance
+    if variance > 0.0 or not tally.units:
+        return mean, variance
+    n = tally.units
+    m = (n * mean + 0.5) / (n + 1)
+    return m, (n * (mean - m) ** 2 + 0.5 * m**2 + 0.5 * (1.0 - m) ** 2) / (n + 1)
+
+
 def expected_scores(tally: SprtTally, params: SprtParams) -> tuple[float, float]:
     """The expected unit scores (s0, s1) under H0 and H1.
 
-    Normalized Elo is relative to the observed spread, so its scores move with the tally; with
-    no variance yet both are 0.5.
+    Normalized Elo is relative to the spread (:func:`_spread`), so its scores move with the
+    tally; with no units yet both are 0.5.
     """
     if params.model == "logistic":
         return score_of_elo(params.elo0), score_of_elo(params.elo1)
-    sigma_match = math.sqrt(tally.matches_per_unit * tally.variance)
+    sigma_match = math.sqrt(tally.matches_per_unit * _spread(tally)[1])
     return (
         0.5 + params.elo0 / NELO_PER_T * sigma_match,
         0.5 + params.elo1 / NELO_PER_T * sigma_match,
@@ -190,16 +204,12 @@ def expected_scores(tally: SprtTally, params: SprtParams) -> tuple[float, float]
 
 
 def llr(tally: SprtTally, params: SprtParams) -> float:
-    """The GSPRT log-likelihood ratio of H1 over H0, normal approximation.
-
-    0 while there is no variance (no units, or all of one score): the approximation divides by
-    σ², and a handful of identical results says nothing about the spread.
-    """
-    variance = tally.variance
+    """The GSPRT log-likelihood ratio of H1 over H0, normal approximation; 0 with no units."""
+    mean, variance = _spread(tally)
     if variance <= 0.0:
         return 0.0
     s0, s1 = expected_scores(tally, params)
-    return tally.units * (s1 - s0) * (2.0 * tally.mean - s0 - s1) / (2.0 * variance)
+    return tally.units * (s1 - s0) * (2.0 * mean - s0 - s1) / (2.0 * variance)
 
 
 def _normal_cdf(z: float) -> float:

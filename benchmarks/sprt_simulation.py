@@ -148,10 +148,16 @@ def simulate_matches(
 def llr_paths(
     n: FloatArray, s1: FloatArray, s2: FloatArray, params: SprtParams, m: int
 ) -> FloatArray:
-    """arena.sprt.llr from running sums (count, Σx, Σx²), vectorised; 0 with no variance."""
+    """arena.sprt.llr from running sums (count, Σx, Σx²), vectorised; 0 with no units."""
     mean = s1 / n
     var = s2 / n - mean**2
-    ok = var > _ZERO_VARIANCE
+    # No spread at all: one pseudo-unit split between 0 and 1, as arena.sprt._spread does.
+    flat = var <= _ZERO_VARIANCE
+    m_reg = (n * mean + 0.5) / (n + 1)
+    var_reg = (n * (mean - m_reg) ** 2 + 0.5 * m_reg**2 + 0.5 * (1.0 - m_reg) ** 2) / (n + 1)
+    mean = np.where(flat, m_reg, mean)
+    var = np.where(flat, var_reg, var)
+    ok = n > 0
     safe = np.where(ok, var, 1.0)
     if params.model == "logistic":
         lo, hi = score_of_elo(params.elo0), score_of_elo(params.elo1)

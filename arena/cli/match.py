@@ -19,7 +19,7 @@ from arena.logging import configure
 from arena.match import CommandMatch, play_commands
 from arena.policy import GONE, FaultPolicy
 from arena.protocol.messages import TimeControl
-from arena.sdk.client import SDK_FALLBACKS
+from arena.sdk.client import strategy_failures
 from arena.server.api import run_trio
 
 
@@ -85,7 +85,7 @@ def log_notes(logs: Sequence[Path]) -> list[str]:
             text = path.read_bytes()
         except OSError:
             continue
-        failed = sum(text.count(marker) for marker in SDK_FALLBACKS)
+        failed = strategy_failures(text)
         if failed:
             notes.append(
                 f"  seat {seat}: its strategy failed {failed} time(s) and the SDK played the "

@@ -70,6 +70,62 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_sprt(args: argparse.Namespace) -> int:
+    from arena.logging import configure
+    from arena.sprt import SprtParams
+    from arena.tournament.config import load_config, read_toml
+    from arena.tournament.job import confine_bots
+    from arena.tournament.progress import feedback_for
+    from arena.tournament.sprt_runner import DEFAULT_MAX_UNITS, run_sprt, sprt_dict, sprt_lines
+
+    configure(args.log_level)
+    raw: dict[str, Any] = read_toml(Path(args.config)) if args.config else {}
+    table = raw.pop("sprt", {})
+    if not isinstance(table, dict):
+        raise UsageError(f"{args.config}: sprt: must be a table")
+    unknown = sorted(set(table) - set(SPRT_KEYS))
+    if unknown:
+        raise UsageError(
+            f"{args.config}: sprt.{unknown[0]}: unknown key (known: {', '.join(SPRT_KEYS)})"
+        )
+    given = {k: getattr(args, k) for k in SPRT_KEYS if getattr(args, k) is not None}
+    settings = {**table, **given}
+    if args.candidate is not None or args.baseline is not None:
+        if args.candidate is None or args.baseline is None:
+            raise UsageError("give both --candidate and --baseline (or neither: the config's bots)")
+        args.bot = [args.candidate, args.baseline]
+    raw.update(_overrides(args))
+    if "game" not in raw:
+        raise UsageError("give a CONFIG.toml or at least --game, --candidate and --baseline")
+    bots = raw.get("bots") or []
+    names = [str(b.get("name", "")) for b in bots if isinstance(b, dict)]
+    raw.setdefault("name", "sprt-" + "-".join(names) if names else "sprt")
+    try:
+        params = SprtParams(
+            elo0=float(settings.get("elo0", 0.0)),
+            elo1=float(settings.get("elo1", 10.0)),
+            alpha=float(settings.get("alpha", 0.05)),
+            beta=float(settings.get("beta", 0.05)),
+            model=settings.get("model", "logistic"),
+        )
+        max_units = int(settings.get("max_units", DEFAULT_MAX_UNITS))
+    except (TypeError, ValueError) as err:
+        raise UsageError(f"sprt: {err}") from None
+    config = load_config(None, raw)
+    sandbox = confine_bots(config, no_sandbox=args.no_sandbox)
+    result = run_sprt(config, params, feedback_for(quiet=args.quiet), sandbox, max_units)
+    pair = [b.name for b in config.bots]
+    if args.json:
+        print(json.dumps(sprt_dict(result, params, pair)))
+    else:
+        print("\n".join(sprt_lines(result, params, pair)))
+    return 0
+
+
+#: The ``[sprt]`` table's keys, also flags (``--elo0`` …).
+SPRT_KEYS = ("elo0", "elo1", "alpha", "beta", "model", "max_units")
+
+
 def _cmd_ratings(args: argparse.Namespace) -> int:
     from arena.tournament.report import standings
     from arena.tournament.store import open_existing
@@ -140,6 +196,53 @@ def add_tournament_parsers(sub: Any) -> None:
         "--home", default=None, metavar="DIR", help="the arena's state directory (bot registry)"
     )
     tp.set_defaults(handler=_cmd_tournament)
+
+    sp = sub.add_parser(
+        "sprt",
+        help="is a candidate better than a baseline? play until the SPRT decides",
+        description="A candidate against a baseline at one table, duplicate deals in every "
+        "rotation, until the sequential probability ratio test accepts H0 (Elo <= elo0) or H1 "
+        "(Elo >= elo1) at error rates alpha and beta (docs/sprt.md). A CONFIG.toml is a "
+        "tournament config with two bots (the candidate first) and an optional [sprt] table of "
+        "the keys below; flags override it. Resumable: run the same command again.",
+    )
+    sp.add_argument("config", nargs="?", default=None, help="config (TOML)")
+    sp.add_argument("--game", default=None, help="game id")
+    sp.add_argument("--players", type=int, default=None, help="players at the table")
+    sp.add_argument("--option", action="append", default=[], metavar="K=V", help="game option")
+    sp.add_argument("--candidate", default=None, metavar="NAME[=CMD]", help="the new version")
+    sp.add_argument("--baseline", default=None, metavar="NAME[=CMD]", help="what it must beat")
+    sp.add_argument("--elo0", type=float, default=None, help="H0: Elo <= elo0 (default 0)")
+    sp.add_argument("--elo1", type=float, default=None, help="H1: Elo >= elo1 (default 10)")
+    sp.add_argument("--alpha", type=float, default=None, help="false-pass rate (default 0.05)")
+    sp.add_argument("--beta", type=float, default=None, help="false-fail rate (default 0.05)")
+    sp.add_argument(
+        "--model", choices=("logistic", "normalized"), default=None, help="Elo model (logistic)"
+    )
+    sp.add_argument(
+        "--max-units",
+        dest="max_units",
+        type=int,
+        default=None,
+        help="most deals to play before giving up without a verdict (default 20000)",
+    )
+    sp.add_argument("--seed", type=int, default=None, help="seed (default: a secret one)")
+    sp.add_argument("-j", "--concurrency", type=int, default=None, help="matches at once")
+    sp.add_argument(
+        "--restart",
+        choices=("on_failure", "per_match"),
+        default=None,
+        help="bot processes: on_failure (default, long-lived) or per_match",
+    )
+    sp.add_argument("--move-ms", type=int, default=None, help="time per decision (ms)")
+    sp.add_argument("--bank-ms", type=int, default=None, help="time bank per match (ms)")
+    sp.add_argument("--strict", action="store_true", help="strict fault policy")
+    sp.add_argument("--out", default=None, help="output directory")
+    sp.add_argument("--quiet", action="store_true", help="no progress output")
+    sp.add_argument("--json", action="store_true", help="print the verdict as JSON")
+    add_log_level_option(sp, "warning", "server")
+    add_sandbox_argument(sp)
+    sp.set_defaults(handler=_cmd_sprt, bot=[], format=None, matches=None, duplicate=None)
 
     rp = sub.add_parser("ratings", help="print the leaderboard of a tournament directory")
     rp.add_argument("directory", help="a tournament's output directory (or its results.sqlite)")

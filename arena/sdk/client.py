@@ -58,6 +58,12 @@ CLIENT_OPTIONS: list[tuple[str, Any]] = [
 #: referee sees a legal answer, so only the bot's log knows (``arena match`` looks for these).
 SDK_FALLBACKS = (b"bot.choose failed;", b"bot.choose returned a bad index;")
 
+
+def strategy_failures(log: bytes) -> int:
+    """How many times a bot's log says its strategy failed and the SDK played a fallback."""
+    return sum(log.count(marker) for marker in SDK_FALLBACKS)
+
+
 #: Backoff between reconnection attempts, seconds: first, factor, cap.
 BACKOFF_FIRST, BACKOFF_FACTOR, BACKOFF_CAP = 0.05, 2.0, 2.0
 

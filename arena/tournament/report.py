@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from arena.layout import LOGS_DIR
 from arena.tournament.crosstable import CrossTable, Side, match_sides
 from arena.tournament.store import Store
 from engine import EngineError, Game, MatchConfig, get_game
@@ -30,6 +31,9 @@ class Standings:
     #: Matches ending by forfeit, and faults charged, per bot.
     forfeits: Counter[str]
     faults: Counter[str]
+    #: Times a bot's strategy failed and the SDK played a fallback instead (no fault: the
+    #: referee saw a legal answer; only the bot's logs tell), per bot.
+    fallbacks: Counter[str] = field(default_factory=Counter)
 
     def render(self, title: str = "") -> str:
         """Plain text: cross-table, leaderboard, fault summary."""
@@ -50,6 +54,13 @@ class Standings:
             shown = ", ".join(f"{bot} {n}" for bot, n in sorted(self.faults.items()))
             forfeits = ", ".join(f"{bot} {n}" for bot, n in sorted(self.forfeits.items()))
             parts += ["", f"Faults: {shown}" + (f"; forfeits: {forfeits}" if forfeits else "")]
+        if self.fallbacks:
+            shown = ", ".join(f"{bot} {n}" for bot, n in sorted(self.fallbacks.items()))
+            parts += [
+                "",
+                f"Strategy failures (the SDK played the first legal action instead): {shown}; "
+                "see the bots' logs",
+            ]
         return "\n".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
@@ -62,6 +73,7 @@ class Standings:
             "crosstable": self.crosstable.to_dict(),
             "faults": dict(sorted(self.faults.items())),
             "forfeits": dict(sorted(self.forfeits.items())),
+            "strategy_failures": dict(sorted(self.fallbacks.items())),
         }
 
 
@@ -110,4 +122,34 @@ def standings(store: Store) -> Standings:
         ratings=fit_ratings(matches, clusters=[m.seed for m in finished]),
         forfeits=forfeits,
         faults=faults,
+        fallbacks=_fallbacks(store, {m.match_id: m.seats for m in finished}),
     )
+
+
+def _fallbacks(store: Store, seats: dict[str, tuple[str, ...]]) -> Counter[str]:
+    """Strategy failures per bot, from the logs beside the store: a long-lived process's
+    ``BOT-pN.log``, or a match's ``MATCH.seatN.log`` (``restart = "per_match"``)."""
+    from arena.sdk.client import strategy_failures
+
+    counts: Counter[str] = Counter()
+    logs = store.path.parent / LOGS_DIR
+    bots = {name for name, _ in store.bots()}
+    try:
+        paths = sorted(logs.glob("*.log"))
+    except OSError:
+        return counts
+    for path in paths:
+        try:
+            failed = strategy_failures(path.read_bytes())
+        except OSError:
+            continue
+        if not failed:
+            continue
+        stem = path.name.removesuffix(".log")
+        match_id, dot, seat = stem.rpartition(".seat")
+        bot, _, number = stem.rpartition("-p")
+        if dot and seat.isdigit() and match_id in seats and int(seat) < len(seats[match_id]):
+            counts[seats[match_id][int(seat)]] += failed
+        elif number.isdigit() and bot in bots:
+            counts[bot] += failed
+    return counts

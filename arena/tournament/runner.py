@@ -53,6 +53,9 @@ from engine import EngineError
 
 T = TypeVar("T")
 
+#: Called as each match is played; true ends the run early (see :func:`run_matches`).
+StopFn = Callable[[MatchPlan, PlayedMatch], bool]
+
 
 class MatchFailed(ArenaError):
     """Some matches could not be played (an arena-side error); rerunning retries them."""
@@ -209,13 +212,16 @@ async def run_matches(
     concurrency: int,
     feedback: Feedback,
     lock_wait_s: float | None = None,
+    stop: StopFn | None = None,
 ) -> int:
     """Play every pending plan, ``concurrency`` at a time, in schedule order; return how many
-    were played. A match that raises is left pending (and reported); the others go on.
+    were started. A match that raises is left pending (and reported); the others go on.
 
     ``lock_wait_s``: how long writes wait for another process's lock on the results file
     (default :func:`lock_wait_seconds`); the run then stops with one :class:`StoreError`,
-    every match whose result was not stored left pending."""
+    every match whose result was not stored left pending. ``stop(plan, played)``, called as
+    each match is played, ends the run early when it returns true (an SPRT that has decided):
+    no other match starts, those running finish and are stored, the rest stay pending."""
     wait_s = lock_wait_seconds() if lock_wait_s is None else lock_wait_s
     pending = await trio.to_thread.run_sync(store.pending_ids)
     todo = [p for p in plans if p.match_id in pending]
@@ -225,7 +231,11 @@ async def run_matches(
     # the results wait here (bounded by the lock wait, after which the run stops).
     send, receive = trio.open_memory_channel[_Started | _Finished](math.inf)
 
+    stopped = False
+    started = 0
+
     async def one(plan: MatchPlan) -> None:
+        nonlocal stopped
         try:
             send.send_nowait(_Started(plan))
             t0 = time.monotonic()
@@ -236,6 +246,8 @@ async def run_matches(
                 feedback.note(f"match {plan.match_id} failed: {err}")
                 return
             send.send_nowait(_Finished(plan, played, time.monotonic() - t0))
+            if stop is not None and stop(plan, played):
+                stopped = True
         finally:
             slots.release()
 
@@ -247,13 +259,17 @@ async def run_matches(
         async with send, trio.open_nursery() as matches:
             for plan in todo:
                 await slots.acquire()
+                if stopped:
+                    slots.release()
+                    break
+                started += 1
                 matches.start_soon(one, plan)
     if failures:
         raise MatchFailed(
             f"{len(failures)} match(es) could not be played (first: {failures[0]}); "
             "run the same command again to retry them"
         )
-    return len(todo)
+    return started
 
 
 def _unwrap(group: BaseExceptionGroup[BaseException]) -> BaseException:
@@ -280,6 +296,7 @@ def _play_pending(
     plans: list[MatchPlan],
     feedback: Feedback,
     confinement: Confinement,
+    stop: StopFn | None = None,
 ) -> None:
     async def main() -> None:
         sock = confinement.socket_dir / SOCKET_NAME
@@ -287,7 +304,7 @@ def _play_pending(
             prepare_socket(sock)  # boxed bots run as uid nobody
             if config.restart == "per_match":
                 job = functools.partial(play_match, server, config, confinement=confinement)
-                await run_matches(plans, store, job, config.concurrency, feedback, lock_wait)
+                await run_matches(plans, store, job, config.concurrency, feedback, lock_wait, stop)
                 return
             assert config.seed is not None  # settled by open_store
             (config.output / LOGS_DIR).mkdir(parents=True, exist_ok=True)
@@ -298,7 +315,9 @@ def _play_pending(
                 )
                 try:
                     pooled = functools.partial(play_pooled_match, server, config, pool=pool)
-                    await run_matches(plans, store, pooled, config.concurrency, feedback, lock_wait)
+                    await run_matches(
+                        plans, store, pooled, config.concurrency, feedback, lock_wait, stop
+                    )
                 finally:
                     await pool.close()
                     processes.cancel_scope.cancel()
@@ -318,7 +337,10 @@ def check_bots(config: TournamentConfig, confinement: Confinement) -> None:
 
 
 def run_tournament(
-    config: TournamentConfig, feedback: Feedback, sandbox: Limits | None = None
+    config: TournamentConfig,
+    feedback: Feedback,
+    sandbox: Limits | None = None,
+    stop_for: Callable[[Store], StopFn | None] | None = None,
 ) -> Standings:
     """Run (or resume, or just report) the tournament of ``config``; its final standings.
 
@@ -326,6 +348,9 @@ def run_tournament(
     match, and before a new tournament's store is made, a boxed command that names what its box
     does not show is refused (:class:`~arena.bots.launch.NotInBox`). Nothing the run starts
     outlives it, however it ends (:func:`~arena.bots.reaper.bot_run`).
+
+    ``stop_for(store)``, given the opened store, returns the run's early stop (see
+    :func:`run_matches`), or ``None`` to play nothing more (a sequential test already decided).
     """
     with bot_run() as run:
         confinement = Confinement.of_run(run, sandbox, hide=(config.output, arena_home()))
@@ -335,12 +360,13 @@ def run_tournament(
         store, config, plans = open_store(config)
         with store:
             done, total = store.counts()
-            if done < total:
+            stop = stop_for(store) if stop_for is not None else None
+            if done < total and (stop_for is None or stop is not None):
                 if not fresh:
                     check_bots(config, confinement)
                 feedback.start(config.name, total, done)
                 try:
-                    _play_pending(config, store, plans, feedback, confinement)
+                    _play_pending(config, store, plans, feedback, confinement, stop)
                 except KeyboardInterrupt:
                     done, total = store.counts()
                     feedback.note(

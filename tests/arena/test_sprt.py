@@ -172,14 +172,20 @@ def test_llr_is_symmetric_in_the_two_sides() -> None:
         assert forward == pytest.approx(-backward, rel=1e-12)
 
 
-def test_degenerate_tallies_give_llr_zero() -> None:
-    params = SprtParams(0.0, 5.0)
+def test_no_units_give_llr_zero_and_identical_units_count_slowly() -> None:
+    params = SprtParams(0.0, 50.0)
     empty = SprtTally()
     assert llr(empty, params) == 0.0
-    assert llr(empty, SprtParams(0.0, 5.0, model="normalized")) == 0.0
-    same = SprtTally.from_counts({1.0: 50}, 2)
-    assert llr(same, params) == 0.0
-    assert llr(same, SprtParams(0.0, 5.0, model="normalized")) == 0.0
+    assert llr(empty, SprtParams(0.0, 50.0, model="normalized")) == 0.0
+    # Two copies of one deterministic bot: every duplicate unit exactly ½. A few decide
+    # nothing; a few dozen (logistic; some hundreds for 50 nElo, a smaller step) accept H0.
+    for model, enough in (("logistic", 60), ("normalized", 200)):
+        p = SprtParams(0.0, 50.0, model=model)  # type: ignore[arg-type]
+        lower, _ = bounds(p)
+        assert lower < llr(SprtTally.from_counts({0.5: 3}, 2), p) < 0.0
+        assert llr(SprtTally.from_counts({0.5: enough}, 2), p) < lower
+    # All won: evidence for H1, of the same kind.
+    assert llr(SprtTally.from_counts({1.0: 50}, 2), params) > bounds(params)[1]
     one_off = SprtTally.from_counts({1.0: 50, 0.75: 1}, 2)
     assert llr(one_off, params) > 0.0
 
