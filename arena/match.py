@@ -16,6 +16,7 @@ Docker image (arena/bots/docker.py); without limits, commands run as plain proce
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -31,9 +32,10 @@ from arena.bots.sandbox import SOCKET_NAME, Limits, prepare_socket
 from arena.errors import ArenaError, UsageError
 from arena.layout import LOGS_DIR, arena_home, make_output_dir, record_name, seat_log_name
 from arena.policy import FaultPolicy
+from arena.pool import BotPool, play_seated
 from arena.protocol.messages import TimeControl
 from arena.records.format import write_record
-from arena.seeds import fresh_seed, seat_seed
+from arena.seeds import derive_seed, fresh_seed, seat_seed
 from arena.server import (
     ArenaServer,
     MatchOutcome,
@@ -77,8 +79,12 @@ async def play_commands(
     match_id: str | None = None,
     via_unix: bool = False,
     sandbox: Limits | None = None,
-) -> CommandMatch:
-    """Play one match between bot ``commands`` (one per seat) and write its record.
+    games: int = 1,
+) -> CommandMatch | list[CommandMatch]:
+    """Play one match between bot ``commands`` (one per seat) and write its record; with
+    ``games`` > 1, that many matches (seeds derived from ``seed``, ids ``MATCH_ID-gN``) on the
+    same long-lived bot processes, one per seat (arena/pool.py: a process whose seat crashed or
+    forfeited is replaced), and a list of them.
 
     Raises ``ConfigError``/:class:`UsageError` for a bad game configuration or the wrong number
     of commands, and :class:`~arena.bots.launch.NotInBox` for a sandboxed command that names what
@@ -113,8 +119,10 @@ async def play_commands(
         fault_policy=fault_policy,
         connect_timeout_s=connect_timeout_s,
     )
-    logs = tuple(out_dir / LOGS_DIR / seat_log_name(match_id, seat) for seat in range(seats))
     programs = [BotProgram(c) for c in commands]
+    if games > 1:
+        return await _play_series(spec, programs, games, out_dir, via_unix, sandbox)
+    logs = tuple(out_dir / LOGS_DIR / seat_log_name(match_id, seat) for seat in range(seats))
     with bot_run() as run:
         confinement = Confinement.of_run(run, sandbox, hide=(out_dir, arena_home()))
         # Before anything is made: a command its box does not show would forfeit the match.
@@ -134,6 +142,64 @@ async def play_commands(
     path = out_dir / record_name(match_id)
     write_record(path, outcome.header, outcome.entries, outcome.result_dict())
     return CommandMatch(outcome, path, logs)
+
+
+async def _play_series(
+    first: MatchSpec,
+    programs: Sequence[BotProgram],
+    games: int,
+    out_dir: Path,
+    via_unix: bool,
+    sandbox: Limits | None,
+) -> list[CommandMatch]:
+    """``games`` matches like ``first`` on one long-lived process per seat."""
+    played: list[CommandMatch] = []
+    names = [f"seat{seat}" for seat in range(len(programs))]
+    with bot_run() as run:
+        confinement = Confinement.of_run(run, sandbox, hide=(out_dir, arena_home()))
+        labels = [f"seat {seat}" for seat in range(len(programs))]
+        await trio.to_thread.run_sync(
+            check_in_box, list(zip(labels, programs, strict=True)), confinement
+        )
+        make_output_dir(out_dir)
+        (out_dir / LOGS_DIR).mkdir(parents=True, exist_ok=True)
+        sock = run.socket_dir / SOCKET_NAME
+        async with open_arena_server("127.0.0.1:0", unix=sock) as server:
+            prepare_socket(sock)
+            address = server.unix_address if via_unix and server.unix_address else server.address
+            async with trio.open_nursery() as processes:
+                pool = BotPool(
+                    server,
+                    dict(zip(names, programs, strict=True)),
+                    out_dir / LOGS_DIR,
+                    first.seed,
+                    processes,
+                    confinement,
+                    address,
+                )
+                try:
+                    for game in range(games):
+                        seed = first.seed if game == 0 else derive_seed(first.seed, "game", game)
+                        spec_id = f"{first.match_id}-g{game + 1}"
+
+                        def spec_for(
+                            tokens: Sequence[str], s: int = seed, m: str = spec_id
+                        ) -> MatchSpec:
+                            return dataclasses.replace(
+                                first,
+                                match_id=m,
+                                seed=s,
+                                seats=tuple(SeatSpec(t) for t in tokens),
+                            )
+
+                        outcome = await play_seated(server, pool, names, seed, spec_for)
+                        path = out_dir / record_name(spec_id)
+                        write_record(path, outcome.header, outcome.entries, outcome.result_dict())
+                        played.append(CommandMatch(outcome, path, pool.logs(names)))
+                finally:
+                    await pool.close()
+                    processes.cancel_scope.cancel()
+    return played
 
 
 @dataclass(frozen=True, slots=True)

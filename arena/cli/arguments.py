@@ -47,6 +47,9 @@ SECONDS = number(float, 0.0, "a number of seconds of at least 0")
 MOVE_MS = number(int, 1, f"a whole number of milliseconds from 1 to {MAX_TIME_MS}", MAX_TIME_MS)
 #: ``--bank-ms``.
 BANK_MS = number(int, 0, f"a whole number of milliseconds from 0 to {MAX_TIME_MS}", MAX_TIME_MS)
+#: ``arena match --games``: a series that ends (each match leaves a record).
+MAX_SERIES = 10_000
+GAMES = number(int, 1, f"a whole number from 1 to {MAX_SERIES:,}", MAX_SERIES)
 #: ``--timeout``, ``--connect-timeout``: a wait that ends.
 TIMEOUT = number(float, 0.001, f"a number of seconds from 0.001 to {MAX_WAIT_S:g}", MAX_WAIT_S)
 

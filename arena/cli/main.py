@@ -14,6 +14,7 @@ from pathlib import Path
 import arena.cli.grpc_env  # noqa: F401  (first: before anything imports grpc)
 from arena.cli.arguments import (
     BANK_MS,
+    GAMES,
     MOVE_MS,
     POSITIVE,
     SECONDS,
@@ -129,6 +130,14 @@ def _add_arena_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     mp.add_argument("--strict", action="store_true", help="the first fault forfeits")
     mp.add_argument("--connect-timeout", type=TIMEOUT, default=20.0, metavar="S", help="wait S s")
     mp.add_argument("--unix", action="store_true", help="bots connect over the Unix socket")
+    mp.add_argument(
+        "--games",
+        type=GAMES,
+        default=1,
+        metavar="N",
+        help="play N matches on the same bot processes (one per seat, replaced after a crash "
+        "or forfeit), each on its own deal (default 1)",
+    )
     add_sandbox_argument(mp)
     add_log_level_option(mp, "warning", "server")
     mp.set_defaults(handler=_cmd_match)

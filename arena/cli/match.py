@@ -106,7 +106,7 @@ def run_match_command(args: argparse.Namespace) -> int:
     commands: list[str] = args.bot
     sandbox = confine([BotProgram(c) for c in commands], args.no_sandbox)
 
-    async def main() -> CommandMatch:
+    async def main() -> CommandMatch | list[CommandMatch]:
         return await play_commands(
             args.game,
             commands,
@@ -119,7 +119,31 @@ def run_match_command(args: argparse.Namespace) -> int:
             connect_timeout_s=args.connect_timeout,
             via_unix=args.unix,
             sandbox=sandbox,
+            games=args.games,
         )
 
-    print(format_outcome(run_trio(main), commands))
+    played = run_trio(main)
+    if isinstance(played, CommandMatch):
+        print(format_outcome(played, commands))
+        return 0
+    print(format_series(played, commands))
     return 0
+
+
+def format_series(played: Sequence[CommandMatch], commands: Sequence[str]) -> str:
+    """``arena match --games N``: a line per match, then each seat's firsts and faults."""
+    lines = []
+    firsts = [0] * len(commands)
+    faults = [0] * len(commands)
+    for n, m in enumerate(played, 1):
+        result = m.outcome.result
+        lines.append(f"{n:>3}. {m.outcome.spec.match_id}: {result.summary} [{result.reason}]")
+        for seat in range(len(commands)):
+            firsts[seat] += result.ranks[seat] == 1
+            faults[seat] += m.outcome.faults_of(seat)
+    lines.append(
+        f"{len(played)} matches on one process per seat (records in {played[0].record.parent}):"
+    )
+    for seat, command in enumerate(commands):
+        lines.append(f"  seat {seat}: first {firsts[seat]}, faults {faults[seat]}  {command}")
+    return "\n".join(lines)

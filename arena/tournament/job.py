@@ -2,7 +2,7 @@
 server.
 
 :func:`play_pooled_match` (the default, ``restart = "on_failure"``) seats the pool's long-lived
-processes (arena/tournament/pool.py): the match is registered with their tokens and the referee
+processes (arena/pool.py): the match is registered with their tokens and the referee
 plays it on their open streams. :func:`play_match` (``restart = "per_match"``) starts one
 process per seat (``ARENA_ADDRESS``, ``ARENA_TOKEN``, ``ARENA_SEED`` in its environment), lets
 the referee play, stops the processes: nothing is shared between matches but the server's router.
@@ -28,10 +28,10 @@ from arena.bots.sandbox import Limits
 from arena.errors import ArenaError
 from arena.layout import LOGS_DIR, RECORDS_DIR, record_name, seat_log_name
 from arena.match import BotLaunch, run_with_bots
+from arena.pool import BotPool, play_seated
 from arena.records.format import write_record
 from arena.server import ArenaServer, MatchOutcome, MatchSpec, SeatSpec, new_token
 from arena.tournament.config import TournamentConfig
-from arena.tournament.pool import BotPool, PooledBot, restart_seats
 from arena.tournament.schedule import MatchPlan
 
 
@@ -100,25 +100,9 @@ async def play_pooled_match(
     """Play one match on the pool's long-lived processes (no two seats on one process, no
     process on a deal it has played) and write its record; processes whose seat crashed or
     forfeited are replaced."""
-    seated: list[PooledBot] = []
-    try:
-        for bot in plan.seats:
-            seated.append(await pool.lease(bot, plan.seed, seated))
-        spec = match_spec(config, plan, [p.token for p in seated])
-        server.register(spec)
-        for seat, p in enumerate(seated):
-            p.seat = (plan.match_id, seat)
-            # Gone before its seat was known: charged now (its watcher found no seat to charge).
-            if (why := pool.crash_detail(p)) is not None:
-                server.seat_crashed(plan.match_id, seat, why)
-        outcome = await server.run_match(spec)
-    except BaseException:
-        for p in seated:
-            pool.give_back(p, healthy=False)
-        raise
-    replace = restart_seats(outcome.faults, outcome.result.forfeited_by)
-    for seat, p in enumerate(seated):
-        pool.give_back(p, healthy=seat not in replace)
+    outcome = await play_seated(
+        server, pool, plan.seats, plan.seed, functools.partial(match_spec, config, plan)
+    )
     return await _finish(config, plan, outcome)
 
 

@@ -1,7 +1,7 @@
 """Running a tournament on trio: up to ``concurrency`` matches at once over one arena server.
 
 A match is a job: a plan in, a result and a record out (arena/tournament/job.py), played on
-long-lived bot processes from a :class:`~arena.tournament.pool.BotPool` (or, with ``restart =
+long-lived bot processes from a :class:`~arena.pool.BotPool` (or, with ``restart =
 "per_match"``, on processes started for it). The runner only decides what to start, and commits
 each result with its ``done`` status in one transaction, so the tournament can be killed at any
 moment and resumed.
@@ -32,12 +32,12 @@ from arena.bots.reaper import bot_run
 from arena.bots.sandbox import SOCKET_NAME, Limits, prepare_socket
 from arena.errors import ArenaError
 from arena.layout import LOGS_DIR, RECORDS_DIR, arena_home
+from arena.pool import BotPool
 from arena.records.format import remove_stale_temps
 from arena.seeds import fresh_seed
 from arena.server import open_arena_server
 from arena.tournament.config import TournamentConfig
 from arena.tournament.job import MatchFn, PlayedMatch, play_match, play_pooled_match
-from arena.tournament.pool import BotPool
 from arena.tournament.progress import Feedback
 from arena.tournament.report import Standings, standings
 from arena.tournament.schedule import MatchPlan, build_schedule

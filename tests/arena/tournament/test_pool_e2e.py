@@ -1,4 +1,4 @@
-"""Tournaments on long-lived bot processes, for real: each bot process names itself by its pid
+"""Tournaments on long-lived bot processes, for real: each bot process names itself at random
 (its Hello's version, which the records keep per seat), so the records show which process
 played which seat of which deal. No process played a deal twice, partners never shared one,
 processes were reused, and the results are those of fresh processes per match."""
@@ -21,7 +21,9 @@ TRACER = """\
 import os
 from arena.sdk import RandomBot, run_bot
 bot = RandomBot()
-bot.version = str(os.getpid())  # the records keep it per seat: which process sat there
+# A name of its own (a pid repeats in sandboxes: each has its own pid namespace); the
+# records keep it per seat: which process sat there.
+bot.version = os.urandom(6).hex()
 run_bot(bot)
 """
 

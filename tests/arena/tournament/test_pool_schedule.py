@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from arena.tournament.pool import PooledBot, pick
+from arena.pool import PooledBot, pick
 from arena.tournament.schedule import MatchPlan, build_schedule, rotations_per_table
 from engine import game_ids, get_game
 

@@ -1,6 +1,7 @@
-"""Bot processes kept alive across a tournament's matches, as chess tournament managers keep
-engines (cutechess-cli, fastchess): a process connects once and is seated in match after match
-over the same stream, so a tournament spends its time playing, not starting bots.
+"""Bot processes kept alive across matches (a tournament's, ``arena match --games N``), as chess
+tournament managers keep engines (cutechess-cli, fastchess): a process connects once and is
+seated in match after match over the same stream, so the run spends its time playing, not
+starting bots.
 
 A :class:`BotPool` starts processes as matches need them and hands them out (:meth:`BotPool.
 lease`) under two rules:
@@ -20,7 +21,7 @@ docs/tournaments.md.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,9 +34,9 @@ from arena.bots.process import RunningBot, bot_environment
 from arena.errors import ArenaError
 from arena.protocol.messages import FaultInfo
 from arena.seeds import derive_seed
-from arena.server import ArenaServer, new_token
+from arena.server import ArenaServer, MatchOutcome, MatchSpec, new_token
 
-log = structlog.get_logger("arena.tournament.pool")
+log = structlog.get_logger("arena.pool")
 
 
 @dataclass(eq=False)
@@ -75,7 +76,10 @@ class BotPool:
         seed: int,
         nursery: trio.Nursery,
         confinement: Confinement | None = None,
+        address: str | None = None,
     ) -> None:
+        """``address``: where plain processes reach the server (default its TCP address);
+        sandboxed and containerised ones always get the confinement's Unix socket."""
         self._server = server
         self._programs = programs
         self._logs = logs_dir
@@ -85,12 +89,19 @@ class BotPool:
         self._idle: dict[str, list[PooledBot]] = {name: [] for name in programs}
         self._count: dict[str, int] = dict.fromkeys(programs, 0)
         self._all: list[PooledBot] = []
-        self._address = confinement.address if confinement is not None else server.address
+        self._address = address or server.address
 
     @property
     def started(self) -> int:
         """Processes started so far."""
         return len(self._all)
+
+    def logs(self, bots: Sequence[str]) -> tuple[Path, ...]:
+        """The log of each bot's newest process (one process per bot: a seat of a series)."""
+        newest: dict[str, Path] = {}
+        for p in self._all:
+            newest[p.bot] = p.log_path
+        return tuple(newest[b] for b in bots)
 
     async def lease(self, bot: str, deal: int, taken: Sequence[PooledBot] = ()) -> PooledBot:
         """A live process of ``bot`` that has not played ``deal`` and is not among ``taken``
@@ -161,6 +172,38 @@ class BotPool:
                 for p in self._all:
                     if p.proc is not None:
                         stopper.start_soon(p.proc.stop)
+
+
+async def play_seated(
+    server: ArenaServer,
+    pool: BotPool,
+    bots: Sequence[str],
+    deal: int,
+    spec_for: Callable[[Sequence[str]], MatchSpec],
+) -> MatchOutcome:
+    """Play one match on the pool's processes: a process of ``bots[seat]`` per seat (never two
+    seats on one, never one on ``deal`` again), the match ``spec_for(tokens)`` registered with
+    their tokens; processes whose seat crashed or forfeited are replaced afterwards."""
+    seated: list[PooledBot] = []
+    try:
+        for bot in bots:
+            seated.append(await pool.lease(bot, deal, seated))
+        spec = spec_for([p.token for p in seated])
+        server.register(spec)
+        for seat, p in enumerate(seated):
+            p.seat = (spec.match_id, seat)
+            # Gone before its seat was known: charged now (its watcher found no seat to charge).
+            if (why := pool.crash_detail(p)) is not None:
+                server.seat_crashed(spec.match_id, seat, why)
+        outcome = await server.run_match(spec)
+    except BaseException:
+        for p in seated:
+            pool.give_back(p, healthy=False)
+        raise
+    replace = restart_seats(outcome.faults, outcome.result.forfeited_by)
+    for seat, p in enumerate(seated):
+        pool.give_back(p, healthy=seat not in replace)
+    return outcome
 
 
 def pick(idle: Sequence[PooledBot], deal: int, taken: Sequence[PooledBot]) -> PooledBot | None:
