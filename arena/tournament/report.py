@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from arena.layout import LOGS_DIR
+from arena.sdk.client import strategy_failures
 from arena.tournament.crosstable import CrossTable, Side, match_sides
 from arena.tournament.store import Store
 from engine import EngineError, Game, MatchConfig, get_game
@@ -129,8 +130,6 @@ def standings(store: Store) -> Standings:
 def _fallbacks(store: Store, seats: dict[str, tuple[str, ...]]) -> Counter[str]:
     """Strategy failures per bot, from the logs beside the store: a long-lived process's
     ``BOT-pN.log``, or a match's ``MATCH.seatN.log`` (``restart = "per_match"``)."""
-    from arena.sdk.client import strategy_failures
-
     counts: Counter[str] = Counter()
     logs = store.path.parent / LOGS_DIR
     bots = {name for name, _ in store.bots()}
