@@ -148,6 +148,33 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(Path(args.out), quiet=args.quiet)
 
 
+def _add_game_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--game", default=None, help="game id")
+    p.add_argument("--players", type=int, default=None, help="players at a table")
+    p.add_argument("--option", action="append", default=[], metavar="K=V", help="game option")
+
+
+def _add_run_arguments(p: argparse.ArgumentParser, json_help: str) -> None:
+    """What a tournament and an SPRT both take: seed, concurrency, processes, time, output."""
+    p.add_argument("--seed", type=int, default=None, help="seed (default: a secret one)")
+    p.add_argument("-j", "--concurrency", type=int, default=None, help="matches at once")
+    p.add_argument(
+        "--restart",
+        choices=("on_failure", "per_match"),
+        default=None,
+        help="on_failure (default): each bot process plays match after match, replaced after a "
+        "crash or forfeit; per_match: a fresh process for every match",
+    )
+    p.add_argument("--move-ms", type=int, default=None, help="time per decision (ms)")
+    p.add_argument("--bank-ms", type=int, default=None, help="time bank per match (ms)")
+    p.add_argument("--strict", action="store_true", help="strict fault policy")
+    p.add_argument("--out", default=None, help="output directory")
+    p.add_argument("--quiet", action="store_true", help="no progress output")
+    p.add_argument("--json", action="store_true", help=json_help)
+    add_log_level_option(p, "warning", "server")
+    add_sandbox_argument(p)
+
+
 def add_tournament_parsers(sub: Any) -> None:
     """Register ``tournament``, ``ratings`` and ``demo`` on the top-level subparsers."""
     tp = sub.add_parser(
@@ -159,9 +186,7 @@ def add_tournament_parsers(sub: Any) -> None:
         "ARENA_DB_LOCK_TIMEOUT seconds (default 60), then the run stops and a rerun resumes.",
     )
     tp.add_argument("config", nargs="?", default=None, help="tournament config (TOML)")
-    tp.add_argument("--game", default=None, help="game id")
-    tp.add_argument("--players", type=int, default=None, help="players at a table")
-    tp.add_argument("--option", action="append", default=[], metavar="K=V", help="game option")
+    _add_game_arguments(tp)
     tp.add_argument(
         "--bot",
         action="append",
@@ -175,23 +200,7 @@ def add_tournament_parsers(sub: Any) -> None:
     dup = tp.add_mutually_exclusive_group()
     dup.add_argument("--duplicate", dest="duplicate", action="store_true", default=None)
     dup.add_argument("--no-duplicate", dest="duplicate", action="store_false", default=None)
-    tp.add_argument("--seed", type=int, default=None, help="tournament seed")
-    tp.add_argument("-j", "--concurrency", type=int, default=None, help="matches at once")
-    tp.add_argument(
-        "--restart",
-        choices=("on_failure", "per_match"),
-        default=None,
-        help="on_failure (default): each bot process plays match after match, replaced after a "
-        "crash or forfeit; per_match: a fresh process for every match",
-    )
-    tp.add_argument("--move-ms", type=int, default=None, help="time per decision (ms)")
-    tp.add_argument("--bank-ms", type=int, default=None, help="time bank per match (ms)")
-    tp.add_argument("--strict", action="store_true", help="strict fault policy")
-    tp.add_argument("--out", default=None, help="output directory")
-    tp.add_argument("--quiet", action="store_true", help="no progress output")
-    tp.add_argument("--json", action="store_true", help="print the final standings as JSON")
-    add_log_level_option(tp, "warning", "server")
-    add_sandbox_argument(tp)
+    _add_run_arguments(tp, "print the final standings as JSON")
     tp.add_argument(
         "--home", default=None, metavar="DIR", help="the arena's state directory (bot registry)"
     )
@@ -207,9 +216,7 @@ def add_tournament_parsers(sub: Any) -> None:
         "the keys below; flags override it. Resumable: run the same command again.",
     )
     sp.add_argument("config", nargs="?", default=None, help="config (TOML)")
-    sp.add_argument("--game", default=None, help="game id")
-    sp.add_argument("--players", type=int, default=None, help="players at the table")
-    sp.add_argument("--option", action="append", default=[], metavar="K=V", help="game option")
+    _add_game_arguments(sp)
     sp.add_argument("--candidate", default=None, metavar="NAME[=CMD]", help="the new version")
     sp.add_argument("--baseline", default=None, metavar="NAME[=CMD]", help="what it must beat")
     sp.add_argument("--elo0", type=float, default=None, help="H0: Elo <= elo0 (default 0)")
@@ -226,22 +233,7 @@ def add_tournament_parsers(sub: Any) -> None:
         default=None,
         help="most deals to play before giving up without a verdict (default 20000)",
     )
-    sp.add_argument("--seed", type=int, default=None, help="seed (default: a secret one)")
-    sp.add_argument("-j", "--concurrency", type=int, default=None, help="matches at once")
-    sp.add_argument(
-        "--restart",
-        choices=("on_failure", "per_match"),
-        default=None,
-        help="bot processes: on_failure (default, long-lived) or per_match",
-    )
-    sp.add_argument("--move-ms", type=int, default=None, help="time per decision (ms)")
-    sp.add_argument("--bank-ms", type=int, default=None, help="time bank per match (ms)")
-    sp.add_argument("--strict", action="store_true", help="strict fault policy")
-    sp.add_argument("--out", default=None, help="output directory")
-    sp.add_argument("--quiet", action="store_true", help="no progress output")
-    sp.add_argument("--json", action="store_true", help="print the verdict as JSON")
-    add_log_level_option(sp, "warning", "server")
-    add_sandbox_argument(sp)
+    _add_run_arguments(sp, "print the verdict as JSON")
     sp.set_defaults(handler=_cmd_sprt, bot=[], format=None, matches=None, duplicate=None)
 
     rp = sub.add_parser("ratings", help="print the leaderboard of a tournament directory")

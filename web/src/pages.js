@@ -298,19 +298,7 @@ async function leaderboardPage(main) {
       h("p", { class: "note" }, "P(row is stronger than column), from the rating fit."),
       los.length === 0
         ? empty("Not enough rated versions.")
-        : chart({
-            marginLeft: 110,
-            marginBottom: 80,
-            width: Math.max(320, 110 + 64 * versions.length),
-            height: 90 + 40 * versions.length,
-            x: { domain: versions, label: null, tickRotate: -30 },
-            y: { domain: versions, label: null },
-            color: { type: "linear", domain: [0, 1], scheme: "RdBu", legend: true, label: "P" },
-            marks: [
-              Plot.cell(los, { x: "column", y: "row", fill: "p", inset: 1 }),
-              Plot.text(los, { x: "column", y: "row", text: (d) => d.p.toFixed(2), fill: (d) => (Math.abs(d.p - 0.5) > 0.3 ? "white" : "black") }),
-            ],
-          }),
+        : heatmap(los, versions, "p", "RdBu", "P", (d) => d.p.toFixed(2)),
     ),
   );
   const cells = cross.cells.map((c) => ({ ...c, score: (c.wins + c.draws / 2) / Math.max(1, c.matches) }));
@@ -320,21 +308,27 @@ async function leaderboardPage(main) {
       h("p", { class: "note" }, "Row's wins–losses–draws against column; colour: its score."),
       cells.length === 0
         ? empty("No two versions have met yet.")
-        : chart({
-            marginLeft: 110,
-            marginBottom: 80,
-            width: Math.max(320, 110 + 64 * versions.length),
-            height: 90 + 40 * versions.length,
-            x: { domain: versions, label: null, tickRotate: -30 },
-            y: { domain: versions, label: null },
-            color: { type: "linear", domain: [0, 1], scheme: "RdYlGn", legend: true, label: "score" },
-            marks: [
-              Plot.cell(cells, { x: "column", y: "row", fill: "score", inset: 1 }),
-              Plot.text(cells, { x: "column", y: "row", text: (d) => `${d.wins}–${d.losses}–${d.draws}` }),
-            ],
-          }),
+        : heatmap(cells, versions, "score", "RdYlGn", "score", (d) => `${d.wins}–${d.losses}–${d.draws}`),
     ),
   );
+}
+
+// A versions × versions heatmap of ``data`` (rows of {row, column, [fill]}), each cell labelled.
+function heatmap(data, versions, fill, scheme, label, text) {
+  return chart({
+    marginLeft: 110,
+    marginBottom: 80,
+    width: Math.max(320, 110 + 64 * versions.length),
+    height: 90 + 40 * versions.length,
+    x: { domain: versions, label: null, tickRotate: -30 },
+    y: { domain: versions, label: null },
+    color: { type: "linear", domain: [0, 1], scheme, legend: true, label },
+    marks: [
+      Plot.cell(data, { x: "column", y: "row", fill, inset: 1 }),
+      // Dark ink on the light middle of the scale, white on its dark ends.
+      Plot.text(data, { x: "column", y: "row", text, fill: (d) => (Math.abs(d[fill] - 0.5) > 0.3 ? "white" : "black") }),
+    ],
+  });
 }
 
 // --- a bot ------------------------------------------------------------------------------------
