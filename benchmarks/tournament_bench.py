@@ -37,7 +37,7 @@ def tournament_run(
 ) -> dict[str, Any]:
     """One full round-robin at ``concurrency``; matches per minute and where the CPU went.
     ``restart``: ``per_match`` (a process per seat of every match, the reference) or
-    ``on_failure`` (long-lived processes, arena/tournament/pool.py)."""
+    ``on_failure`` (long-lived processes, arena/pool.py)."""
     from arena.tournament.config import load_config
     from arena.tournament.progress import Feedback
     from arena.tournament.runner import run_tournament
