@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
 .PHONY: node-bot demo test lint typecheck pytest venv clean proto rules sandbox-tools wheels test-docker \
-  bytecode cpp-bot proto-tools web browser screenshots
+  bytecode cpp-bot proto-tools web browser screenshots playthroughs
 
 # arena/protocol/_wire.c is compiled by the install: an edit to it reinstalls.
 $(STAMP): pyproject.toml arena/protocol/_wire.c
@@ -133,6 +133,11 @@ proto: $(STAMP)
 # The referee's law, copied from ../shared/rules/ into docs/rules/law/ (tests/engine/test_rules_law.py).
 rules:
 	python3 scripts/sync_rules.py
+
+# The golden playthroughs, tests/engine/playthroughs/*.txt (tests/engine/test_playthroughs.py):
+# rewritten only for a change of rules or of what the engine shows.
+playthroughs: $(STAMP)
+	$(BIN)/python scripts/playthroughs.py
 
 # Wheels of the arena and its dependencies (pip's configured index) for the Docker image.
 wheels: $(STAMP) web

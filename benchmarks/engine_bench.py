@@ -160,7 +160,8 @@ def _mid_match(
 def clone_costs(clones: int = 300, rounds: int = 5) -> dict[str, Any]:
     """Microseconds per ``clone()`` of a state :data:`CLONE_AFTER` decisions into a match (what a
     search bot pays per simulation), ours beside OpenSpiel's C++ ``State.clone()``; medians of
-    ``rounds`` rounds of ``clones`` clones each, subjects interleaved per round."""
+    ``rounds`` rounds of ``clones`` clones each, subjects interleaved per round. Ours also with a
+    given generator (``clone(rng)``, ``us_per_clone_given_rng``), which copies none."""
     rng = random.Random(7)
     states: dict[str, Any] = {}
     for label, gid, players, opts in OUR_GAMES:
@@ -186,15 +187,27 @@ def clone_costs(clones: int = 300, rounds: int = 5) -> dict[str, Any]:
                 game.new_initial_state, step, lambda st: st.is_terminal(), CLONE_AFTER
             )
     per_round: dict[str, list[float]] = {label: [] for label in states}
+    # clone(rng): the copy draws its chance from a generator the search gives, copying none.
+    given = random.Random(11)
+    ours = [label for label, *_ in OUR_GAMES]
+    per_round_given: dict[str, list[float]] = {label: [] for label in ours}
     for _ in range(rounds):
         for label, state in states.items():
             t0 = time.process_time()
             for _ in range(clones):
                 state.clone()
             per_round[label].append((time.process_time() - t0) / clones * 1e6)
+            if label in per_round_given:
+                t0 = time.process_time()
+                for _ in range(clones):
+                    state.clone(given)
+                per_round_given[label].append((time.process_time() - t0) / clones * 1e6)
     return {
         "after_decisions": CLONE_AFTER,
         "us_per_clone": {k: round(statistics.median(v), 2) for k, v in per_round.items()},
+        "us_per_clone_given_rng": {
+            k: round(statistics.median(v), 2) for k, v in per_round_given.items()
+        },
     }
 
 

@@ -15,6 +15,8 @@ from engine.core import (
     Presentation,
     Result,
     ScoreRow,
+    number_actions,
+    rank_returns,
     ranks_from_scores,
 )
 from engine.errors import (
@@ -25,7 +27,7 @@ from engine.errors import (
     UnknownGameError,
 )
 from engine.options import OptionSpec, OptionValue
-from engine.registry import game_ids, get_game
+from engine.registry import game_ids, get_game, make
 
 __all__ = [
     "JSON",
@@ -48,5 +50,8 @@ __all__ = [
     "UnknownGameError",
     "game_ids",
     "get_game",
+    "make",
+    "number_actions",
+    "rank_returns",
     "ranks_from_scores",
 ]

@@ -8,9 +8,11 @@ every simulation:
 * :func:`quick_init`, an ``__init__`` for frozen, slotted dataclasses that fills each slot
   through its descriptor's setter instead of calling ``object.__setattr__`` per field as the
   generated frozen ``__init__`` does. ``Event`` and the games' observations use it.
-* The share table behind ``MatchState.clone()`` (:data:`CLONE_KINDS`, :func:`copied`): which
-  values a clone shares because they never change and how it copies the rest, so that a clone
-  neither deep-copies the event log nor any frozen value in the state.
+* The share table behind ``MatchState.clone()`` (:data:`CLONE_KINDS`, :func:`copied`,
+  :func:`cloned_attrs`): which values a clone shares because they never change and how it copies
+  the rest, so that a clone neither deep-copies the event log nor any frozen value in the state;
+  lists a game declares flat are copied without looking inside, and a generator given to
+  ``clone(rng)`` replaces the state's instead of being copied.
 
 The dependency goes one way, core → here: nothing here imports :mod:`engine.core`, and core
 hands in the game base class whose instances clones share (:func:`share_instances_of`). What
@@ -98,6 +100,31 @@ def _classify(kind_of: type) -> int:
     if kind == SHARE:
         _SHARED_TYPES.add(kind_of)
     return kind
+
+
+def cloned_attrs(
+    attrs: dict[str, Any], flat: frozenset[str], rng: random.Random | None
+) -> dict[str, Any]:
+    """A clone's ``__dict__`` from its original's (MatchState.clone).
+
+    ``flat`` names the lists the game declares to hold only values that never change (cards,
+    seats, events): they are copied with one ``list.copy()`` without looking inside, which is
+    most of what makes a clone cheap. With ``rng`` given, every generator becomes ``rng`` itself:
+    copying a Mersenne Twister's 625 words was the largest part of a clone's work.
+    """
+    new = attrs.copy()
+    shared = _SHARED_TYPES
+    for name, value in attrs.items():
+        kind = type(value)
+        if kind in shared:
+            continue
+        if kind is list and name in flat:
+            new[name] = value.copy()
+        elif kind is random.Random and rng is not None:
+            new[name] = rng
+        else:
+            new[name] = copied(value)
+    return new
 
 
 def copied(value: Any) -> Any:

@@ -18,9 +18,9 @@ import random
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
-from engine._fast import CLONE_KINDS, SHARE, copied, quick_init, share_instances_of
+from engine._fast import cloned_attrs, quick_init, share_instances_of
 from engine.errors import ConfigError, IllegalActionError, MatchOverError
 from engine.options import OptionSpec, OptionValue, resolve_options
 
@@ -42,6 +42,11 @@ class Action:
     arg: str = ""
     #: The canonical text form; derived from ``kind`` and ``arg``.
     text: str = field(default="", compare=False)
+    #: Position in its game's action space (:meth:`Game.action_space`), set once by
+    #: :func:`number_actions` when the game builds that space at import; -1 for an action made
+    #: elsewhere (a decoded message: :meth:`MatchState.find_action` gives the game's own).
+    #: Stored on the interned action, so reading it costs a slot read, not a look-up.
+    index: int = field(default=-1, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "text", f"{self.kind}:{self.arg}" if self.arg else self.kind)
@@ -55,6 +60,19 @@ class Action:
 
     def __deepcopy__(self, memo: dict[int, object]) -> Action:
         return self
+
+
+def number_actions(*groups: Sequence[Action]) -> tuple[Action, ...]:
+    """An action space: ``groups`` joined in order, each action's :attr:`Action.index` set to its
+    position. Games intern their actions and several spaces share some (every trick game's
+    ``play:`` actions come first, at 0..51), so an action already numbered must keep its number:
+    anything else raises ``ValueError`` at import rather than mislabelling a mask."""
+    space = tuple(a for group in groups for a in group)
+    for i, action in enumerate(space):
+        if action.index not in (-1, i):
+            raise ValueError(f"{action.text} is action {action.index} elsewhere, not {i}")
+        object.__setattr__(action, "index", i)
+    return space
 
 
 # Every decision makes an event: quick_init's __init__ fills the slots through their descriptors
@@ -155,6 +173,34 @@ def ranks_from_scores(scores: Sequence[float]) -> tuple[int, ...]:
     return tuple(1 + sum(1 for o in scores if o > s) for s in scores)
 
 
+def rank_returns(
+    ranks: Sequence[int], sides: Sequence[Sequence[int]] | None = None
+) -> tuple[float, ...]:
+    """Zero-sum utilities from ranks: seat ``i`` gets ``sum(sign(ranks[j] - ranks[i])) / k``
+    over its opponents ``j`` (+1 for each it beat, -1 for each that beat it, 0 for a tie).
+
+    Opponents are every other seat, or with ``sides`` the seats outside ``i``'s side (partners
+    share a result, so they are not played against). ``k`` is the same for every seat, the most
+    opponents any seat has (``n - 1``; ``n`` minus the smallest side), so the pairs cancel and the
+    utilities sum to exactly 0, each in [-1, 1]: a whist rubber gives ±1, a five-player spoil
+    five ranked 1 2 2 4 5 gives 1, 0.25, 0.25, -0.5, -1.
+    """
+    n = len(ranks)
+    if n < 2:
+        return (0.0,) * n
+    side_of = {s: i for i, side in enumerate(sides or ()) for s in side}
+    # A seat in no side plays alone: its own side (negative keys never clash with side numbers).
+    team = [side_of.get(s, -1 - s) for s in range(n)]
+    k = max(sum(1 for j in range(n) if team[j] != team[i]) for i in range(n))
+    if k == 0:
+        return (0.0,) * n
+    return tuple(
+        sum((ranks[j] > ranks[i]) - (ranks[j] < ranks[i]) for j in range(n) if team[j] != team[i])
+        / k
+        for i in range(n)
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class MatchConfig:
     """A validated configuration: the game, the number of players and every option's value."""
@@ -215,6 +261,12 @@ class Game(ABC):
 
     def check_config(self, config: MatchConfig) -> None:
         """Cross-option checks a game may add; raise :class:`ConfigError`."""
+
+    def action_space(self, config: MatchConfig) -> tuple[Action, ...]:
+        """Every action the game can ever offer in ``config``, in a stable order: the fixed
+        space that :attr:`Action.index` and :meth:`MatchState.legal_mask` refer to. Games build
+        it once with :func:`number_actions`; the legal lists keep their own canonical order."""
+        raise NotImplementedError(f"{self.id} has no action space")
 
     def num_seats(self, config: MatchConfig) -> int:
         """Number of deciding seats (bots) for ``config``; usually the number of players."""
@@ -436,6 +488,30 @@ class MatchState(ABC):
         """Whether the match has ended."""
         return self.to_move is None
 
+    @property
+    def is_terminal(self) -> bool:
+        """Whether the match has ended (OpenSpiel's word for :meth:`is_over`)."""
+        return self.to_move is None
+
+    def legal_mask(self) -> bytes:
+        """The legal actions as a mask over the game's :meth:`Game.action_space`: one byte per
+        action, 1 when legal, else 0 (all 0 once the match is over). Bytes are immutable and
+        compact, and ``numpy.frombuffer(mask, dtype=bool)`` reads them without a copy."""
+        mask = bytearray(len(self.game.action_space(self.config)))
+        for action in self.legal_actions():
+            if action.index < 0:  # mask[-1] would silently mark the last action
+                raise ValueError(f"{action.text} is not in {self.game.id}'s action space")
+            mask[action.index] = 1
+        return bytes(mask)
+
+    def returns(self) -> tuple[float, ...]:
+        """Each seat's zero-sum utility: :func:`rank_returns` of the result's ranks and the
+        game's sides (forfeits included); all 0.0 until the match is over, as in OpenSpiel."""
+        result = self.result()
+        if result is None:
+            return (0.0,) * self.num_seats
+        return rank_returns(result.ranks, self.game.sides(self.config))
+
     def find_action(self, action: Action | str) -> Action:
         """The legal action equal to ``action`` (or with that text form); else raise."""
         seat = self.to_move
@@ -512,8 +588,18 @@ class MatchState(ABC):
         """The events from index ``start`` on that ``seat`` may see."""
         return [e for e in self.events[start:] if e.to is None or seat in e.to]
 
-    def clone(self) -> MatchState:
-        """An independent copy (for search bots); the generator's state is copied too.
+    #: Lists that hold only values that never change (ints, strings, events, frozen tricks),
+    #: named by attribute: clone() copies them with one ``list.copy()`` without looking inside.
+    #: A game adds its own; a list of lists (or of anything mutable) must not be named here.
+    _flat_lists: ClassVar[frozenset[str]] = frozenset({"events"})
+
+    def clone(self, rng: random.Random | None = None) -> Self:
+        """An independent copy (for search bots).
+
+        Without ``rng`` the copy is exact: its generator is a copy of this one's, so it draws the
+        very chance this match would (the real future deals). With ``rng`` the copy draws its
+        future chance from ``rng`` itself (shared, not copied), so a search does not replay the
+        real future, and copying no generator makes the clone several times cheaper.
 
         What never changes is shared, not copied: numbers, strings, tuples, frozen dataclasses
         (actions, events, tricks, the configuration) and the game itself; lists, dicts and sets
@@ -522,14 +608,34 @@ class MatchState(ABC):
         once per simulation, hence the sharing: a deep copy of the whole state would copy every
         event of the log (docs/performance.md has the figures).
         """
-        attrs = self.__dict__.copy()
-        kinds = CLONE_KINDS
-        for name, value in attrs.items():
-            if kinds.get(type(value)) != SHARE:
-                attrs[name] = copied(value)
         new = object.__new__(type(self))
-        new.__dict__ = attrs
+        new.__dict__ = cloned_attrs(self.__dict__, self._flat_lists, rng)
         return new
+
+    def determinize(self, seat: int, rng: random.Random) -> Self:
+        """A full state consistent with everything ``seat`` has seen, the rest drawn from ``rng``.
+
+        ``seat``'s observation and legal actions are the same as here; every card it cannot see
+        is dealt at random among the places it may be (other hands, a stock, a face-down
+        discard), respecting what play has shown (a player who failed to follow suit holds none
+        of it), and hidden deck orders are reshuffled. The copy draws its future chance from
+        ``rng`` (:meth:`clone`), its log keeps only the events ``seat`` may see (the others
+        would tell the true hidden cards), and this state is left unchanged. For search over
+        information sets (ISMCTS, PIMC): determinize once per simulation, then play on.
+        """
+        if not 0 <= seat < self.num_seats:
+            raise ValueError(f"no seat {seat}: the match has {self.num_seats} seats")
+        new = self.clone(rng)
+        new.events = [e for e in self.events if e.to is None or seat in e.to]
+        new._legal = None
+        if new.to_move is not None:
+            new._redeal_hidden(seat, rng)
+        return new
+
+    def _redeal_hidden(self, seat: int, rng: random.Random) -> None:
+        """Hook for :meth:`determinize`, called on the copy: replace everything ``seat`` cannot
+        see (where the game's hidden cards are is rules knowledge, so it lives in the game)."""
+        raise NotImplementedError(f"{self.game.id} does not support determinize()")
 
     # --- helpers for games -----------------------------------------------------------------------
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import importlib
 
-from engine.core import Game
+from engine.core import Game, MatchState
 from engine.errors import UnknownGameError
+from engine.options import OptionValue
 
 #: Game id -> module defining ``GAME``, an instance of :class:`engine.core.Game`.
 _MODULES: dict[str, str] = {
@@ -37,3 +38,13 @@ def get_game(game_id: str) -> Game:
         raise TypeError(f"{module_name}.GAME is not a Game")
     _LOADED[game_id] = loaded
     return loaded
+
+
+def make(
+    game_id: str, players: int | None = None, seed: int = 0, **options: OptionValue
+) -> MatchState:
+    """A new match in one call: ``make("whist", players=4, seed=1, points_to_win=5)`` is
+    ``get_game(id).new_match(game.configure(players, options), seed)``. ``players`` defaults to
+    the game's usual table; errors are the long form's (:class:`ConfigError`, unknown game)."""
+    game = get_game(game_id)
+    return game.new_match(game.configure(players, options), seed)

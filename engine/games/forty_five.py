@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from engine.core import (
     JSON,
+    Action,
     Game,
     MatchConfig,
     Observation,
@@ -22,6 +23,7 @@ from engine.core import (
 )
 from engine.games.spoil_rules import (
     COMMON_OPTIONS,
+    TABLE_ACTIONS,
     TRICKS_PER_DEAL,
     SpoilTableObservation,
     SpoilTableState,
@@ -94,6 +96,9 @@ class FortyFive(Game):
     def sides(self, config: MatchConfig) -> tuple[tuple[int, ...], ...] | None:
         return ((0, 2), (1, 3)) if config.players == 4 else None
 
+    def action_space(self, config: MatchConfig) -> tuple[Action, ...]:
+        return TABLE_ACTIONS
+
     def present(self, config: MatchConfig, public: Mapping[str, JSON]) -> Presentation:
         rows = (
             seat_row(self, config, "Tricks this deal", public.get("tricks_won")),
@@ -122,6 +127,9 @@ class FortyFive(Game):
 
 class FortyFiveState(SpoilTableState):
     """A game of Forty-Five in progress."""
+
+    #: Points per side: clone() copies it flat.
+    _flat_lists = SpoilTableState._flat_lists | {"score"}
 
     def __init__(self, game: Game, config: MatchConfig, seed: int) -> None:
         super().__init__(game, config, seed)

@@ -18,12 +18,14 @@ from engine.core import (
     Presentation,
     Result,
     name_of,
+    number_actions,
     ranks_from_scores,
     seat_row,
 )
 from engine.games.spoil_rules import (
     CLAIM,
     COMMON_OPTIONS,
+    TABLE_ACTIONS,
     TRICKS_PER_DEAL,
     SpoilTableObservation,
     SpoilTableState,
@@ -36,6 +38,8 @@ CLAIM_ACTION = Action("claim")
 #: … or leads on and must win tricks 4 and 5 too.
 JINX_ACTION = Action("jinx")
 _CLAIM_OR_JINX = (CLAIM_ACTION, JINX_ACTION)
+#: The table's actions (plays, robs, ace decisions), then claim and jinx: 0..108.
+ACTION_SPACE = number_actions(TABLE_ACTIONS, _CLAIM_OR_JINX)
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +91,9 @@ class SpoilFive(Game):
     def new_match(self, config: MatchConfig, seed: int) -> SpoilFiveState:
         return SpoilFiveState(self, config, seed)
 
+    def action_space(self, config: MatchConfig) -> tuple[Action, ...]:
+        return ACTION_SPACE
+
     def present(self, config: MatchConfig, public: Mapping[str, JSON]) -> Presentation:
         names = self.seat_names(config)
         rows = (
@@ -118,6 +125,9 @@ class SpoilFive(Game):
 
 class SpoilFiveState(SpoilTableState):
     """A Spoil Five session in progress."""
+
+    #: Chip counts: clone() copies them flat.
+    _flat_lists = SpoilTableState._flat_lists | {"stakes", "balances"}
 
     def __init__(self, game: Game, config: MatchConfig, seed: int) -> None:
         super().__init__(game, config, seed)

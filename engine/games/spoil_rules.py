@@ -10,6 +10,7 @@ demoted-ace flag, so the hot path is a few mask operations and list look-ups.
 
 from __future__ import annotations
 
+import random
 from abc import abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -32,11 +33,23 @@ from engine.cards import (
     card,
     mask_texts,
 )
-from engine.core import JSON, Action, Game, MatchConfig, MatchState, Observation, name_of
+from engine.core import (
+    JSON,
+    Action,
+    Game,
+    MatchConfig,
+    MatchState,
+    Observation,
+    name_of,
+    number_actions,
+)
+from engine.deal import deal_unseen
 from engine.games.tricks import (
     MAX_SEATS,
+    PLAY_ACTIONS,
     PLAY_EVENTS,
     TrickView,
+    deal_tricks,
     play_actions,
     shuffled_pack,
     trick_view,
@@ -156,6 +169,36 @@ class SpoilRules:
 RULES: Final = tuple((SpoilRules(t, False), SpoilRules(t, True)) for t in SUITS)
 
 
+def shown_voids(
+    players: int, tricks: Sequence[tuple[list[int], tuple[int, ...]]], rules: SpoilRules
+) -> tuple[list[int], list[bool]]:
+    """What this deal's play has shown (determinize): per seat, the cards it cannot hold, and
+    whether it ever failed to play a trump to a trump led.
+
+    Failing to follow a plain suit and not trumping shows that suit void; failing to play a
+    trump to a trump led shows every trump gone but those privileged against the card led. Give
+    the undemoted ``rules``: a demoted ace differs only in having no privilege, and the second
+    list tells who then cannot hold it.
+    """
+    forbidden = [0] * players
+    failed_trump = [False] * players
+    trumps = rules.trump_mask
+    for cards, seats in tricks:
+        led = cards[0]
+        if trumps >> led & 1:
+            shown = trumps & ~rules.exempt[led]
+            for i in range(1, len(cards)):
+                if not trumps >> cards[i] & 1:
+                    forbidden[seats[i]] |= shown
+                    failed_trump[seats[i]] = True
+        else:
+            follow = rules.follow[led]
+            for i in range(1, len(cards)):
+                if not (follow | trumps) >> cards[i] & 1:
+                    forbidden[seats[i]] |= follow
+    return forbidden, failed_trump
+
+
 def legal_play_mask(hand: int, led: int, trump: int, demoted: bool = False) -> int:
     """Cards of ``hand`` playable to a trick led by card ``led`` (-1 when leading)."""
     return RULES[trump][demoted].legal_mask(hand, led)
@@ -187,6 +230,9 @@ ANNOUNCE: Final = Action("announce")
 #: The holder neither robs nor announces: the ace becomes the lowest trump.
 SILENT: Final = Action("silent")
 CARD_INDEX: Final = {t: i for i, t in enumerate(CARD_TEXT)}
+#: Both games' action space up to here: plays, robs, then the ace decisions (0..106); spoil five
+#: appends claim and jinx. Every option keeps all of them, so numbers never depend on options.
+TABLE_ACTIONS: Final = number_actions(PLAY_ACTIONS, ROB_ACTIONS, (DECLINE, ANNOUNCE, SILENT))
 
 #: What the seat to move is deciding.
 PLAY, DEALER_ROB, ACE_CHOICE, CLAIM = 0, 1, 2, 3
@@ -318,6 +364,16 @@ class SpoilTableState(MatchState):
     :meth:`_after_trick` (continue with :meth:`_lead` or end the deal with :meth:`_end_deal`
     once scored) and may add decisions through :meth:`_legal_extra`/:meth:`_apply_extra`.
     """
+
+    #: Lists of cards, seats, counts and frozen tricks: clone() copies them flat.
+    _flat_lists = MatchState._flat_lists | {
+        "hands",
+        "rob_discard",
+        "trick_cards",
+        "trick_seats",
+        "finished_tricks",
+        "tricks_won",
+    }
 
     def __init__(self, game: Game, config: MatchConfig, seed: int) -> None:
         super().__init__(game, config, seed)
@@ -618,6 +674,72 @@ class SpoilTableState(MatchState):
             "deal_number": self.deal_number,
         }
 
+    def _redeal_hidden(self, seat: int, rng: random.Random) -> None:
+        # Hidden from ``seat``: the other hands (less a robbed turn-up, and an announced ace of
+        # trumps, whose places are public), the stock under the turn-up, and another player's
+        # rob discard. Play has shown voids (shown_voids); the ace of trumps, when ``seat``
+        # cannot know where it is, is dealt only where the robbing rules allow, and where it
+        # lands decides whether its holder is still to choose or chose silence.
+        n = self.n
+        normal = RULES[self.trump][0]
+        ace_bit = 1 << normal.ace
+        tricks = deal_tricks(self.finished_tricks, self.trick_cards, self.trick_seats)
+        forbidden, failed_trump = shown_voids(n, tricks, normal)
+        played = 0
+        for _, seats in tricks:
+            for s in seats:
+                played |= 1 << s
+        public = 1 << self.turn_up
+        if self.announced_by >= 0:
+            public |= ace_bit
+        others = [s for s in range(n) if s != seat]
+        robber = self.robbed_by
+        discard = robber >= 0 and robber != seat
+        unseen = self.stock | (self.discards if discard else 0)
+        for s in others:
+            unseen |= self.hands[s] & ~public
+        # Places: each other hand, then the stock, then the hidden discard.
+        places = [((self.hands[s] & ~public).bit_count(), forbidden[s]) for s in others]
+        places.append((self.stock.bit_count(), 0))
+        if discard:
+            places.append((1, 0))
+        ace_open = bool(unseen & ace_bit)
+        if ace_open:
+            if robber >= 0:  # the turn-up is no ace: the robber held it, and may have discarded it
+                allowed = {others.index(robber), len(places) - 1}
+            else:  # in the stock, with a player still to choose, or one silent (unless must_rob)
+                allowed = {len(others)}
+                for i, s in enumerate(others):
+                    if not played >> s & 1 or not (self.must_rob or failed_trump[s]):
+                        allowed.add(i)
+            places = [
+                (size, bits if i in allowed else bits | ace_bit)
+                for i, (size, bits) in enumerate(places)
+            ]
+        dealt = deal_unseen(rng, unseen, places)
+        for s, mask in zip(others, dealt, strict=False):
+            self.hands[s] = mask | self.hands[s] & public
+        self.stock = dealt[len(others)]
+        if discard:
+            self.discards = dealt[-1]
+            self.rob_discard[robber] = dealt[-1].bit_length() - 1
+        if ace_open and robber < 0:
+            if self.silent_seat >= 0:  # a silence ``seat`` could not see: undone, then redrawn
+                self.stats["silents"] -= 1
+            self.silent_seat = self.ace_holder = self.ace_wait = -1
+            self.rules = normal
+            holder = next((s for s in others if self.hands[s] & ace_bit), -1)
+            if holder >= 0:
+                self.ace_holder = holder
+                if played >> holder & 1:
+                    self.silent_seat = holder
+                    self.rules = RULES[self.trump][1]
+                    self.stats["silents"] += 1
+                else:
+                    self.ace_wait = holder
+            if self.phase in (PLAY, ACE_CHOICE):
+                self.phase = ACE_CHOICE if self.to_move == self.ace_wait else PLAY
+
     def card_count(self) -> int:
         """Cards accounted for: hands, played, stock, turn-up, pending ace, rob discards.
 
@@ -645,6 +767,7 @@ __all__ = [
     "ROB_ACTIONS",
     "RULES",
     "SILENT",
+    "TABLE_ACTIONS",
     "SpoilRules",
     "SpoilTableObservation",
     "SpoilTableState",

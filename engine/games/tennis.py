@@ -12,6 +12,7 @@ in docs/rules/tennis.md.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import compress
@@ -30,8 +31,10 @@ from engine.core import (
     Presentation,
     Result,
     ScoreRow,
+    number_actions,
     ranks_from_scores,
 )
+from engine.deal import shuffle
 from engine.games.tennis_cards import (
     ACE,
     AREAS,
@@ -185,6 +188,16 @@ def _action_info() -> dict[Action, tuple[int, int, int]]:
 
 #: What each action means: (code, player or -1, card type or -1). Read-only after import.
 ACTION_INFO: Final = _action_info()
+
+#: The action spaces. Pass is 0 in all three (it is shared); doubles with control=players adds
+#: leave at the end, so the team space is its prefix and no action needs two numbers.
+SINGLES_SPACE: Final = number_actions(
+    (PASS,), SHOT_ACTIONS, (SMASH_ACTION, KILL_ACTION, OUT_ACTION), PASS_DISCARD
+)
+TEAM_SPACE: Final = number_actions(
+    (PASS, DONE), *D_SHOT, D_SMASH, D_KILL, D_OUT, *D_PASS_DISCARD, *D_GIVE
+)
+PLAYERS_SPACE: Final = number_actions(TEAM_SPACE, (LEAVE,))
 
 
 # --- observation ----------------------------------------------------------------------------------
@@ -461,6 +474,11 @@ class Tennis(Game):
     def sides(self, config: MatchConfig) -> tuple[tuple[int, ...], ...] | None:
         return ((0, 2), (1, 3)) if self.num_seats(config) == 4 else None
 
+    def action_space(self, config: MatchConfig) -> tuple[Action, ...]:
+        if config.players == 2:
+            return SINGLES_SPACE
+        return PLAYERS_SPACE if self.num_seats(config) == 4 else TEAM_SPACE
+
     def summarize_stats(self, totals: Mapping[str, int], matches: int) -> dict[str, float]:
         def rate(num: str, den: str) -> float:
             d = totals.get(den, 0)
@@ -496,6 +514,22 @@ class TennisState(MatchState):
     Hands are lists of 19 counts per card type; the stock is a list of card types whose end is
     the top; the discard pile is kept as counts, face-up (``seen``) and face-down (``hidden``).
     """
+
+    #: Lists of counts, card types and texts (not ``hands``, lists of lists): copied flat.
+    _flat_lists = MatchState._flat_lists | {
+        "sizes",
+        "stock",
+        "seen",
+        "hidden",
+        "serve_deck",
+        "serve_pile",
+        "points",
+        "games",
+        "sets",
+        "set_points",
+        "set_scores",
+        "st",
+    }
 
     def __init__(self, game: Game, config: MatchConfig, seed: int) -> None:
         super().__init__(game, config, seed)
@@ -1099,6 +1133,42 @@ class TennisState(MatchState):
             summary=summary,
             stats=dict(zip(STAT_NAMES, self.st, strict=True)),
         )
+
+    # --- determinize -----------------------------------------------------------------------------
+
+    def _redeal_hidden(self, seat: int, rng: random.Random) -> None:
+        # Hidden from ``seat``: the hands it may not see, the stock (order and cards), the
+        # face-down pass discards it did not see made, and the Serve Deck's order (its cards are
+        # known: the deck less the public pile). Nobody's play obliges anything (a pass is always
+        # legal), so the unseen cards may lie anywhere: one shuffle deals them.
+        unseen_players = [p for p in range(self.n) if seat not in self.hand_seats[p]]
+        # The copy's log holds only what ``seat`` saw: its side's discards since the last
+        # reshuffle of the Play Deck (which takes the discard pile back).
+        known = [0] * NUM_TYPES
+        for e in reversed(self.events):
+            if e.kind == "play_shuffle":
+                break
+            if e.kind == "discard":
+                known[TYPE_INDEX[str(e.data["card"])]] += 1
+        pool = list(self.stock)
+        for t in range(NUM_TYPES):
+            pool += [t] * (self.hidden[t] - known[t])
+            for p in unseen_players:
+                pool += [t] * self.hands[p][t]
+        shuffle(rng, pool)
+        at = 0
+        for p in unseen_players:
+            hand = [0] * NUM_TYPES
+            for t in pool[at : at + self.sizes[p]]:
+                hand[t] += 1
+            self.hands[p] = hand
+            at += self.sizes[p]
+        self.stock = pool[at : at + len(self.stock)]
+        hidden = known
+        for t in pool[at + len(self.stock) :]:
+            hidden[t] += 1
+        self.hidden = hidden
+        shuffle(rng, self.serve_deck)
 
     # --- test support -----------------------------------------------------------------------------
 

@@ -7,6 +7,7 @@ wins it. The first player to win ``sets_to_win`` sets wins the match.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -23,12 +24,18 @@ from engine.core import (
     Result,
     ScoreRow,
     name_of,
+    number_actions,
     seat_row,
 )
+from engine.deal import deal_unseen
 from engine.games.tricks import (
+    PLAY_ACTIONS,
     PLAY_EVENTS,
     TrickView,
+    deal_tricks,
     follow_suit_plays,
+    follow_suit_voids,
+    played_by,
     standard_trick_winner,
     trick_view,
     tricks_so_far,
@@ -39,6 +46,8 @@ from engine.options import OptionSpec
 FIRST_HAND = 8
 #: ``trump:C`` … ``trump:S``, the dealer's nomination in rounds 2 and later (no no-trump).
 TRUMP_ACTIONS: tuple[Action, ...] = tuple(Action("trump", s) for s in SUIT_LETTERS)
+#: The plays (0..51), then the nominations (52..55).
+ACTION_SPACE = number_actions(PLAY_ACTIONS, TRUMP_ACTIONS)
 _SUIT_INDEX = {s: i for i, s in enumerate(SUIT_LETTERS)}
 CARD_INDEX = {t: i for i, t in enumerate(CARD_TEXT)}
 _PACK = range(52)
@@ -190,6 +199,9 @@ class TennisWhist(Game):
             facts.append((f"Tie-break, round {tb.get('round')}", f"{drawn}: {winner}"))
         return Presentation(tuple(r for r in rows if r), tuple(facts))
 
+    def action_space(self, config: MatchConfig) -> tuple[Action, ...]:
+        return ACTION_SPACE
+
     def new_match(self, config: MatchConfig, seed: int) -> TennisWhistState:
         return TennisWhistState(self, config, seed)
 
@@ -200,6 +212,21 @@ class TennisWhistState(MatchState):
     Tests may build positions by setting the round attributes (``hands``, ``alive``,
     ``n_alive``, ``trump``, ``trick_leader``, ``to_move``, ``tricks_won`` …) directly.
     """
+
+    #: Lists of cards, seats, counts and frozen views: clone() copies them flat.
+    _flat_lists = MatchState._flat_lists | {
+        "sets_won",
+        "rounds_survived",
+        "total_tricks",
+        "alive",
+        "hands",
+        "dealt",
+        "tricks_won",
+        "trick_cards",
+        "trick_seats",
+        "finished_tricks",
+        "tie_breaks",
+    }
 
     def __init__(self, game: Game, config: MatchConfig, seed: int) -> None:
         super().__init__(game, config, seed)
@@ -477,6 +504,24 @@ class TennisWhistState(MatchState):
             + "-".join(map(str, others)),
             stats=dict(self.stats),
         )
+
+    def _redeal_hidden(self, seat: int, rng: random.Random) -> None:
+        # Hidden from ``seat``: the other players' hands and the undealt rest of this round's
+        # pack (the turn-up lies apart, face up). Earlier rounds' packs do not matter: every
+        # round, and every draw, takes a fresh pack.
+        tricks = deal_tricks(self.finished_tricks, self.trick_cards, self.trick_seats)
+        voids = follow_suit_voids(self.n, tricks)
+        others = [s for s in range(self.n) if s != seat and self.hands[s]]
+        unseen = self.stock
+        for s in others:
+            unseen |= self.hands[s]
+        places = [(self.hands[s].bit_count(), voids[s]) for s in others]
+        places.append((self.stock.bit_count(), 0))
+        *hands, self.stock = deal_unseen(rng, unseen, places)
+        for s, mask in zip(others, hands, strict=True):
+            self.hands[s] = mask
+        played = played_by(self.n, tricks)
+        self.dealt = [self.hands[s] | played[s] for s in range(self.n)]
 
 
 def _parse_card_or_none(text: str) -> int | None:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from engine._fast import quick_init
 from engine.cards import CARD_TEXT, SUIT_MASKS
-from engine.core import Action, Event
+from engine.core import Action, Event, number_actions
 
 
 @quick_init
@@ -42,8 +42,9 @@ def tricks_so_far(
     return (*finished, trick_view(leader, cards, seats))
 
 
-#: ``play:<card>`` for every card, interned so legal-action lists allocate nothing new.
-PLAY_ACTIONS: tuple[Action, ...] = tuple(Action("play", t) for t in CARD_TEXT)
+#: ``play:<card>`` for every card, interned so legal-action lists allocate nothing new. They are
+#: actions 0..51 of every trick game's action space (the space begins with them).
+PLAY_ACTIONS: tuple[Action, ...] = number_actions(tuple(Action("play", t) for t in CARD_TEXT))
 
 
 #: Most seats at any trick-taking table here (spoil five takes up to ten players).
@@ -168,3 +169,41 @@ def standard_trick_winner(cards: list[int], trump: int | None) -> int:
         if key > best_key:
             best, best_key = i, key
     return best
+
+
+# --- what play has shown: determinize() deals the unseen cards consistently with it -----------
+
+_CARD_NUMBER = {t: i for i, t in enumerate(CARD_TEXT)}
+
+
+def deal_tricks(
+    finished: Sequence[TrickView], cards: Sequence[int], seats: Sequence[int]
+) -> list[tuple[list[int], tuple[int, ...]]]:
+    """This deal's tricks, the one being played last: (card numbers in play order, seats)."""
+    out = [([_CARD_NUMBER[t] for t in view.cards], view.seats) for view in finished]
+    if cards:
+        out.append((list(cards), tuple(seats)))
+    return out
+
+
+def follow_suit_voids(
+    players: int, tricks: Sequence[tuple[list[int], tuple[int, ...]]]
+) -> list[int]:
+    """Per seat, the cards it cannot hold under the plain follow-suit rule: every suit it failed
+    to follow. Cards only leave a hand during a deal, so a void lasts the deal."""
+    forbidden = [0] * players
+    for cards, seats in tricks:
+        led = cards[0] // 13
+        for i in range(1, len(cards)):
+            if cards[i] // 13 != led:
+                forbidden[seats[i]] |= SUIT_MASKS[led]
+    return forbidden
+
+
+def played_by(players: int, tricks: Sequence[tuple[list[int], tuple[int, ...]]]) -> list[int]:
+    """Per seat, the mask of the cards it played this deal."""
+    played = [0] * players
+    for cards, seats in tricks:
+        for c, s in zip(cards, seats, strict=True):
+            played[s] |= 1 << c
+    return played

@@ -5,6 +5,7 @@ Seats 0..3 are North, East, South, West (clockwise); North–South play East–W
 
 from __future__ import annotations
 
+import random
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -32,14 +33,19 @@ from engine.core import (
     Result,
     side_row,
 )
+from engine.deal import deal_unseen
 from engine.errors import ConfigError
 from engine.games.tricks import (
+    PLAY_ACTIONS,
     PLAY_EVENTS,
     SUIT_PLAYS,
     TrickView,
     deal_hands,
+    deal_tricks,
+    follow_suit_voids,
     mask_card_texts,
     play_actions,
+    played_by,
     shuffled_pack,
     tricks_so_far,
 )
@@ -122,6 +128,9 @@ class Whist(Game):
     def sides(self, config: MatchConfig) -> tuple[tuple[int, ...], ...]:
         return ((0, 2), (1, 3))
 
+    def action_space(self, config: MatchConfig) -> tuple[Action, ...]:
+        return PLAY_ACTIONS
+
     def present(self, config: MatchConfig, public: Mapping[str, JSON]) -> Presentation:
         rows = (
             side_row(self, config, "Tricks this deal", public.get("tricks_won")),
@@ -141,6 +150,18 @@ class Whist(Game):
 
 class WhistState(MatchState):
     """A rubber of whist in progress."""
+
+    #: Lists of cards, seats and counts, and the frozen tricks: clone() copies them flat.
+    _flat_lists = MatchState._flat_lists | {
+        "hands",
+        "dealt",
+        "score",
+        "games",
+        "trick_cards",
+        "trick_seats",
+        "finished_tricks",
+        "tricks_won",
+    }
 
     def __init__(self, game: Game, config: MatchConfig, seed: int) -> None:
         super().__init__(game, config, seed)
@@ -323,6 +344,23 @@ class WhistState(MatchState):
             summary=f"{SIDE_NAMES[win]} win the rubber {g[win]}-{g[1 - win]}",
             stats={"deals": self.deal_number, "games": g[0] + g[1]},
         )
+
+    def _redeal_hidden(self, seat: int, rng: random.Random) -> None:
+        # Hidden from ``seat``: the other three hands, less the turn-up while the dealer holds
+        # it (it lies face up). Every card is dealt, so there is no stock.
+        tricks = deal_tricks(self.finished_tricks, self.trick_cards, self.trick_seats)
+        voids = follow_suit_voids(4, tricks)
+        shown = 1 << self.turn_up if self.turn_up_in_hand else 0
+        others = [s for s in range(4) if s != seat]
+        unseen = 0
+        for s in others:
+            unseen |= self.hands[s] & ~shown
+        places = [((self.hands[s] & ~shown).bit_count(), voids[s]) for s in others]
+        for s, mask in zip(others, deal_unseen(rng, unseen, places), strict=True):
+            self.hands[s] = mask | self.hands[s] & shown
+        # Honours are scored from the cards dealt: what is held now and what was played.
+        played = played_by(4, tricks)
+        self.dealt = [self.hands[s] | played[s] for s in range(4)]
 
 
 CARD_INDEX = {t: i for i, t in enumerate(CARD_TEXT)}
