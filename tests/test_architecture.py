@@ -60,6 +60,16 @@ RULES = [
     ),
     pytest.param(
         Rule(
+            "engine.adapters (PettingZoo, OpenSpiel: the optional rl extra) import the engine; "
+            "no other module imports them, so the engine and the arena run without those libraries",
+            importers=PACKAGES,
+            importer_exceptions=("engine.adapters",),
+            imported=("engine.adapters",),
+        ),
+        id="adapters-are-optional",
+    ),
+    pytest.param(
+        Rule(
             "nothing outside arena.cli imports the command line",
             importers=PACKAGES,
             importer_exceptions=("arena.cli",),
