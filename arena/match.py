@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -30,7 +31,14 @@ from arena.bots.process import RunningBot, bot_environment
 from arena.bots.reaper import bot_run
 from arena.bots.sandbox import SOCKET_NAME, Limits, prepare_socket
 from arena.errors import ArenaError, UsageError
-from arena.layout import LOGS_DIR, arena_home, make_output_dir, record_name, seat_log_name
+from arena.layout import (
+    LOGS_DIR,
+    RECORDS_DIR,
+    arena_home,
+    make_output_dir,
+    record_name,
+    seat_log_name,
+)
 from arena.policy import FaultPolicy
 from arena.pool import BotPool, play_seated
 from arena.protocol.messages import TimeControl
@@ -200,6 +208,21 @@ async def _play_series(
                     await pool.close()
                     processes.cancel_scope.cancel()
     return played
+
+
+async def save_record(outcome: MatchOutcome, directory: Path) -> str:
+    """Write a finished match's record under ``directory/records/`` (in a worker thread); its
+    path relative to ``directory``. Raises :class:`ArenaError` when the arena itself failed the
+    match (no result to keep: the caller leaves it pending and plays it again), and a
+    ``RecordError`` when the record cannot be written."""
+    if outcome.result.reason == "error":
+        raise ArenaError(outcome.result.summary)
+    record = Path(RECORDS_DIR) / record_name(outcome.spec.match_id)
+    write = functools.partial(
+        write_record, directory / record, outcome.header, outcome.entries, outcome.result_dict()
+    )
+    await trio.to_thread.run_sync(write)
+    return str(record)
 
 
 @dataclass(frozen=True, slots=True)

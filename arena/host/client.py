@@ -179,7 +179,7 @@ class RemoteClient:
         handlers: list[urllib.request.BaseHandler] = [_NoRedirect()]
         if https:
             handlers.append(urllib.request.HTTPSHandler(context=self._tls_context()))
-        if _is_loopback(urllib.parse.urlsplit(self.base_url).hostname or ""):
+        if is_loopback(urllib.parse.urlsplit(self.base_url).hostname or ""):
             handlers.append(urllib.request.ProxyHandler({}))  # a local host is never proxied
         self._opener = urllib.request.build_opener(*handlers)
 
@@ -581,7 +581,8 @@ def _segment(text: str) -> str:
     return urllib.parse.quote(text, safe="")
 
 
-def _is_loopback(host: str) -> bool:
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (a name or an address) is this machine's loopback."""
     if host == "localhost":
         return True
     try:

@@ -8,13 +8,10 @@ directory (``records/``, ``logs/``).
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-import trio
 
 from arena.bots.command import BotProgram
 from arena.bots.launch import Confinement
@@ -23,9 +20,8 @@ from arena.host.config import CompetitionConfig
 from arena.host.images import image_program
 from arena.host.snapshots import open_snapshot
 from arena.host.store import IMAGES_DIR, SNAPSHOTS_DIR, Version
-from arena.layout import LOGS_DIR, RECORDS_DIR, record_name, seat_log_name
-from arena.match import BotLaunch, run_with_bots
-from arena.records.format import write_record
+from arena.layout import LOGS_DIR, seat_log_name
+from arena.match import BotLaunch, run_with_bots, save_record
 from arena.server import ArenaServer, MatchSpec, SeatSpec, new_token
 
 #: Seconds a match waits for its bots to connect (snapshots start in a fresh sandbox each).
@@ -114,18 +110,10 @@ class MatchPlayer:
         outcome = await run_with_bots(
             self._server, spec, launches, self._server.address, self._confinement
         )
-        if outcome.result.reason == "error":
-            raise ArenaError(outcome.result.summary)
-        record = Path(RECORDS_DIR) / record_name(match_id)
-        result = outcome.result_dict()
-        await trio.to_thread.run_sync(
-            functools.partial(
-                write_record, self._directory / record, outcome.header, outcome.entries, result
-            )
-        )
+        record = await save_record(outcome, self._directory)
         return Played(
             result=outcome.result.to_dict(),
             faults=[f.to_dict() for f in outcome.faults],
-            record_path=str(record),
+            record_path=record,
             logs=tuple(logs),
         )

@@ -15,7 +15,6 @@ only, unless ``--insecure`` says the host means it.
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import os
 import secrets
@@ -34,6 +33,7 @@ from arena.bots.reaper import bot_run
 from arena.bots.sandbox import SOCKET_NAME, check_available, default_limits, prepare_socket
 from arena.errors import ArenaError, UsageError
 from arena.host.api import HostState, create_app
+from arena.host.client import is_loopback
 from arena.host.config import CompetitionConfig
 from arena.host.images import remove_partial_tarballs
 from arena.host.ladder import IDLE_POLL_S, Ladder, Wakeup
@@ -90,20 +90,11 @@ def check_listen(options: HostOptions) -> None:
         return
     for flag, address in (("--http", options.http), ("--grpc", options.grpc)):
         host = address.rsplit(":", 1)[0].strip("[]")
-        if not _is_loopback(host):
+        if not is_loopback(host):
             raise UsageError(
                 f"{flag} {address}: without --tls-cert/--tls-key the host listens on loopback "
                 "only (pass --insecure to serve plaintext beyond it)"
             )
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def admin_token(directory: Path) -> str:

@@ -18,18 +18,13 @@ from __future__ import annotations
 import functools
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
-
-import trio
 
 from arena.bots.launch import Confinement, confine
 from arena.bots.sandbox import Limits
-from arena.errors import ArenaError
-from arena.layout import LOGS_DIR, RECORDS_DIR, record_name, seat_log_name
-from arena.match import BotLaunch, run_with_bots
+from arena.layout import LOGS_DIR, seat_log_name
+from arena.match import BotLaunch, run_with_bots, save_record
 from arena.pool import BotPool, play_seated
-from arena.records.format import write_record
 from arena.server import ArenaServer, MatchOutcome, MatchSpec, SeatSpec, new_token
 from arena.tournament.config import TournamentConfig
 from arena.tournament.schedule import MatchPlan
@@ -107,21 +102,12 @@ async def play_pooled_match(
 
 
 async def _finish(config: TournamentConfig, plan: MatchPlan, outcome: MatchOutcome) -> PlayedMatch:
-    if outcome.result.reason == "error":
-        # The arena failed, not the bots: no result to rate. Left pending, the match is
-        # reported and replayed by the next run.
-        raise ArenaError(outcome.result.summary)
-    record = Path(RECORDS_DIR) / record_name(plan.match_id)
-    result = outcome.result_dict()
-    # A RecordError (disk full, directory gone) reaches the runner like any ArenaError: the
-    # match is reported as not played and stored as pending, so the same command replays it.
-    await trio.to_thread.run_sync(
-        functools.partial(
-            write_record, config.output / record, outcome.header, outcome.entries, result
-        )
-    )
+    # An arena error or a RecordError (disk full, directory gone) reaches the runner as an
+    # ArenaError: the match is reported as not played and stays pending, so the same command
+    # replays it.
+    record = await save_record(outcome, config.output)
     return PlayedMatch(
         result=outcome.result.to_dict(),
         faults=[f.to_dict() for f in outcome.faults],
-        record_path=str(record),
+        record_path=record,
     )

@@ -5,6 +5,7 @@ first crossing, so that a resumed run decides exactly as the run it resumes woul
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import pytest
 
@@ -60,3 +61,34 @@ def test_units_count_in_deal_order_and_the_verdict_is_frozen_at_the_first_crossi
     half = _run()
     half.add(0, (1, 2, 1, 2), SEATS_R0)
     assert half.tally.units == 0 and half.partial == {0: [1.0]}
+
+
+@pytest.mark.parametrize(
+    ("config", "args", "message"),
+    [
+        ('game = "whist"\n[sprt]\nfoo = 1\n', [], "sprt.foo: unknown key"),
+        ('game = "whist"\nsprt = 3\n', [], "sprt: must be a table"),
+        ("", ["--max-units", "0"], "max units must be between 1 and 100,000; got 0"),
+        ("", ["--alpha", "nan"], "sprt: SPRT alpha must be finite"),
+        ("", ["--elo0", "5", "--elo1", "5"], "sprt: "),
+    ],
+)
+def test_a_bad_sprt_config_is_one_line_and_makes_nothing(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    config: str,
+    args: list[str],
+    message: str,
+) -> None:
+    from arena.cli.main import main
+
+    argv = ["sprt", "--out", str(tmp_path / "out")]
+    if config:
+        (tmp_path / "s.toml").write_text(config)
+        argv.append(str(tmp_path / "s.toml"))
+    else:
+        argv += ["--game", "whist", "--candidate", "rules", "--baseline", "random"]
+    assert main([*argv, *args]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err, err
+    assert not (tmp_path / "out").exists()
