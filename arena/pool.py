@@ -59,8 +59,6 @@ class PooledBot:
     seat: tuple[str, int] | None = None
     #: Set once its process is gone (or is to be stopped).
     dead: bool = False
-    #: Matches it has played.
-    matches: int = 0
     #: Why its command did not start, if it did not.
     start_error: str | None = None
 
@@ -90,11 +88,6 @@ class BotPool:
         self._count: dict[str, int] = dict.fromkeys(programs, 0)
         self._all: list[PooledBot] = []
         self._address = address or server.address
-
-    @property
-    def started(self) -> int:
-        """Processes started so far."""
-        return len(self._all)
 
     def logs(self, bots: Sequence[str]) -> tuple[Path, ...]:
         """The log of each bot's newest process (one process per bot: a seat of a series)."""
@@ -157,7 +150,6 @@ class BotPool:
         """After its match: back to the pool, or stopped when it crashed, forfeited or exited
         (the next match gets a fresh process)."""
         p.seat = None
-        p.matches += 1
         if healthy and not p.dead:
             self._idle[p.bot].append(p)
             return
