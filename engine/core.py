@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Self, TypeAlias
 
 from engine._fast import cloned_attrs, quick_init, share_instances_of
-from engine.errors import ConfigError, IllegalActionError, MatchOverError
+from engine.errors import ConfigError, EngineError, IllegalActionError, MatchOverError
 from engine.options import OptionSpec, OptionValue, resolve_options
 
 #: A JSON-compatible value: what event data, observations and results are made of.
@@ -319,6 +319,64 @@ class Game(ABC):
     def new_match(self, config: MatchConfig, seed: int) -> MatchState:
         """Start a match; all its chance comes from ``seed``."""
 
+    # --- search from what a bot is sent ----------------------------------------------------
+
+    #: Observation fields :meth:`restore` may not reproduce exactly (a window of recent events).
+    restore_unchecked: ClassVar[frozenset[str]] = frozenset()
+
+    def restore(
+        self,
+        config: MatchConfig,
+        observation: Mapping[str, JSON],
+        events: Sequence[Event] = (),
+        rng: random.Random | None = None,
+    ) -> MatchState:
+        """A full state that shows ``observation`` to its seat: what a search bot builds from
+        what the protocol sends it, having no referee's state to :meth:`MatchState.determinize`.
+
+        ``observation`` is a seat's observation as plain data (``Observation.to_dict()``, the
+        dict a Python bot is given); ``events`` are the events that seat has seen so far, oldest
+        first, for what a game's observation does not hold (tennis's face-down discards). What
+        neither shows is drawn from ``rng`` as :meth:`MatchState.determinize` draws it,
+        respecting what they do show (voids, cards seen, hand sizes); the state draws its future
+        chance from ``rng`` too. Determinize the result once per simulation to sample again.
+
+        Raises :class:`EngineError` when the observation is not one this game could show (the
+        state built from it would show the seat something else).
+        """
+        seat = observation.get("seat")
+        if not isinstance(seat, int) or not 0 <= seat < self.num_seats(config):
+            raise EngineError(f"{self.id}: the observation names no seat of this table: {seat!r}")
+        rng = rng if rng is not None else random.Random(0)
+        try:
+            state = self._restore(config, observation, events, rng)
+        except (KeyError, TypeError, ValueError, IndexError) as err:
+            raise EngineError(f"{self.id}: cannot restore from this observation: {err!r}") from None
+        state._legal = None
+        state.events = list(events)
+        if state.to_move is not None:
+            state._redeal_hidden(seat, rng)
+        shown = state.observation(seat).to_dict()
+        for key in observation.keys() | shown.keys():
+            if key not in self.restore_unchecked and shown.get(key) != observation.get(key):
+                raise EngineError(
+                    f"{self.id}: the observation is not one this game shows: {key!r} would be "
+                    f"{shown.get(key)!r}, not {observation.get(key)!r}"
+                )
+        return state
+
+    def _restore(
+        self,
+        config: MatchConfig,
+        observation: Mapping[str, JSON],
+        events: Sequence[Event],
+        rng: random.Random,
+    ) -> MatchState:
+        """Hook for :meth:`restore`: a state with every part the observation shows set from it
+        and the hidden parts filled in any way that has the right sizes (``restore`` then
+        re-deals them with ``_redeal_hidden``). Start from :meth:`MatchState.bare`."""
+        raise NotImplementedError(f"{self.id} cannot restore a state from an observation")
+
 
 @dataclass(frozen=True, slots=True)
 class ScoreRow:
@@ -449,6 +507,23 @@ class MatchState(ABC):
         self.to_move: int | None = None
         self._legal: tuple[Action, ...] | None = None
         self._result: Result | None = None
+
+    @classmethod
+    def bare(cls, game: Game, config: MatchConfig, rng: random.Random) -> Self:
+        """A state with only the base attributes set and no chance drawn (``__init__`` deals):
+        what :meth:`Game._restore` fills in from an observation."""
+        new = object.__new__(cls)
+        new.game = game
+        new.config = config
+        new.seed = 0
+        new.num_seats = game.num_seats(config)
+        new.rng = rng
+        new.events = []
+        new.decisions = 0
+        new.to_move = None
+        new._legal = None
+        new._result = None
+        return new
 
     # --- the hooks a game implements ---------------------------------------------------------
 

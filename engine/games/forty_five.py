@@ -7,12 +7,14 @@ side is always ``seat % 2``. All five tricks are played; the side with three or 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import random
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from engine.core import (
     JSON,
     Action,
+    Event,
     Game,
     MatchConfig,
     Observation,
@@ -27,6 +29,7 @@ from engine.games.spoil_rules import (
     TRICKS_PER_DEAL,
     SpoilTableObservation,
     SpoilTableState,
+    obs_ints,
     turn_up_notes,
 )
 from engine.options import OptionSpec
@@ -113,6 +116,28 @@ class FortyFive(Game):
 
     def new_match(self, config: MatchConfig, seed: int) -> FortyFiveState:
         return FortyFiveState(self, config, seed)
+
+    def _restore(
+        self,
+        config: MatchConfig,
+        observation: Mapping[str, JSON],
+        events: Sequence[Event],
+        rng: random.Random,
+    ) -> FortyFiveState:
+        o = observation
+        state = FortyFiveState.bare(self, config, rng)
+        # From the configuration: the check in Game.restore refuses an observation that differs.
+        state.points_to_win = config.int_option("points_to_win")
+        state.scoring = str(config.option("scoring"))
+        state.score = obs_ints(o["score"], 2)
+        # A side reaching the target ends the game at once; otherwise the next deal follows.
+        state._restore_table(o, events, over=max(state.score) >= state.points_to_win)
+        # Slams: every deal scored is in the events (the observation shows the last at most).
+        state.stats["slams"] = sum(
+            e.kind == "deal_score" and TRICKS_PER_DEAL in obs_ints(e.data["tricks"], 2)
+            for e in events
+        )
+        return state
 
     def summarize_stats(self, totals: Mapping[str, int], matches: int) -> dict[str, float]:
         deals = totals.get("deals", 0)

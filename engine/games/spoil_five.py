@@ -6,12 +6,14 @@ and play come from :mod:`engine.games.spoil_rules`; this module adds the pool, c
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import random
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from engine.core import (
     JSON,
     Action,
+    Event,
     Game,
     MatchConfig,
     Observation,
@@ -29,6 +31,8 @@ from engine.games.spoil_rules import (
     TRICKS_PER_DEAL,
     SpoilTableObservation,
     SpoilTableState,
+    obs_int,
+    obs_ints,
     turn_up_notes,
 )
 from engine.options import OptionSpec
@@ -93,6 +97,51 @@ class SpoilFive(Game):
 
     def action_space(self, config: MatchConfig) -> tuple[Action, ...]:
         return ACTION_SPACE
+
+    def _restore(
+        self,
+        config: MatchConfig,
+        observation: Mapping[str, JSON],
+        events: Sequence[Event],
+        rng: random.Random,
+    ) -> SpoilFiveState:
+        o = observation
+        n = config.players
+        state = SpoilFiveState.bare(self, config, rng)
+        # From the configuration: the check in Game.restore refuses an observation that differs.
+        state.scheduled = config.int_option("rounds") * n
+        state.pool = obs_int(o["pool"])
+        state.stakes = obs_ints(o["stakes"], n)
+        state.balances = obs_ints(o["balances"], n)
+        state.jinxer = obs_int(o["jinxer"])
+        # A deal always holds antes, and a pool is only emptied (won or returned) for good when
+        # no deal follows: an empty pool means the session is over.
+        past = state._restore_table(o, events, over=state.pool == 0)
+        done = state.finished_tricks
+        if state.to_move is not None and not state.trick_cards and len(done) == 3:
+            leader = done[-1].winner
+            if state.jinxer < 0 and state.tricks_won[leader] == 3:
+                state.phase = CLAIM  # the winner of tricks 1-3, as leader of trick 4
+        stats = state.stats
+        # Jinxes: earlier deals from the events, this one from the observation; the outcomes
+        # of deals (only a finished session's last deal is in the observation) from the events.
+        stats["jinxes"] = sum(e.kind == "jinx" for e in past) + (state.jinxer >= 0)
+        stats["extra_deals"] = max(0, state.deal_number - state.scheduled)
+        for key in ("pools_won", "spoils", "claims", "jinx_wins", "pools_returned"):
+            stats[key] = 0
+        stats["chips_returned"] = 0
+        for e in events:
+            if e.kind == "pool_won":
+                stats["pools_won"] += 1
+                stats["jinx_wins"] += obs_int(e.data.get("jinx_bonus", 0)) > 0
+            elif e.kind == "spoil":
+                stats["spoils"] += 1
+            elif e.kind == "claim":
+                stats["claims"] += 1
+            elif e.kind == "pool_returned":
+                stats["pools_returned"] += 1
+                stats["chips_returned"] += sum(obs_ints(e.data["chips"], n))
+        return state
 
     def present(self, config: MatchConfig, public: Mapping[str, JSON]) -> Presentation:
         names = self.seat_names(config)

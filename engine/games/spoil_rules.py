@@ -14,7 +14,7 @@ import random
 from abc import abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from engine._fast import quick_init
 from engine.cards import (
@@ -32,10 +32,12 @@ from engine.cards import (
     SUITS,
     card,
     mask_texts,
+    parse_card,
 )
 from engine.core import (
     JSON,
     Action,
+    Event,
     Game,
     MatchConfig,
     MatchState,
@@ -51,7 +53,9 @@ from engine.games.tricks import (
     TrickView,
     deal_tricks,
     play_actions,
+    played_by,
     shuffled_pack,
+    trick_from_dict,
     trick_view,
     tricks_so_far,
 )
@@ -740,6 +744,177 @@ class SpoilTableState(MatchState):
             if self.phase in (PLAY, ACE_CHOICE):
                 self.phase = ACE_CHOICE if self.to_move == self.ace_wait else PLAY
 
+    # --- restore (Game.restore) ------------------------------------------------------------
+
+    def _restore_table(
+        self, o: Mapping[str, JSON], events: Sequence[Event], over: bool
+    ) -> list[Event]:
+        """Set every attribute of this class on a :meth:`bare` state from the
+        :class:`SpoilTableObservation` fields of ``o`` (``to_dict()`` form) and the seat's
+        ``events``: what the seat sees as shown, every hidden card in some place of the right
+        size (``Game.restore`` re-deals them), ``to_move`` and the phase of the deal in progress,
+        or no one to move when ``over``. Returns the events of earlier deals, from which the
+        statistics (no observation shows them) are counted; the games count their own too."""
+        config = self.config
+        n = self.n = config.players
+        seat = obs_int(o["seat"])
+        self.ace_in_trick_1 = bool(config.option("dealer_ace_in_trick_1"))
+        self.must_rob = bool(config.option("must_rob"))
+        dealer = self.dealer = obs_int(o["dealer"])
+        self.deal_number = obs_int(o["deal_number"])
+        turn_up = self.turn_up = parse_card(str(o["turn_up"]))
+        # Derived, not read: the check in Game.restore then refuses a trump the turn-up denies.
+        trump = self.trump = turn_up // 13
+        robber = self.robbed_by = obs_int(o["robbed_by"])
+        announcer = self.announced_by = obs_int(o["announced_by"])
+        self.dealer_declined = bool(o["dealer_declined"])
+        demoted = str(o["demoted_played"])
+        self.demoted_played = parse_card(demoted) if demoted else -1
+        self.tricks_won = obs_ints(o["tricks_won"], n)
+        if not all(-1 <= s < n for s in (dealer, robber, announcer)) or dealer < 0:
+            raise ValueError(f"a seat outside the table: {dealer}, {robber}, {announcer}")
+        views = [trick_from_dict(t) for t in cast(list[Mapping[str, JSON]], o["tricks"])]
+        finished = self.finished_tricks = [v for v in views if v.winner >= 0]
+        current = views[-1] if views and views[-1].winner < 0 else None
+        self.trick_cards = [parse_card(c) for c in current.cards] if current else []
+        self.trick_seats = list(current.seats) if current else []
+        tricks = deal_tricks(finished, self.trick_cards, self.trick_seats)
+        if any(not 0 <= s < n for _, seats in tricks for s in seats):
+            raise ValueError(f"a trick played by a seat outside the table: {o['tricks']!r}")
+        by_seat = played_by(n, tricks)
+        played = self.played = sum(by_seat)
+        turn_bit = 1 << turn_up
+        ace_turned = turn_up % 13 == ACE
+        ace = RULES[trump][0].ace
+        ace_bit = 1 << ace
+        own = sum(1 << parse_card(str(c)) for c in cast(list[JSON], o["hand"]))
+
+        # Who stayed silent: this seat (it knows), or whoever has played the demoted ace; a
+        # silence neither shows is drawn by _redeal_hidden, with the ace's place.
+        self.silent_seat = -1
+        if o["ace_demoted"]:
+            self.silent_seat = seat
+        elif self.demoted_played >= 0:
+            self.silent_seat = next(
+                (s for cs, ss in tricks for c, s in zip(cs, ss, strict=True) if c == ace), -1
+            )
+            if self.silent_seat < 0 or self.demoted_played != ace:
+                raise ValueError(f"the demoted ace {demoted} was never played")
+        self.rules = RULES[trump][1 if self.silent_seat >= 0 else 0]
+
+        # The turned-up ace a dealer robbed waits out trick 1 unless the option lets it join.
+        waiting = ace_turned and robber == dealer and not self.ace_in_trick_1 and not finished
+        self.pending_ace = turn_up if waiting else -1
+        self.turn_up_on_stock = robber < 0
+
+        # Cards whose place the seat knows: its hand, the tricks, the turn-up (on the stock,
+        # waiting, or in the robber's hand), an announced ace, its own rob discard.
+        hands = [0] * n
+        hands[seat] = own
+        known = own | played | turn_bit
+        if robber >= 0 and robber != seat and not waiting and not played & turn_bit:
+            hands[robber] |= turn_bit
+        if announcer >= 0 and announcer != seat and not played & ace_bit:
+            hands[announcer] |= ace_bit
+            known |= ace_bit
+        self.rob_discard = [-1] * n
+        self.discards = 0
+        if robber == seat:
+            own_discard = parse_card(str(o["rob_discard"]))  # a robber always sees its own
+            self.rob_discard[seat] = own_discard
+            self.discards = 1 << own_discard
+            known |= self.discards
+        elif o["rob_discard"]:
+            raise ValueError("a rob discard for a seat that did not rob")
+
+        # The rest, in ascending order: the other hands, the stock, another robber's discard.
+        loose = [c for c in range(52) if not known >> c & 1]
+        at = 0
+        for s in range(n):
+            size = HAND_SIZE - by_seat[s].bit_count() - (1 if waiting and s == dealer else 0)
+            need = size - hands[s].bit_count()
+            if need < 0 or (s == seat and need):
+                raise ValueError(f"seat {s} would hold {size} cards, not {hands[s].bit_count()}")
+            if s != seat:
+                hands[s] |= sum(1 << c for c in loose[at : at + need])
+                at += need
+        stock_size = 52 - HAND_SIZE * n - 1
+        self.stock = sum(1 << c for c in loose[at : at + stock_size])
+        at += stock_size
+        if robber >= 0 and robber != seat:
+            self.rob_discard[robber] = loose[at]
+            self.discards = 1 << loose[at]
+            at += 1
+        if at != len(loose):
+            raise ValueError(f"{len(loose)} unseen cards for {at} hidden places")
+        self.hands = hands
+        if self.card_count() != 52:  # the seat's hand holds a card placed elsewhere, or lacks one
+            raise ValueError("the cards of this deal do not add up to one pack")
+
+        # The ace of trumps' holder (bookkeeping only) and whether it is still to choose: a
+        # hidden holder is drawn by _redeal_hidden.
+        self.ace_holder = self.ace_wait = -1
+        if not ace_turned:
+            mine = own | (self.discards if robber == seat else 0)
+            if mine & ace_bit:
+                self.ace_holder = seat
+            elif announcer >= 0 or robber >= 0:
+                self.ace_holder = max(announcer, robber)  # only one of them can be set
+            elif played & ace_bit:
+                self.ace_holder = next(s for s in range(n) if by_seat[s] & ace_bit)
+            decided = seat in (robber, announcer, self.silent_seat) or by_seat[seat]
+            if own & ace_bit and not decided:
+                self.ace_wait = seat
+
+        self.trick_leader = (dealer + 1) % n
+        if over:
+            self.to_move = None
+            self.phase = PLAY
+            if finished:
+                self.trick_leader = finished[-1].leader
+        elif current is not None:
+            self.trick_leader = current.leader
+            self._turn((current.seats[-1] + 1) % n)
+        elif finished:
+            self._lead(finished[-1].winner)
+        elif ace_turned and robber < 0 and not self.dealer_declined:
+            self.phase = DEALER_ROB
+            self.to_move = dealer
+        else:
+            self._turn(self.trick_leader)
+
+        # Statistics: earlier deals from the events, this one from the observation.
+        past = _earlier_deal_events(events, self.deal_number)
+        stats = self.stats = dict.fromkeys(
+            ("deals", "robs", "dealer_robs", "declines", "announces", "silents", "demoted_plays"),
+            0,
+        )
+        stats["deals"] = self.deal_number
+        silent_deal = ace_deal = False
+        for e in past:
+            kind = e.kind
+            if kind == "turn_up":
+                ace_deal = parse_card(str(e.data["card"])) % 13 == ACE
+                silent_deal = False
+            elif kind == "rob":
+                stats["robs"] += 1
+                stats["dealer_robs"] += ace_deal
+            elif kind == "decline":
+                stats["declines"] += 1
+            elif kind == "announce":
+                stats["announces"] += 1
+            elif kind == "silent" or (kind == "play" and e.data.get("demoted")):
+                stats["demoted_plays"] += kind == "play"
+                stats["silents"] += not silent_deal  # the seat's own, or shown by the play
+                silent_deal = True
+        stats["robs"] += robber >= 0
+        stats["dealer_robs"] += robber >= 0 and ace_turned
+        stats["declines"] += self.dealer_declined
+        stats["announces"] += announcer >= 0
+        stats["silents"] += self.silent_seat >= 0
+        stats["demoted_plays"] += self.demoted_played >= 0
+        return past
+
     def card_count(self) -> int:
         """Cards accounted for: hands, played, stock, turn-up, pending ace, rob discards.
 
@@ -756,6 +931,30 @@ class SpoilTableState(MatchState):
                 return -1
             union |= p
         return union.bit_count()
+
+
+def obs_int(value: JSON) -> int:
+    """An observation's integer field; anything else is no observation these games show."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"not an integer: {value!r}")
+    return value
+
+
+def obs_ints(value: JSON, length: int) -> list[int]:
+    """An observation's list of ``length`` integers (one per seat or side)."""
+    out = [obs_int(x) for x in cast(list[JSON], value)]
+    if len(out) != length:
+        raise ValueError(f"{len(out)} values, not {length}: {value!r}")
+    return out
+
+
+def _earlier_deal_events(events: Sequence[Event], deal_number: int) -> list[Event]:
+    """The events before deal ``deal_number``'s turn-up; none when that turn-up is not among
+    them (then they are a window inside the current deal, which the observation shows)."""
+    for i, e in enumerate(events):
+        if e.kind == "turn_up" and e.data.get("deal") == deal_number:
+            return list(events[:i])
+    return []
 
 
 __all__ = [

@@ -16,7 +16,7 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import compress
-from typing import Final
+from typing import Final, cast
 
 from engine._fast import quick_init
 from engine.core import (
@@ -40,6 +40,7 @@ from engine.games.tennis_cards import (
     AREAS,
     DOUBLES_HAND,
     FAULT,
+    IN,
     IS_FORE,
     KILL,
     LF,
@@ -62,6 +63,7 @@ from engine.games.tennis_cards import (
     SMASH,
     TYPE_INDEX,
     TYPE_TEXT,
+    counts_of,
     hand_texts,
 )
 from engine.options import OptionSpec
@@ -507,6 +509,105 @@ class Tennis(Game):
     def new_match(self, config: MatchConfig, seed: int) -> TennisState:
         return TennisState(self, config, seed)
 
+    # ``recent`` comes from the events given, so a restore from fewer than all the seat's events
+    # (or none) cannot reproduce it; with all of them it is exact.
+    restore_unchecked = frozenset({"recent"})
+
+    def _restore(
+        self,
+        config: MatchConfig,
+        observation: Mapping[str, JSON],
+        events: Sequence[Event],
+        rng: random.Random,
+    ) -> TennisState:
+        o = observation
+        seat = _int(o["seat"])
+        state = TennisState.bare(self, config, rng)
+        state._set_table()
+        n = state.n
+        views = cast(list[Mapping[str, JSON]], o["players"])
+        if len(views) != n:
+            raise ValueError(f"{len(views)} players shown, not {n}")
+        state.sizes = [_int(v["hand_size"]) for v in views]
+        state.points = _ints(o["points"])
+        state.games = _ints(o["games"])
+        state.sets = _ints(o["sets"])
+        state.set_scores = [str(x) for x in cast(list[JSON], o["set_scores"])]
+        state.game_number = _int(o["game_number"])
+        state.point_number = _int(o["point_number"])
+        state.server = _int(o["server"])
+        state.serve_right = o["serve_from"] == "right"
+        state.serve_pile = _ints(o["serve_pile"])
+        state.seen = _ints(o["discards_seen"])
+
+        # Who decides: ``acting`` names the team (team control) or the player.
+        phase = PHASE_NAMES.index(str(o["phase"]))
+        state.phase = phase
+        who = TEAM_NAMES if state.team_control else state.names
+        acting = str(o["acting"])
+        state.answering = 0  # outside a rally nothing reads these until the next serve sets them
+        state.ball = -1
+        state.smash = False
+        state.actor = 0
+        state.left = False
+        state.at_serve = False
+        state.exch_side = 0
+        state.exch_stage = 0
+        state.exch_given = 0
+        if phase == RALLY:
+            state.answering = _int(o["ball_side"])
+            area = str(o["ball_area"])
+            state.ball = AREAS.index(area) if area else -1
+            state.smash = bool(o["smash_pending"])
+            state.at_serve = bool(o["serve_ball"])
+            state.left = bool(o["left_by"])
+            state.actor = who.index(acting)
+            state.to_move = state.seat_of[state.actor]
+        elif phase == EXCHANGE:
+            state.exch_side = who.index(acting) % 2
+            state.exch_stage = _int(o["exchange_stage"])
+            state.exch_given = _int(o["exchange_given"])
+            state.to_move = state.seat_of[state.exch_side + 2 * state.exch_stage]
+        else:
+            state.to_move = None
+
+        # The Serve Deck holds every serve card not in the public pile; its order is redealt.
+        deck = [SERVE_DECK_COUNTS[c] - state.serve_pile[c] for c in range(3)]
+        if min(deck) < 0 or sum(deck) != _int(o["serve_deck_size"]):
+            raise ValueError("the serve deck and pile do not make up the Serve Deck")
+        state.serve_deck = [c for c in range(3) for _ in range(deck[c])]
+
+        # Play Deck cards: the hands the seat sees, the face-up discards and its side's face-down
+        # discards are known; the rest (other hands, the stock, other face-down discards) are
+        # dealt here in any arrangement of the right sizes, for _redeal_hidden to redeal.
+        known = known_discards(events)
+        unseen = [PLAY_DECK_COUNTS[t] - state.seen[t] - known[t] for t in range(NUM_TYPES)]
+        hands = [[0] * NUM_TYPES for _ in range(n)]
+        hidden_players = []
+        for p, view in enumerate(views):
+            if seat in state.hand_seats[p]:
+                hands[p] = counts_of([str(c) for c in cast(list[JSON], view["hand"])])
+                unseen = [u - h for u, h in zip(unseen, hands[p], strict=True)]
+            else:
+                hidden_players.append(p)
+        stock_size = _int(o["stock_size"])
+        face_down = _int(o["discard_size"]) - sum(state.seen) - sum(known)
+        places = sum(state.sizes[p] for p in hidden_players) + stock_size + face_down
+        if min(unseen) < 0 or face_down < 0 or sum(unseen) != places:
+            raise ValueError("the cards shown do not fit in the Play Deck")
+        pool = [t for t in range(NUM_TYPES) for _ in range(unseen[t])]
+        for p in hidden_players:
+            for t in pool[: state.sizes[p]]:
+                hands[p][t] += 1
+            del pool[: state.sizes[p]]
+        state.hands = hands
+        state.stock = pool[:stock_size]
+        state.hidden = known
+        for t in pool[stock_size:]:
+            state.hidden[t] += 1
+        _restore_history(state, seat, events)
+        return state
+
 
 class TennisState(MatchState):
     """A tennis match in progress.
@@ -533,24 +634,8 @@ class TennisState(MatchState):
 
     def __init__(self, game: Game, config: MatchConfig, seed: int) -> None:
         super().__init__(game, config, seed)
-        n = config.players
-        self.n = n
-        self.doubles = n == 4
-        self.team_control = self.doubles and self.num_seats == 2
-        self.sets_to_win = config.int_option("sets_to_win")
-        self.hand_limit = DOUBLES_HAND if self.doubles else SINGLES_HAND
-        self.names = DOUBLES_NAMES if self.doubles else SINGLES_NAMES
-        self.side_names = TEAM_NAMES if self.doubles else SINGLES_NAMES
-        # Seat deciding for each player, and the seats that may see each player's hand.
-        if self.team_control:
-            self.seat_of: tuple[int, ...] = (0, 1, 0, 1)
-            self.hand_seats: tuple[tuple[int, ...], ...] = ((0,), (1,), (0,), (1,))
-        elif self.doubles:
-            self.seat_of = (0, 1, 2, 3)
-            self.hand_seats = ((0, 2), (1, 3), (0, 2), (1, 3))
-        else:
-            self.seat_of = (0, 1)
-            self.hand_seats = ((0,), (1,))
+        self._set_table()
+        n = self.n
         self.hands = [[0] * NUM_TYPES for _ in range(n)]
         self.sizes = [0] * n
         self.stock = [t for t in range(NUM_TYPES) for _ in range(PLAY_DECK_COUNTS[t])]
@@ -585,6 +670,28 @@ class TennisState(MatchState):
         self._emit("play_shuffle", stock=len(self.stock), why="start")
         if self._new_game():
             self._play_on()
+
+    def _set_table(self) -> None:
+        """The attributes that follow from the configuration alone (shared with restore)."""
+        config = self.config
+        n = config.players
+        self.n = n
+        self.doubles = n == 4
+        self.team_control = self.doubles and self.num_seats == 2
+        self.sets_to_win = config.int_option("sets_to_win")
+        self.hand_limit = DOUBLES_HAND if self.doubles else SINGLES_HAND
+        self.names = DOUBLES_NAMES if self.doubles else SINGLES_NAMES
+        self.side_names = TEAM_NAMES if self.doubles else SINGLES_NAMES
+        # Seat deciding for each player, and the seats that may see each player's hand.
+        if self.team_control:
+            self.seat_of: tuple[int, ...] = (0, 1, 0, 1)
+            self.hand_seats: tuple[tuple[int, ...], ...] = ((0,), (1,), (0,), (1,))
+        elif self.doubles:
+            self.seat_of = (0, 1, 2, 3)
+            self.hand_seats = ((0, 2), (1, 3), (0, 2), (1, 3))
+        else:
+            self.seat_of = (0, 1)
+            self.hand_seats = ((0,), (1,))
 
     # --- setup and chance -------------------------------------------------------------------------
 
@@ -1144,12 +1251,7 @@ class TennisState(MatchState):
         unseen_players = [p for p in range(self.n) if seat not in self.hand_seats[p]]
         # The copy's log holds only what ``seat`` saw: its side's discards since the last
         # reshuffle of the Play Deck (which takes the discard pile back).
-        known = [0] * NUM_TYPES
-        for e in reversed(self.events):
-            if e.kind == "play_shuffle":
-                break
-            if e.kind == "discard":
-                known[TYPE_INDEX[str(e.data["card"])]] += 1
+        known = known_discards(self.events)
         pool = list(self.stock)
         for t in range(NUM_TYPES):
             pool += [t] * (self.hidden[t] - known[t])
@@ -1181,6 +1283,128 @@ class TennisState(MatchState):
         self.at_serve = False
         self._legal = None
         self._play_on()
+
+
+def _int(value: JSON) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"not a number: {value!r}")
+    return value
+
+
+def _ints(value: JSON) -> list[int]:
+    return [_int(x) for x in cast(list[JSON], value)]
+
+
+def _restore_history(state: TennisState, seat: int, events: Sequence[Event]) -> None:
+    """Set what no observation shows from ``events``: the points won in this set (``set_points``,
+    for the safety cap), whether this game's first In serve was turned (``opened``,
+    ``opening_ball``) and the statistics counters. ``state.hands`` must be set already.
+
+    Exact from all the seat's events, except whether the opponents could answer the In serves
+    they received (their hands then are unknown): only those they returned are counted. With
+    fewer events (not from the match's start) the points and counters are lower bounds."""
+    st = [0] * len(STAT_NAMES)
+    set_points = [0, 0]
+    names = state.names
+    # From the match's start the hands the seat sees can be followed card by card, so whether
+    # its side could answer each In serve it received is known.
+    full = bool(events) and events[0].kind == "first_server_draw"
+    held = [[0] * NUM_TYPES for _ in range(state.n)]
+    server_side = -1  # unknown until a game_start
+    ins = -1  # In serves turned in this game; -1 until a game_start says which game
+    unreturned = opening = counted = False  # the In serve in play, and whether st counted it
+    for e in events:
+        kind, data = e.kind, e.data
+        if kind == "deal":
+            for c in cast(list[JSON], data["cards"]):
+                held[names.index(str(data["player"]))][TYPE_INDEX[str(c)]] += 1
+        elif kind == "give":
+            t = TYPE_INDEX[str(data["card"])]
+            held[names.index(str(data["player"]))][t] -= 1
+            held[names.index(str(data["partner"]))][t] += 1
+        elif kind == "discard":
+            held[names.index(str(data["player"]))][TYPE_INDEX[str(data["card"])]] -= 1
+        elif kind == "game_start":
+            server_side = names.index(str(data["server"])) % 2
+            ins = 0
+        elif kind == "serve" and data["card"] == SERVE_TEXT[IN]:
+            st[ST_IN_SERVES] += 1
+            opening = ins == 0
+            st[ST_OPENING] += opening
+            ins += ins >= 0
+            unreturned = True
+            counted = full and server_side == 1 - seat % 2
+            if counted:
+                answerable = _could_answer(state, held, 1 - server_side, data["side"] == "right")
+                st[ST_ANSWERABLE] += answerable
+                st[ST_OPENING_ANSWERABLE] += answerable and opening
+        elif kind in ("shot", "smash", "kill", "out"):
+            t = TYPE_INDEX[str(data["card"])] if kind == "shot" else TYPE_INDEX[kind.upper()]
+            held[names.index(str(data["player"]))][t] -= 1
+            if kind == "out":
+                continue
+            st[(ST_SHOTS, ST_SMASHES, ST_KILLS)[("shot", "smash", "kill").index(kind)]] += 1
+            if unreturned:  # a returned serve could be answered
+                st[ST_RETURNS] += 1
+                st[ST_OPENING_RETURNS] += opening
+                if not counted:
+                    st[ST_ANSWERABLE] += 1
+                    st[ST_OPENING_ANSWERABLE] += opening
+                unreturned = False
+        elif kind == "point":
+            unreturned = False
+            side = state.side_names.index(str(data["winner"]))
+            set_points[side] += 1
+            st[ST_POINTS] += 1
+            st[ST_SERVER_POINTS] += side == server_side
+            st[ST_ACES] += data["how"] == "ace"
+            st[ST_DOUBLE_FAULTS] += data["how"] == "double_fault"
+        elif kind == "game":
+            st[ST_GAMES] += 1
+        elif kind == "set" and not data.get("drawn"):  # a drawn set ends the match as it is
+            set_points = [0, 0]
+    if unreturned and not counted and state.answering == seat % 2:
+        # The serve in play, received by the seat's side: its hands are as they were then.
+        answerable = state._can_answer(state.answering)
+        st[ST_ANSWERABLE] += answerable
+        st[ST_OPENING_ANSWERABLE] += answerable and opening
+    # Each won game took at least four points: a floor when the events start mid-set (not once
+    # the match is over: nothing reads them then, and the last game's points outlive its set).
+    if state.phase != OVER:
+        set_points = [
+            max(set_points[s], POINTS_FOR_GAME * state.games[s] + state.points[s]) for s in range(2)
+        ]
+    state.set_points = set_points
+    if ins >= 0:
+        state.opened = ins > 0
+        state.opening_ball = opening
+    else:  # no game_start seen: a guess (both only feed the opening counters)
+        state.opened = state.at_serve or state.point_number > 1
+        state.opening_ball = state.at_serve and state.point_number == 1
+    state.st = st
+
+
+def _could_answer(state: TennisState, hands: list[list[int]], side: int, right: bool) -> bool:
+    """``state._can_answer(side)`` against an In serve from the ``right`` (or left) with
+    ``hands`` instead of the state's own: the receivers' hands as they were at that serve."""
+    own, ball = state.hands, state.ball
+    state.hands, state.ball = hands, RF if right else LF
+    try:
+        return state._can_answer(side)
+    finally:
+        state.hands, state.ball = own, ball
+
+
+def known_discards(events: Sequence[Event]) -> list[int]:
+    """Counts per card type of the face-down discards in ``events`` (a seat's log: its side's)
+    still in the discard pile, i.e. made since the last reshuffle of the Play Deck."""
+    known = [0] * NUM_TYPES
+    for e in reversed(events):
+        if e.kind == "play_shuffle":
+            break
+        if e.kind == "discard":
+            known[TYPE_INDEX[str(e.data["card"])]] += 1
+    return known
 
 
 def sorted_cards(texts: list[JSON]) -> list[JSON]:

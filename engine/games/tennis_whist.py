@@ -8,14 +8,16 @@ wins it. The first player to win ``sets_to_win`` sets wins the match.
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from engine._fast import quick_init
 from engine.cards import CARD_TEXT, FULL_DECK_MASK, SUIT_LETTERS, mask_texts, parse_card
 from engine.core import (
     JSON,
     Action,
+    Event,
     Game,
     MatchConfig,
     MatchState,
@@ -37,6 +39,7 @@ from engine.games.tricks import (
     follow_suit_voids,
     played_by,
     standard_trick_winner,
+    trick_from_dict,
     trick_view,
     tricks_so_far,
 )
@@ -204,6 +207,101 @@ class TennisWhist(Game):
 
     def new_match(self, config: MatchConfig, seed: int) -> TennisWhistState:
         return TennisWhistState(self, config, seed)
+
+    def _restore(
+        self,
+        config: MatchConfig,
+        observation: Mapping[str, JSON],
+        events: Sequence[Event],
+        rng: random.Random,
+    ) -> TennisWhistState:
+        o = observation
+        seat = int(cast(int, o["seat"]))
+        state = TennisWhistState.bare(self, config, rng)
+        n = state.num_seats
+        state.n = n
+        state.sets_to_win = config.int_option("sets_to_win")
+        state.sets_won = _ints(o["sets_won"])
+        state.rounds_survived = _ints(o["rounds_survived"])
+        state.total_tricks = _ints(o["total_tricks"])
+        state.set_number = int(cast(int, o["set_number"]))
+        state.round_number = int(cast(int, o["round_number"]))
+        state.hand_size = int(cast(int, o["hand_size"]))
+        state.alive = [not bool(e) for e in cast(list[JSON], o["eliminated"])]
+        if len(state.alive) != n:
+            raise ValueError(f"eliminated has {len(state.alive)} seats, not {n}")
+        state.n_alive = sum(state.alive)
+        state.dealer = int(cast(int, o["dealer"]))
+        state.phase = str(o["phase"])
+        if state.phase not in (PHASE_TRUMP, PHASE_PLAY):
+            raise ValueError(f"unknown phase {state.phase!r}")
+        trump, turn_up = str(o["trump"]), str(o["turn_up"])
+        state.trump = SUIT_LETTERS.index(trump) if trump else -1
+        state.turn_up = parse_card(turn_up) if turn_up else -1
+        state.tricks_won = _ints(o["tricks_won"])
+        views = [trick_from_dict(t) for t in cast(list[Mapping[str, JSON]], o["tricks"])]
+        state.finished_tricks = [v for v in views if v.winner >= 0]
+        current = views[-1] if views and views[-1].winner < 0 else None
+        state.trick_cards = [parse_card(c) for c in current.cards] if current else []
+        state.trick_seats = list(current.seats) if current else []
+        state.dealer_draw = tuple(str(c) for c in cast(list[JSON], o["dealer_draw"]))
+        state.tie_breaks = [
+            TieBreakView(
+                int(cast(int, tb["round"])),
+                tuple(_ints(tb["seats"])),
+                tuple(str(c) for c in cast(list[JSON], tb["cards"])),
+                int(cast(int, tb["winner"])),
+            )
+            for tb in cast(list[Mapping[str, JSON]], o["tie_breaks"])
+        ]
+        over = max(state.sets_won) >= state.sets_to_win
+        # Who leads now: the current trick's leader, else the last trick's winner, else (first
+        # trick, or trumps still to nominate) the survivor left of the dealer, as _start_play.
+        if current is not None:
+            state.trick_leader = current.leader
+        elif state.finished_tricks:
+            state.trick_leader = state.finished_tricks[-1].winner
+        else:
+            state.trick_leader = state._next_alive(state.dealer)
+        if over:
+            state.to_move = None
+        elif state.phase == PHASE_TRUMP:
+            state.to_move = state.dealer
+        elif current is not None:
+            state.to_move = state._next_alive(current.seats[-1])
+        else:
+            state.to_move = state.trick_leader
+        state.stats = _restored_stats(state, events, over)
+        # The hidden hands and the undealt stock, of the right sizes, in any arrangement
+        # (restore re-deals them with _redeal_hidden).
+        played = played_by(
+            n, deal_tricks(state.finished_tricks, state.trick_cards, state.trick_seats)
+        )
+        own = sum(1 << parse_card(c) for c in cast(list[str], o["hand"]))
+        if own.bit_count() != (
+            state.hand_size - played[seat].bit_count() if state.alive[seat] else 0
+        ):
+            raise ValueError("the hand does not hold the cards the round dealt less those played")
+        hands = [0] * n
+        hands[seat] = own
+        seen = own
+        for cards in played:
+            if seen & cards:
+                raise ValueError("a card is both held and played, or played twice")
+            seen |= cards
+        seen |= 1 << state.turn_up if state.turn_up >= 0 else 0
+        loose = [c for c in _PACK if not seen >> c & 1]
+        for s in range(n):
+            if s != seat and state.alive[s]:
+                need = state.hand_size - played[s].bit_count()
+                if need < 0:
+                    raise ValueError(f"seat {s} played more cards than it was dealt")
+                hands[s] = sum(1 << c for c in loose[:need])
+                loose = loose[need:]
+        state.hands = hands
+        state.dealt = [hands[s] | played[s] for s in range(n)]
+        state.stock = sum(1 << c for c in loose)
+        return state
 
 
 class TennisWhistState(MatchState):
@@ -522,6 +620,32 @@ class TennisWhistState(MatchState):
             self.hands[s] = mask
         played = played_by(self.n, tricks)
         self.dealt = [self.hands[s] | played[s] for s in range(self.n)]
+
+
+def _ints(value: JSON) -> list[int]:
+    return [int(cast(int, x)) for x in cast(list[JSON], value)]
+
+
+def _restored_stats(state: TennisWhistState, events: Sequence[Event], over: bool) -> dict[str, int]:
+    """The match statistics (only ``Result.stats`` shows them) counted from the public events
+    the seat saw; where those are missing, at least what the observation proves (this set's
+    finished rounds, tie-breaks and eliminations; the sets, which are exactly the sets won)."""
+    rounds = tie_breaks = eliminations = 0
+    for e in events:
+        if e.kind == "round_end":
+            rounds += 1
+            eliminations += len(cast(list[JSON], e.data.get("out", [])))
+        elif e.kind == "tie_break":
+            tie_breaks += 1
+    # A finished match stops after its last round_end without starting a round.
+    this_set = state.round_number if over else state.round_number - 1
+    out_now = state.n - sum(state.alive)
+    return {
+        "sets": sum(state.sets_won),
+        "rounds": max(rounds, this_set),
+        "tie_breaks": max(tie_breaks, len(state.tie_breaks)),
+        "eliminations": max(eliminations, out_now),
+    }
 
 
 def _parse_card_or_none(text: str) -> int | None:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from engine._fast import quick_init
 from engine.cards import CARD_TEXT, SUIT_MASKS
-from engine.core import Action, Event, number_actions
+from engine.core import JSON, Action, Event, number_actions
 
 
 @quick_init
@@ -31,6 +32,15 @@ def trick_view(
 ) -> TrickView:
     """The public view of a trick from card numbers (``winner`` -1 while it is played)."""
     return TrickView(leader, tuple(map(CARD_TEXT.__getitem__, cards)), tuple(seats), winner)
+
+
+def trick_from_dict(data: Mapping[str, JSON]) -> TrickView:
+    """A trick from an observation's plain-data form (``TrickView`` as ``to_dict()`` writes it)."""
+    cards = tuple(str(c) for c in cast(list[JSON], data["cards"]))
+    seats = tuple(int(cast(int, s)) for s in cast(list[JSON], data["seats"]))
+    if len(cards) != len(seats) or any(c not in _CARD_NUMBER for c in cards):
+        raise ValueError(f"not a trick: {dict(data)!r}")
+    return TrickView(int(cast(int, data["leader"])), cards, seats, int(cast(int, data["winner"])))
 
 
 def tricks_so_far(

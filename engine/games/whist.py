@@ -6,8 +6,9 @@ Seats 0..3 are North, East, South, West (clockwise); North–South play East–W
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from engine._fast import quick_init
 from engine.cards import (
@@ -25,6 +26,7 @@ from engine.cards import (
 from engine.core import (
     JSON,
     Action,
+    Event,
     Game,
     MatchConfig,
     MatchState,
@@ -47,6 +49,7 @@ from engine.games.tricks import (
     play_actions,
     played_by,
     shuffled_pack,
+    trick_from_dict,
     tricks_so_far,
 )
 from engine.options import OptionSpec
@@ -146,6 +149,71 @@ class Whist(Game):
 
     def new_match(self, config: MatchConfig, seed: int) -> WhistState:
         return WhistState(self, config, seed)
+
+    def _restore(
+        self,
+        config: MatchConfig,
+        observation: Mapping[str, JSON],
+        events: Sequence[Event],
+        rng: random.Random,
+    ) -> WhistState:
+        o = observation
+        seat = int(cast(int, o["seat"]))
+        state = WhistState.bare(self, config, rng)
+        state.points_to_win = config.int_option("points_to_win")
+        state.games_to_win = config.int_option("games_per_rubber") // 2 + 1
+        state.score = [int(x) for x in _ints(o["score"])]
+        state.games = [int(x) for x in _ints(o["games"])]
+        state.game_number = sum(state.games) + 1
+        state.deal_number = int(cast(int, o["deal_number"]))
+        state.dealer = int(cast(int, o["dealer"]))
+        state.turn_up = parse_card(str(o["turn_up"]))
+        state.trump = SUIT_LETTERS.index(str(o["trump"]))
+        state.turn_up_in_hand = bool(o["turn_up_in_hand"])
+        views = [trick_from_dict(t) for t in cast(list[Mapping[str, JSON]], o["tricks"])]
+        state.finished_tricks = [v for v in views if v.winner >= 0]
+        current = views[-1] if views and views[-1].winner < 0 else None
+        state.trick_cards = [parse_card(c) for c in current.cards] if current else []
+        state.trick_seats = list(current.seats) if current else []
+        state.tricks_won = [int(x) for x in _ints(o["tricks_won"])]
+        if current is not None:
+            state.trick_leader = current.leader
+            state.to_move = (current.seats[-1] + 1) % 4
+        else:
+            done = state.finished_tricks
+            state.trick_leader = done[-1].winner if done else (state.dealer + 1) % 4
+            over = max(state.games) == state.games_to_win
+            state.to_move = None if over else state.trick_leader
+        # The hidden hands, of the right sizes, in any order (restore re-deals them).
+        tricks = deal_tricks(state.finished_tricks, state.trick_cards, state.trick_seats)
+        played = played_by(4, tricks)
+        own = sum(1 << parse_card(c) for c in cast(list[str], o["hand"]))
+        hands = [0, 0, 0, 0]
+        hands[seat] = own
+        seen = own
+        for cards in played:
+            if seen & cards:
+                raise ValueError("a card is both held and played, or played twice")
+            seen |= cards
+        turn_up = 1 << state.turn_up
+        if state.turn_up_in_hand and (seat == state.dealer) != bool(own & turn_up):
+            raise ValueError("the turn-up is not where the observation says")
+        if state.turn_up_in_hand and state.dealer != seat:
+            if seen & turn_up:
+                raise ValueError("the turn-up is not where the observation says")
+            hands[state.dealer] = turn_up
+            seen |= turn_up
+        loose = [c for c in range(52) if not seen >> c & 1]
+        for s in range(4):
+            if s != seat:
+                need = TRICKS_PER_DEAL - played[s].bit_count() - hands[s].bit_count()
+                hands[s] |= sum(1 << c for c in loose[:need])
+                loose = loose[need:]
+        if loose or own.bit_count() != TRICKS_PER_DEAL - played[seat].bit_count():
+            raise ValueError("the hand, the tricks and the turn-up do not make one pack")
+        state.hands = hands
+        state.dealt = [hands[s] | played[s] for s in range(4)]
+        return state
 
 
 class WhistState(MatchState):
@@ -364,6 +432,10 @@ class WhistState(MatchState):
 
 
 CARD_INDEX = {t: i for i, t in enumerate(CARD_TEXT)}
+
+
+def _ints(value: JSON) -> list[int]:
+    return [int(cast(int, x)) for x in cast(list[JSON], value)]
 
 
 def honours_by_side(dealt: list[int], trump: int) -> tuple[int, int]:
