@@ -8,11 +8,38 @@ canonical order; it returns the index of its choice.
 from __future__ import annotations
 
 import random
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from engine import Action
+from engine import Action, Result
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """The decision ``choose`` is answering, beyond its arguments: the match, the seat, the table
+    and the clock. ``run_bot`` sets :attr:`Bot.turn` to one just before each ``choose``."""
+
+    #: The match the decision belongs to.
+    match_id: str
+    #: The seat deciding.
+    seat: int
+    #: Seats at the table (MatchStart's players).
+    seats: int
+    #: The match's options, typed by the game's own specs where this copy knows the game.
+    options: Mapping[str, Any]
+    #: Milliseconds for this decision before the bank is used.
+    deadline_ms: int
+    #: The match's remaining bank, milliseconds.
+    bank_ms: int
+    #: ``time.monotonic()`` when the request arrived: the deadline runs from then.
+    received: float
+
+    def elapsed_ms(self) -> float:
+        """Milliseconds since the request arrived."""
+        return (time.monotonic() - self.received) * 1000.0
 
 
 class Bot(ABC):
@@ -27,9 +54,26 @@ class Bot(ABC):
         #: The bot's own generator, seeded from ``ARENA_SEED`` when the arena launches it, and
         #: again from each match's ``bot_seed`` as the match starts (``run_bot``).
         self.rng = random.Random(seed)
+        #: The decision being answered (match, seat, clock), set by ``run_bot`` before each
+        #: ``choose``; ``None`` when the bot is driven some other way.
+        self.turn: Turn | None = None
 
     def start_match(self, game: str, seat: int, options: Mapping[str, Any]) -> None:
         """Called when a match starts (optional)."""
+
+    def on_event(self, match_id: str, kind: str, data: Mapping[str, Any], private: bool) -> None:
+        """Called for each event of a match the bot may see, in order, before the decision that
+        follows it (optional). ``private``: only this seat (or team) saw it. A bot that does not
+        override it costs the SDK nothing: events are then not decoded at all."""
+
+    def end_match(self, match_id: str, result: Result) -> None:
+        """Called when a match the bot played ends, with its result (optional): where a bot
+        that learns looks at how it did, and forgets what it kept for the match."""
+
+    @classmethod
+    def wants_events(cls) -> bool:
+        """Whether this bot overrides :meth:`on_event`."""
+        return cls.on_event is not Bot.on_event
 
     @abstractmethod
     def choose(self, game: str, observation: Mapping[str, Any], legal: Sequence[Action]) -> int:

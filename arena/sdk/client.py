@@ -37,7 +37,7 @@ import grpc.aio
 from arena.errors import ArenaError
 from arena.logging import configure_once, get_logger
 from arena.protocol import codec, messages, rpc
-from arena.sdk.bot import Bot
+from arena.sdk.bot import Bot, Turn
 from engine import EngineError, get_game
 
 log = get_logger("arena.sdk.client")
@@ -137,8 +137,8 @@ def run_bot(
         run.connections += 1
         # Tell the server how many matches are left, so a lobby never seats us past them.
         left = 0 if matches is None else max(1, matches - run.matches)
-        # Lean messages (docs/protocol.md): events ride in the decisions (Decision.events; a Bot
-        # has no event hook, so like separate Events they go no further), and no text or JSON
+        # Lean messages (docs/protocol.md): events ride in the decisions (Decision.events, for
+        # the bot's on_event hook if it has one), and no text or JSON
         # rendering of the observation (a Bot gets the typed message's dict, observation_dict).
         hello = messages.Hello(
             bot.name,
@@ -207,7 +207,9 @@ async def _play(
 ) -> tuple[bool, str | None, str]:
     welcomed = False
     resume = ""
-    playing: set[str] = set()  # matches started on this stream and not yet ended
+    # Matches started on this stream and not yet ended: seats at the table, typed options.
+    playing: dict[str, tuple[int, dict[str, Any]]] = {}
+    events = bot.wants_events()
     channel_of = (
         grpc.aio.insecure_channel(address, options=CLIENT_OPTIONS)
         if ca is None
@@ -222,27 +224,45 @@ async def _play(
         try:
             await call.write(codec.hello_message(hello))
             while (raw := await call.read()) is not EOF:
-                # A Bot has no event hook: the events a Decision carries are not decoded.
-                msg = codec.read_server_message(cast(rpc.ServerMessage, raw), events=False)
+                # The events a Decision carries are decoded only for a bot with an event hook.
+                received = time.monotonic()  # a decision's deadline runs from its arrival
+                msg = codec.read_server_message(cast(rpc.ServerMessage, raw), events=events)
                 if isinstance(msg, messages.Decision):
+                    for event in msg.events:
+                        _on_event(bot, event)
+                    seats, typed = playing.get(msg.match_id, (0, {}))
+                    bot.turn = Turn(
+                        msg.match_id,
+                        msg.seat,
+                        seats,
+                        typed,
+                        msg.deadline_ms,
+                        msg.bank_ms,
+                        received,
+                    )
                     index = _choose(bot, msg)
                     await call.write(codec.answer_message(msg.request_id, index=index))
                     run.decisions += 1
                 elif isinstance(msg, messages.EventInfo):
-                    continue
+                    if events:
+                        _on_event(bot, msg)
                 elif isinstance(msg, messages.MatchStart):
-                    playing.add(msg.match_id)
                     if msg.bot_seed:
                         # Each match's own seed: a seeded bot plays the same moves whether its
                         # process is fresh or has played other matches before (a tournament
                         # keeps processes alive).
                         bot.rng.seed(msg.bot_seed)
                     options = _typed_options(msg.game, msg.options)
+                    playing[msg.match_id] = (len(msg.players), options)
                     for seat in msg.seats:
                         bot.start_match(msg.game, seat, options)
                 elif isinstance(msg, messages.MatchEnd):
-                    playing.discard(msg.match_id)
+                    playing.pop(msg.match_id, None)
                     run.matches += 1
+                    try:
+                        bot.end_match(msg.match_id, msg.result)
+                    except Exception as err:
+                        log.exception("bot.end_match failed", error=f"{type(err).__name__}: {err}")
                     log.info(
                         "match over",
                         match_id=msg.match_id,
@@ -271,6 +291,14 @@ async def _play(
         finally:
             call.cancel()  # nothing more to say; the channel closes with the block
     return welcomed, None, resume
+
+
+def _on_event(bot: Bot, event: messages.EventInfo) -> None:
+    """The bot's event hook; a failure is logged and costs nothing else."""
+    try:
+        bot.on_event(event.match_id, event.kind, event.data, event.private)
+    except Exception as err:
+        log.exception("bot.on_event failed", error=f"{type(err).__name__}: {err}")
 
 
 def _choose(bot: Bot, decision: messages.Decision) -> int:

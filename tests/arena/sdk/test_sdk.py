@@ -83,6 +83,72 @@ def test_the_bot_sees_the_engine_observation_and_typed_options() -> None:
     assert bot.seen == expected and len(expected) == 13
 
 
+class Hooked(Bot):
+    """Keeps what the SDK's hooks and ``turn`` told it."""
+
+    name = "hooked"
+
+    def __init__(self) -> None:
+        super().__init__(0)
+        self.events: list[tuple[str, str, dict[str, Any], bool]] = []
+        self.turns: list[Any] = []
+        self.ends: list[tuple[str, Result]] = []
+        self.events_before: list[int] = []  # events seen when each decision came
+
+    def on_event(self, match_id: str, kind: str, data: Mapping[str, Any], private: bool) -> None:
+        self.events.append((match_id, kind, dict(data), private))
+
+    def end_match(self, match_id: str, result: Result) -> None:
+        self.ends.append((match_id, result))
+
+    def choose(self, game: str, observation: Mapping[str, Any], legal: Sequence[Action]) -> int:
+        self.turns.append(self.turn)
+        self.events_before.append(len(self.events))
+        return 0
+
+
+def test_the_hooks_see_every_event_in_order_the_turn_and_the_end() -> None:
+    """``on_event`` gets the events seat 0 may see, in order, each before the decision that
+    follows it; ``turn`` names the match, seat, table and clock; ``end_match`` the result."""
+    bot = Hooked()
+    outcomes = []
+
+    def behaviour(address: str, token: str) -> None:
+        run_bot(bot, address, token, matches=1)
+
+    async def main() -> None:
+        async with open_arena_server() as server:
+            spec = make_spec("whist", 4, options=SHORT_WHIST, seed=5)
+            scenario = await play_with(server, spec, [behaviour, sdk(), sdk(), sdk()])
+            outcomes.append(scenario.outcome)
+
+    trio.run(main)
+    outcome = outcomes[0]
+    game = get_game("whist")
+    state = game.new_match(game.configure(None, SHORT_WHIST), 5)
+    seen_at_decisions = []
+    for e in outcome.entries:
+        if e["type"] == "decision":
+            if e["seat"] == 0:
+                seen_at_decisions.append(len(state.visible_events(0)))
+            state.apply(str(e["action"]))
+    visible = state.visible_events(0)
+    match_id = outcome.spec.match_id
+    got = [(kind, data, private) for mid, kind, data, private in bot.events]
+    assert {mid for mid, *_ in bot.events} == {match_id}
+    assert got == [(v.kind, dict(v.data), v.to is not None) for v in visible]
+    assert bot.events_before == seen_at_decisions
+    assert [t.match_id for t in bot.turns] == [match_id] * len(bot.turns) and bot.turns
+    assert {(t.seat, t.seats) for t in bot.turns} == {(0, 4)}
+    assert all(t.deadline_ms > 0 and t.elapsed_ms() >= 0 for t in bot.turns)
+    assert bot.turns[0].options == {"points_to_win": 1, "games_per_rubber": 1}
+    assert [(mid, r.summary) for mid, r in bot.ends] == [(match_id, outcome.result.summary)]
+
+
+def test_a_bot_without_an_event_hook_gets_no_events_decoded() -> None:
+    assert Hooked.wants_events() and not Recording.wants_events()
+
+
 def test_unknown_token_raises_bot_rejected() -> None:
     async def main() -> None:
         async with open_arena_server() as server:
