@@ -8,6 +8,7 @@ from typing import Any
 from arena.sdk.bot import Bot, RandomBot
 from engine import Action
 from reference_bots.rules import RulesBot, Strategy, strategy_for
+from reference_bots.search import SearchBot
 
 
 class RulesOrRandomBot(RulesBot):
@@ -35,9 +36,17 @@ class RulesOrRandomBot(RulesBot):
 BOTS: dict[str, Callable[[int | None], Bot]] = {
     "random": RandomBot,
     "rules": RulesOrRandomBot,
+    "search": SearchBot,
 }
 
 
-def make_bot(name: str, seed: int | None) -> Bot:
-    """The reference bot called ``name``; ``KeyError`` for an unknown one."""
+def make_bot(
+    name: str, seed: int | None, *, budget_ms: float | None = None, iterations: int | None = None
+) -> Bot:
+    """The reference bot called ``name``; ``KeyError`` for an unknown one, ``ValueError`` for a
+    budget given to a bot that does not search."""
+    if name == "search":
+        return SearchBot(seed, budget_ms=budget_ms, iterations=iterations)
+    if budget_ms is not None or iterations is not None:
+        raise ValueError(f"only the search bot takes a budget, not {name!r}")
     return BOTS[name](seed)

@@ -104,6 +104,16 @@ RULES = [
     ),
     pytest.param(
         Rule(
+            "the reference bots are bots like any author's: of the arena they use the SDK and "
+            "its logging only",
+            importers=("reference_bots",),
+            imported=("arena",),
+            imported_exceptions=("arena.sdk", "arena.logging"),
+        ),
+        id="reference-bots-use-the-sdk",
+    ),
+    pytest.param(
+        Rule(
             "arena.bots starts processes and containers: it knows no server and no protocol",
             importers=("arena.bots",),
             imported=("arena.server", "arena.protocol"),

@@ -30,7 +30,10 @@ def run(args: argparse.Namespace) -> int:
     if args.name not in BOTS:
         raise UsageError(f"unknown bot {args.name!r} (reference bots: {', '.join(sorted(BOTS))})")
     seed = args.seed if args.seed is not None else _env_int("ARENA_SEED")
-    bot = make_bot(args.name, seed)
+    try:
+        bot = make_bot(args.name, seed, budget_ms=args.budget_ms, iterations=args.iterations)
+    except ValueError as err:
+        raise UsageError(str(err)) from None
     result = run_bot(bot, args.server, args.token, matches=args.matches, give_up_s=args.give_up)
     get_logger("reference_bots").info(
         "bot finished", matches=result.matches, decisions=result.decisions, why=result.stopped

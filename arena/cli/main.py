@@ -144,10 +144,26 @@ def _add_arena_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
 
     bp = sub.add_parser(
         "bot",
-        help="run a reference bot (random, rules) against an arena server",
+        help="run a reference bot (random, rules, search) against an arena server",
         description="Address, token and seed default to ARENA_ADDRESS, ARENA_TOKEN, ARENA_SEED.",
     )
-    bp.add_argument("name", help="random or rules")
+    bp.add_argument("name", help="random, rules or search")
+    bp.add_argument(
+        "--budget-ms",
+        type=MOVE_MS,
+        default=None,
+        metavar="MS",
+        help="search: think MS ms per decision (default: a quarter of the decision's deadline, "
+        "at most 500 ms)",
+    )
+    bp.add_argument(
+        "--iterations",
+        type=POSITIVE,
+        default=None,
+        metavar="N",
+        help="search: N iterations per decision instead of a time budget (with the match's "
+        "seed, the same moves every run)",
+    )
     bp.add_argument("--server", default=None, metavar="ADDR", help="host:port or unix:PATH")
     bp.add_argument("--token", default=None, help="the bot's token")
     bp.add_argument("--seed", type=int, default=None, help="seed of the bot's randomness")

@@ -88,7 +88,12 @@ def node_bot_status() -> tuple[str | None, str]:
 def builtin_bots() -> dict[str, str | None]:
     """Bots a config may name without a command: the reference bots (``None``: not available
     on this machine)."""
-    return {"random": "arena bot random", "rules": "arena bot rules", "node": node_bot_status()[0]}
+    return {
+        "random": "arena bot random",
+        "rules": "arena bot rules",
+        "search": "arena bot search",
+        "node": node_bot_status()[0],
+    }
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,7 @@
 """``arena demo`` (``make demo``): a short tournament of the reference bots for every game.
 
-Over the real server with one process per seat: ``arena bot random``, ``arena bot rules`` and,
+Over the real server with one process per seat: ``arena bot random``, ``arena bot rules``,
+``arena bot search`` (on a short budget) and,
 when reference_bots/js and its node_modules are there and ``node`` runs, the Node bot. Sized to
 finish in well under two minutes on two cores: few deals, short games through each game's
 options, a fixed seed so the demo is reproducible. Output goes to ``out/demo`` (recreated).
@@ -36,6 +37,8 @@ DEMO_SETUP: dict[str, dict[str, Any]] = {
     "tennis_whist": {"players": 3, "options": {"sets_to_win": 1}, "deals": 2},
     "spoil_five": {"players": 3, "options": {"rounds": 1}, "deals": 2},
 }
+#: The search bot's command in the demo: a short think per decision keeps the demo quick.
+DEMO_SEARCH = "arena bot search --budget-ms 25"
 #: The demo's tournament seed.
 DEMO_SEED = 2024
 #: Matches played at once (the machine the demo is sized for has two cores).
@@ -53,7 +56,7 @@ _GAME_FILES = frozenset({DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm", LOCK_NAME}
 
 def demo_bots() -> tuple[list[dict[str, str]], str]:
     """The demo's participants, and a note when the Node bot is left out."""
-    bots = [{"name": "random"}, {"name": "rules"}]
+    bots = [{"name": "random"}, {"name": "rules"}, {"name": "search", "command": DEMO_SEARCH}]
     node, why = node_bot_status()
     if node is None:
         return bots, f"node bot skipped: {why}"

@@ -38,7 +38,12 @@ def test_demo_ends_in_a_leaderboard_with_intervals_for_every_game(tmp_path: Path
     for sign in ("bot crashed", "Traceback", "never retrieved"):
         assert sign not in proc.stderr, proc.stderr[-3000:]
     assert not (out / "stale").exists()
-    bots = ["random", "rules"] + (["node"] if node_bot_status()[0] else [])
+    # The search bot rebuilt every state it searched: no rule-based stand-in in its logs.
+    logs = list(out.glob("*/logs/*"))
+    assert logs
+    for log in logs:
+        assert "search unavailable" not in log.read_text(errors="replace"), log
+    bots = ["random", "rules", "search"] + (["node"] if node_bot_status()[0] else [])
     boards = proc.stdout.split("Leaderboard (Elo, 95 % interval):")[1:]
     assert len(boards) == len(game_ids())
     for board in boards:
@@ -58,7 +63,7 @@ def test_demo_ends_in_a_leaderboard_with_intervals_for_every_game(tmp_path: Path
 
 def test_every_example_config_loads(node_bot: list[str]) -> None:
     # node_bot: the examples seat the Node reference bot, which needs its npm packages.
-    examples = sorted((ROOT / "examples").glob("*.toml"))
+    examples = sorted((ROOT / "examples").glob("**/*.toml"))
     assert examples
     for path in examples:
         config = load_config(path)
