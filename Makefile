@@ -151,6 +151,11 @@ test-docker: wheels
 # Speed figures beside same-run references (benchmarks/, docs/performance.md): prints a table
 # and writes out/bench/latest.json. The references and profilers are installed into the venv
 # for the benchmark only (never project dependencies): OpenSpiel, pyinstrument, py-spy.
+# The reference bots' ladder (docs/ladder.md): a tournament per game, resumed when rerun.
+.PHONY: ladder
+ladder: $(STAMP) bytecode sandbox-tools
+	$(BIN)/python scripts/ladder.py --run
+
 .PHONY: bench
 bench: $(STAMP) bytecode
 	@$(BIN)/python -c "import pyspiel" 2>/dev/null || $(BIN)/python -m pip install --quiet open-spiel \

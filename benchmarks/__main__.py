@@ -21,7 +21,7 @@ import trio
 from arena.logging import configure
 from benchmarks.common import OUT_DIR, load_now, machine
 
-SECTIONS = ("engine", "protocol", "tournament", "scale", "ratings")
+SECTIONS = ("engine", "search", "protocol", "tournament", "scale", "ratings")
 
 
 def _engine(quick: bool, out: Path) -> dict[str, Any]:
@@ -36,6 +36,14 @@ def _engine(quick: bool, out: Path) -> dict[str, Any]:
         profile["file"] = str(out / "profile-engine-whist.txt")
     result["profile"] = profile
     return result
+
+
+def _search(quick: bool, out: Path) -> dict[str, Any]:
+    from benchmarks.search_bench import run_search
+
+    return run_search(
+        seeds=2 if quick else 4, iterations=50 if quick else 200, rounds=1 if quick else 3
+    )
 
 
 def _protocol(quick: bool, out: Path) -> dict[str, Any]:
@@ -99,6 +107,7 @@ def _ratings(quick: bool, out: Path) -> dict[str, Any]:
 
 RUNNERS: dict[str, Callable[[bool, Path], dict[str, Any]]] = {
     "engine": _engine,
+    "search": _search,
     "protocol": _protocol,
     "tournament": _tournament,
     "scale": _scale,

@@ -74,6 +74,31 @@ def engine_rows(s: dict[str, Any]) -> list[Row]:
     return rows
 
 
+def search_rows(s: dict[str, Any]) -> list[Row]:
+    """The search bot: playouts per CPU second, its decisions beside random self-play's."""
+    rows: list[Row] = []
+    for label, g in s["games"].items():
+        rows.append(
+            (
+                f"search {label}: playouts/s per core",
+                f"{_n(g['playouts_per_cpu_s'])} ({g['decisions_per_playout']:.1f} decisions each)",
+                "",
+                "",
+            )
+        )
+        ref = g["random_decisions_per_cpu_s"]
+        rows.append(
+            (
+                f"search {label}: playout decisions/s",
+                _n(g["decisions_per_cpu_s"]),
+                f"random self-play {_n(ref)}",
+                _ratio(g["decisions_per_cpu_s"] / ref) if ref else "–",
+            )
+        )
+        rows.append((f"search {label}: µs to rebuild the state", _n(g["restore_us"]), "", ""))
+    return rows
+
+
 def protocol_rows(s: dict[str, Any]) -> list[Row]:
     rows: list[Row] = []
     for n in ("1", "8"):
@@ -307,6 +332,7 @@ def ratings_rows(s: dict[str, Any]) -> list[Row]:
 
 ROWS = {
     "engine": engine_rows,
+    "search": search_rows,
     "protocol": protocol_rows,
     "tournament": tournament_rows,
     "scale": scale_rows,
