@@ -19,7 +19,7 @@ from arena.sdk.bot import Turn
 from benchmarks.engine_bench import OUR_GAMES
 from engine import MatchState
 from reference_bots.search import SearchBot, ismcts
-from reference_bots.search.rollout import Rollout
+from reference_bots.search.rollout import Rollout, side_of_seats
 
 #: Decisions into a match at which the search is timed.
 DEPTHS = (8, 30, 70)
@@ -72,8 +72,6 @@ def search_rate(positions: list[MatchState], game_id: str, iterations: int) -> d
         t0 = time.process_time()
         root = bot.belief.root(game_id, bot.turn, view, bot.rng)
         t1 = time.process_time()
-        sides = root.game.sides(root.config) or [(s,) for s in range(root.num_seats)]
-        side_of = [next(i for i, sd in enumerate(sides) if s in sd) for s in range(root.num_seats)]
         sampled: list[MatchState] = []
 
         def sample(
@@ -83,7 +81,9 @@ def search_rate(positions: list[MatchState], game_id: str, iterations: int) -> d
             sampled.append(det)
             return det
 
-        ismcts.search(sample, Rollout(game_id, view, side_of), bot.rng, lambda k: k < iterations)
+        ismcts.search(
+            sample, Rollout(game_id, view, side_of_seats(root)), bot.rng, lambda k: k < iterations
+        )
         t2 = time.process_time()
         restore_s += t1 - t0
         search_s += t2 - t1

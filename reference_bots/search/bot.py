@@ -20,7 +20,7 @@ from reference_bots.rules import strategy_for
 from reference_bots.search import pimc
 from reference_bots.search.belief import Belief
 from reference_bots.search.ismcts import EXPLORATION, search
-from reference_bots.search.rollout import Rollout, supported
+from reference_bots.search.rollout import Rollout, side_of_seats, supported
 
 log = get_logger("reference_bots.search")
 
@@ -96,11 +96,7 @@ class SearchBot(Bot):
             return self._fallback(game, observation, legal, str(err))
         seat = turn.seat
         rng = self.rng
-        sides = root.game.sides(root.config) or [(s,) for s in range(root.num_seats)]
-        side_of = [
-            next(i for i, side in enumerate(sides) if s in side) for s in range(root.num_seats)
-        ]
-        rollout = Rollout(game, observation, side_of)
+        rollout = Rollout(game, observation, side_of_seats(root))
         if self.algorithm == "pimc":
             return self._pimc(game, observation, legal, root, rollout, turn)
         visits = search(

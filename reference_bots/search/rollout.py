@@ -345,6 +345,12 @@ class Rollout:
         return Simulation(self)
 
 
+def side_of_seats(state: MatchState) -> list[int]:
+    """Each seat's side: partners share one, a seat playing alone has its own."""
+    sides = state.game.sides(state.config) or [(s,) for s in range(state.num_seats)]
+    return [next(i for i, side in enumerate(sides) if s in side) for s in range(state.num_seats)]
+
+
 def supported(game_id: str) -> bool:
     """Whether the search knows ``game_id``'s horizon."""
     return game_id in HORIZONS
