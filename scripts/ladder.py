@@ -32,10 +32,11 @@ INTRO = """# The ladder: random, rules and search in every game
 
 Written by `make ladder` (scripts/ladder.py) from the tournaments in examples/ladder/: for each
 game a round robin of the three reference bots, every deal played in every seat rotation
-(duplicate), at least 216 matches per game. Elo is anchored at a mean of 1500; ± is the 95 % interval
-(cluster-robust by deal, docs/ratings.md). "Ordered" says whether the intervals place search above
-rules above random without overlapping. The search bot's slowest answer is read from the match
-records, against the move time of the tournament. docs/bots.md says how the bots work.
+(duplicate), at least 216 matches per game. Elo is anchored at a mean of 1500; ± is the 95 %
+interval (cluster-robust by deal, docs/ratings.md). "Ordered" says whether the intervals place
+search above rules above random without overlapping. The search bot's slowest answer is read
+from the match records, against the move time of the tournament. docs/bots.md says how the bots
+work.
 """
 
 
