@@ -7,11 +7,12 @@ STAMP := $(VENV)/.installed
 .PHONY: node-bot demo test lint typecheck pytest venv clean proto rules sandbox-tools wheels test-docker \
   bytecode cpp-bot proto-tools web browser screenshots playthroughs
 
-# arena/protocol/_wire.c is compiled by the install: an edit to it reinstalls.
-$(STAMP): pyproject.toml arena/protocol/_wire.c
+# arena/protocol/_wire.c is compiled by the install: an edit to it reinstalls. The Python SDK
+# (sdk/python, `cardarena`) is a distribution of its own, which the arena depends on.
+$(STAMP): pyproject.toml sdk/python/pyproject.toml arena/protocol/_wire.c
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,rl]'
+	$(BIN)/python -m pip install --quiet -e ./sdk/python -e '.[dev,rl]'
 	@touch $(STAMP)
 
 venv: $(STAMP)
@@ -22,7 +23,7 @@ venv: $(STAMP)
 bytecode: $(STAMP)
 	@$(BIN)/python -m compileall -q -j 0 arena engine reference_bots
 
-demo: $(STAMP) node-bot bytecode web
+demo: $(STAMP) sandbox-tools node-bot bytecode web
 	$(BIN)/arena demo
 
 # The Node.js reference bot's two packages, so the demo shows a bot in another language.
@@ -33,11 +34,11 @@ node-bot:
 	fi
 
 lint: $(STAMP)
-	$(BIN)/ruff check engine arena reference_bots tests benchmarks scripts fuzz
-	$(BIN)/ruff format --check engine arena reference_bots tests benchmarks scripts fuzz
+	$(BIN)/ruff check engine arena sdk/python reference_bots tests benchmarks scripts fuzz
+	$(BIN)/ruff format --check engine arena sdk/python reference_bots tests benchmarks scripts fuzz
 
 typecheck: $(STAMP)
-	$(BIN)/mypy --strict engine arena
+	$(BIN)/mypy --strict engine arena sdk/python/cardarena
 
 pytest: $(STAMP) sandbox-tools bytecode cpp-bot proto-tools web browser
 	$(BIN)/pytest
@@ -126,7 +127,7 @@ clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
 	find arena engine reference_bots -name __pycache__ -type d -prune -exec rm -rf {} +
 
-# Regenerate arena/protocol/_pb (messages, gRPC stubs, typed .pyi) from proto/cardarena/v1/arena.proto.
+# Regenerate sdk/python/cardarena/_pb (messages, gRPC stubs, typed .pyi) from proto/cardarena/v1/arena.proto.
 proto: $(STAMP)
 	$(BIN)/python scripts/gen_proto.py
 
@@ -142,7 +143,7 @@ playthroughs: $(STAMP)
 # Wheels of the arena and its dependencies (pip's configured index) for the Docker image.
 wheels: $(STAMP) web
 	rm -rf build
-	$(BIN)/pip wheel --quiet . -w build/wheels
+	$(BIN)/pip wheel --quiet ./sdk/python . -w build/wheels
 
 # The Docker path for real, on a private Docker engine (needs root): docker/test-docker.sh.
 test-docker: wheels

@@ -3,11 +3,10 @@
 Call :func:`configure` once per process (the CLI does); server code just does
 ``structlog.get_logger("arena.something")`` and logs key-value events.
 
-Code that runs in a bot's process (the SDK, ``arena bot``) logs through :func:`get_logger`
-instead, and configures with ``lazy=True``: structlog is then imported only for a record at an
-enabled level. Importing structlog imports rich, a cost at a Python bot's start-up that a
-tournament pays for every seat of every match (docs/performance.md has the figures); a bot that
-logs nothing above its level never imports them.
+Code that runs in a bot's process (the SDK, ``arena bot``) logs through the SDK's own
+``cardarena.log`` (standard logging, JSON lines) instead: importing structlog imports rich, a
+cost at a Python bot's start-up that a tournament pays for every seat of every match
+(docs/performance.md has the figures).
 """
 
 from __future__ import annotations
@@ -15,57 +14,51 @@ from __future__ import annotations
 import argparse
 import logging as stdlib_logging
 import sys
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
     import structlog
 
 LEVELS = ("debug", "info", "warning", "error")
-
-#: Records below this level are dropped by :class:`LazyLogger` while structlog is not imported.
-_threshold = stdlib_logging.WARNING
-#: A configuration waiting for structlog (``configure(..., lazy=True)``): its arguments.
-_deferred: tuple[str, bool | None, TextIO | None] | None = None
+#: ``--log-format``: ``auto`` is console lines on a terminal, JSON lines otherwise.
+LOG_FORMATS = ("auto", "console", "json")
 
 
 def configure(
     level: str = "info",
     json: bool | None = None,
     stream: TextIO | None = None,
-    *,
-    lazy: bool = False,
 ) -> None:
     """Set up structlog: ``level`` and above to ``stream`` (stderr), as JSON lines when ``json``
     (default: when the stream is not a terminal), else as readable console lines.
-
-    ``lazy``: while structlog is not imported, only remember the setup; the first record of a
-    :func:`get_logger` logger at ``level`` or above imports structlog and applies it.
     """
-    global _threshold, _deferred
-    _threshold = _level(level)
-    if lazy and "structlog" not in sys.modules:
-        _deferred = (level, json, stream)
-        return
-    _deferred = None
+    threshold = _level(level)
     import structlog
 
     out = stream if stream is not None else sys.stderr
     if json is None:
-        json = not out.isatty()
-    renderer: structlog.typing.Processor = (
-        structlog.processors.JSONRenderer()
-        if json
-        else structlog.dev.ConsoleRenderer(colors=out.isatty())
-    )
+        json = wants_json("auto", out)
+    tail: list[structlog.typing.Processor]
+    if json:
+        tail = [structlog.processors.format_exc_info, structlog.processors.JSONRenderer()]
+    else:
+        # It formats exceptions itself (and warns when format_exc_info ran first): plainly, not
+        # as rich's traceback of every frame's locals.
+        tail = [
+            structlog.dev.ConsoleRenderer(
+                colors=out.isatty(),
+                pad_event_to=0,
+                exception_formatter=structlog.dev.plain_traceback,
+            )
+        ]
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
-            structlog.processors.format_exc_info,
-            renderer,
+            *tail,
         ],
-        wrapper_class=structlog.make_filtering_bound_logger(_level(level)),
+        wrapper_class=structlog.make_filtering_bound_logger(threshold),
         logger_factory=structlog.PrintLoggerFactory(file=stream)
         if stream is not None
         else _StderrLoggerFactory(),
@@ -88,64 +81,13 @@ class _StderrLoggerFactory:
         return _StderrLogger()
 
 
-def configure_once(level: str = "warning", *, lazy: bool = False) -> None:
+def configure_once(level: str = "warning") -> None:
     """Configure with ``level`` unless the process already has (library entry points call this,
-    so an embedding program that configured structlog keeps its own setup); ``lazy`` as for
-    :func:`configure`. A setup deferred earlier wins over ``level``."""
-    if "structlog" in sys.modules:
-        import structlog
+    so an embedding program that configured structlog keeps its own setup)."""
+    import structlog
 
-        if structlog.is_configured():
-            return
-    elif lazy and _deferred is not None:
-        return
-    configure(*(_deferred or (level, None, None)), lazy=lazy)
-
-
-class LazyLogger:
-    """A structlog logger that imports structlog at its first record at an enabled level."""
-
-    __slots__ = ("_logger", "_name")
-
-    def __init__(self, name: str) -> None:
-        self._name = name
-        self._logger: Any = None
-
-    def _emit(self, method: str, level: int, event: str, fields: dict[str, Any]) -> None:
-        logger = self._logger
-        if logger is None:
-            if level < _threshold and "structlog" not in sys.modules:
-                return
-            import structlog
-
-            configure_once()  # the deferred setup, unless structlog was configured meanwhile
-            logger = self._logger = structlog.get_logger(self._name)
-        getattr(logger, method)(event, **fields)
-
-    def debug(self, event: str, **fields: Any) -> None:
-        """Log at debug level."""
-        self._emit("debug", stdlib_logging.DEBUG, event, fields)
-
-    def info(self, event: str, **fields: Any) -> None:
-        """Log at info level."""
-        self._emit("info", stdlib_logging.INFO, event, fields)
-
-    def warning(self, event: str, **fields: Any) -> None:
-        """Log at warning level."""
-        self._emit("warning", stdlib_logging.WARNING, event, fields)
-
-    def error(self, event: str, **fields: Any) -> None:
-        """Log at error level."""
-        self._emit("error", stdlib_logging.ERROR, event, fields)
-
-    def exception(self, event: str, **fields: Any) -> None:
-        """Log at error level with the exception being handled."""
-        self._emit("exception", stdlib_logging.ERROR, event, fields)
-
-
-def get_logger(name: str) -> LazyLogger:
-    """A logger for code that runs in bot processes (see the module's docstring)."""
-    return LazyLogger(name)
+    if not structlog.is_configured():
+        configure(level)
 
 
 def add_log_level_option(parser: argparse.ArgumentParser, default: str, whose: str = "") -> None:
@@ -155,6 +97,25 @@ def add_log_level_option(parser: argparse.ArgumentParser, default: str, whose: s
         default=default,
         choices=LEVELS,
         help=f"{whose + ' ' if whose else ''}log level: {', '.join(LEVELS)} (default {default})",
+    )
+
+
+def wants_json(log_format: str, stream: TextIO) -> bool:
+    """Whether ``--log-format`` ``log_format`` renders JSON lines on ``stream``: ``json`` always,
+    ``console`` never, ``auto`` unless a person reads it (a terminal)."""
+    if log_format not in LOG_FORMATS:
+        raise ValueError(f"log format must be one of {', '.join(LOG_FORMATS)}; got {log_format!r}")
+    return log_format == "json" or (log_format == "auto" and not stream.isatty())
+
+
+def add_log_format_option(parser: argparse.ArgumentParser) -> None:
+    """``--log-format``: how stderr's log lines look (:func:`wants_json`)."""
+    parser.add_argument(
+        "--log-format",
+        default="auto",
+        choices=LOG_FORMATS,
+        help="stderr's log lines: console (readable, one per line), json (one object per "
+        "line), or auto: console on a terminal, else json (default auto)",
     )
 
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import trio
+from cardarena.messages import TimeControl
 
 from arena.bots.command import BotProgram
 from arena.bots.launch import Confinement, check_in_box, start_bot
@@ -41,7 +42,6 @@ from arena.layout import (
 )
 from arena.policy import FaultPolicy
 from arena.pool import BotPool, play_seated
-from arena.protocol.messages import TimeControl
 from arena.records.format import write_record
 from arena.seeds import derive_seed, fresh_seed, seat_seed
 from arena.server import (

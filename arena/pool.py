@@ -27,12 +27,12 @@ from pathlib import Path
 
 import structlog
 import trio
+from cardarena.messages import FaultInfo
 
 from arena.bots.command import BotProgram
 from arena.bots.launch import Confinement, start_bot
 from arena.bots.process import RunningBot, bot_environment
 from arena.errors import ArenaError
-from arena.protocol.messages import FaultInfo
 from arena.seeds import derive_seed
 from arena.server import ArenaServer, MatchOutcome, MatchSpec, new_token
 

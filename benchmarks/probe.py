@@ -26,9 +26,10 @@ from collections.abc import Sequence
 from typing import Any
 
 import trio
+from cardarena import messages
 
 from arena.cli.main import POSITIVE
-from arena.protocol import codec, messages, wireformat
+from arena.protocol import codec, wireformat
 from arena.server import service
 from benchmarks.protocol_bench import arena_run, raw_run
 

@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 import trio
+from cardarena.messages import TimeControl
 
-from arena.protocol.messages import TimeControl
 from arena.server import (
     ArenaServer,
     MatchOutcome,

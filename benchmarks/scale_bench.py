@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 import trio
+from cardarena.messages import TimeControl
 
 from arena.cli.main import POSITIVE
 from arena.logging import configure
-from arena.protocol.messages import TimeControl
 from benchmarks.common import python_module, run_json
 from benchmarks.profiling import profiled
 from benchmarks.protocol_bench import arena_run, median_of, raw_run

@@ -14,8 +14,9 @@ import statistics
 import time
 from typing import Any
 
+from cardarena.bot import Turn
+
 import engine
-from arena.sdk.bot import Turn
 from benchmarks.engine_bench import OUR_GAMES
 from engine import MatchState
 from reference_bots.search import SearchBot, ismcts

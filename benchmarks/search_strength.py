@@ -17,8 +17,9 @@ import random
 import statistics
 import time
 
+from cardarena.bot import Turn
+
 import engine
-from arena.sdk.bot import Turn
 from engine import Event, MatchState, get_game
 from reference_bots.rules import strategy_for
 from reference_bots.search import SearchBot

@@ -29,10 +29,12 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 import grpc
+from cardarena import codec as bot_codec
+from cardarena import messages
+from cardarena._pb import arena_pb2 as pb
+from cardarena._pb import arena_pb2_grpc as pb_grpc
 
-from arena.protocol import codec, messages, wireformat
-from arena.protocol._pb import arena_pb2 as pb
-from arena.protocol._pb import arena_pb2_grpc as pb_grpc
+from arena.protocol import codec, wireformat
 from engine import Action, MatchState, get_game
 
 #: What ``read()`` returns at the end of a grpc.aio stream (missing from grpc-stubs).
@@ -313,7 +315,7 @@ async def _connection(
         hello = messages.Hello(
             "bench", "1", token, 1, batch_events=True, omit_text=True, omit_json=True
         )
-        await call.write(codec.hello_message(hello))
+        await call.write(bot_codec.hello_message(hello))
         ended = 0
         sent_at = 0.0
         clock = time.perf_counter

@@ -134,7 +134,7 @@ for i in $(seq 100); do [ -f cup/private/host.json ] && break; sleep 0.2; done
 token=$(arena host add-author cup.toml alice --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["token"])')
 for b in one two; do
   mkdir -p "$b" && printf 'command = "python3 bot.py"\n' > "$b/cardarena.toml"
-  printf 'from arena.sdk import RandomBot, run_bot\nrun_bot(RandomBot())\n# %s\n' "$b" > "$b/bot.py"
+  printf 'from cardarena import RandomBot, run_bot\nrun_bot(RandomBot())\n# %s\n' "$b" > "$b/bot.py"
   arena remote submit "$b" "$b" --server http://127.0.0.1:8080 --token "$token" >/dev/null
 done
 for i in $(seq 300); do
@@ -284,7 +284,7 @@ max_unpacked_mib = 2048
 TOML
 mkdir -p "$work/plain"
 printf 'command = "python3 bot.py"\n' >"$work/plain/cardarena.toml"
-printf 'from arena.sdk import RandomBot, run_bot\nrun_bot(RandomBot())\n' >"$work/plain/bot.py"
+printf 'from cardarena import RandomBot, run_bot\nrun_bot(RandomBot())\n' >"$work/plain/bot.py"
 PATH="$PWD/.venv/bin:$PATH" "$arena" host "$work/images.toml" --dir "$work/images" --no-sandbox \
   --http 127.0.0.1:0 --grpc 127.0.0.1:0 --log-level warning >"$work/images-host.log" 2>&1 &
 host_pid=$!

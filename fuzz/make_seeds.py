@@ -18,7 +18,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from arena.protocol import codec, messages  # noqa: E402
+from cardarena import codec as bot_codec  # noqa: E402
+from cardarena import messages  # noqa: E402
+
 from arena.protocol.wireformat import varint_of  # noqa: E402
 
 NUMBERS = (0, 1, 127, 128, 300, 2**31 - 1, 2**32 - 1, 2**32, 2**63, 2**64 - 1)
@@ -28,18 +30,18 @@ def real_messages() -> Iterator[bytes]:
     """What bots really send, as the SDK encodes it."""
     for rid in NUMBERS:
         for index in (0, 1, 7, 127, 128, 2**32 - 1):
-            yield codec.answer_message(rid, index=index).SerializeToString()
-        yield codec.answer_message(rid, text="play:AS").SerializeToString()
-        yield codec.answer_message(rid).SerializeToString()  # neither: garbage
-        yield codec.ping_message(rid).SerializeToString()
-    yield codec.answer_message(5, text="é" * 200).SerializeToString()  # a two-byte length
-    yield codec.hello_message(messages.Hello("greedy-whist")).SerializeToString()
-    yield codec.hello_message(
+            yield bot_codec.answer_message(rid, index=index).SerializeToString()
+        yield bot_codec.answer_message(rid, text="play:AS").SerializeToString()
+        yield bot_codec.answer_message(rid).SerializeToString()  # neither: garbage
+        yield bot_codec.ping_message(rid).SerializeToString()
+    yield bot_codec.answer_message(5, text="é" * 200).SerializeToString()  # a two-byte length
+    yield bot_codec.hello_message(messages.Hello("greedy-whist")).SerializeToString()
+    yield bot_codec.hello_message(
         messages.Hello(
             "random-bot", "1.2.0", "tok-123", 1, ("whist", "tennis_whist"), 3, True, True, True
         )
     ).SerializeToString()
-    yield codec.hello_message(messages.Hello("", protocol_version=0)).SerializeToString()
+    yield bot_codec.hello_message(messages.Hello("", protocol_version=0)).SerializeToString()
 
 
 def key(field: int, wire_type: int) -> bytes:

@@ -45,9 +45,10 @@ def _load_instrumented() -> ModuleType:
 INSTRUMENTED = _load_instrumented()
 
 with atheris.instrument_imports(include=["arena.protocol"]):
+    from cardarena._pb import arena_pb2 as pb
+    from cardarena.messages import Answer
+
     from arena.protocol import codec, wireformat
-    from arena.protocol._pb import arena_pb2 as pb
-    from arena.protocol.messages import Answer
 
 if wireformat.BUILT is not INSTRUMENTED:
     sys.exit("wire_fuzz.py: arena.protocol did not pick up the instrumented module")

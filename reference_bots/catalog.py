@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from arena.sdk.bot import Bot, RandomBot
-from engine import Action
+from cardarena.bot import Bot, RandomBot
+
 from reference_bots.rules import RulesBot, Strategy, strategy_for
+from reference_bots.rules.choice import Choice
 from reference_bots.search import SearchBot
 
 
@@ -20,7 +21,7 @@ class RulesOrRandomBot(RulesBot):
         super().__init__(seed)
         self._strategies: dict[str, Strategy | None] = {}
 
-    def choose(self, game: str, observation: Mapping[str, Any], legal: Sequence[Action]) -> int:
+    def choose(self, game: str, observation: Mapping[str, Any], legal: Sequence[Choice]) -> int:
         if game not in self._strategies:
             try:
                 self._strategies[game] = strategy_for(game)

@@ -82,15 +82,23 @@ def _module_stem(file: Path) -> str | None:
     return None
 
 
+def package_name(package: str) -> str:
+    """A top-level package's name, from its directory under the root (``sdk/python/cardarena``
+    is ``cardarena``)."""
+    return Path(package).name
+
+
 def find_modules(root: Path, packages: Sequence[str]) -> dict[str, Module]:
-    """Every module of the top-level ``packages`` under ``root``, by dotted name."""
+    """Every module of the top-level ``packages`` (directories under ``root``), by dotted
+    name."""
     modules: dict[str, Module] = {}
     for package in packages:
+        base = (root / package).parent
         for file in sorted((root / package).rglob("*")):
             stem = _module_stem(file)
             if stem is None or "__pycache__" in file.parts or "." in stem:
                 continue
-            parts = list(file.relative_to(root).parent.parts)
+            parts = list(file.relative_to(base).parent.parts)
             is_package = stem == "__init__"
             name = ".".join(parts if is_package else [*parts, stem])
             source = file if file.suffix == ".py" else None
@@ -176,7 +184,7 @@ def module_imports(
     edges: set[Edge] = set()
     for node, placement in _import_statements(tree):
         for name in _named_modules(node, module, modules):
-            in_project = any(within(name, package) for package in packages)
+            in_project = any(within(name, package_name(p)) for p in packages)
             if in_project and name != module.name:
                 edges.add(Edge(module.name, name, path, node.lineno, placement))
     return sorted(edges, key=Edge.sort_key)

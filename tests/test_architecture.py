@@ -38,7 +38,9 @@ from tests.import_graph import (
 )
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("engine", "arena", "reference_bots")
+PACKAGES = ("engine", "arena", "reference_bots", "cardarena")
+#: Where each is, under the repository's root (the SDK is a distribution of its own).
+PACKAGE_DIRS = ("engine", "arena", "reference_bots", "sdk/python/cardarena")
 #: The arena's plain-value modules, at the bottom of its layers.
 PLAIN_VALUES = (
     "arena.errors",
@@ -79,17 +81,20 @@ RULES = [
     ),
     pytest.param(
         Rule(
-            "generated protobuf code (arena.protocol._pb) is reached through the protocol's "
-            "translators only: codec, observations, spectator and rpc",
+            "generated protobuf code (cardarena._pb) is reached through the protocol's "
+            "translators only: the SDK's codec, observations and rpc (a bot's side), the "
+            "arena's codec, observations and spectator (a server's)",
             importers=PACKAGES,
             importer_exceptions=(
-                "arena.protocol._pb",
+                "cardarena._pb",
+                "cardarena.codec",
+                "cardarena.observations",
+                "cardarena.rpc",
                 "arena.protocol.codec",
                 "arena.protocol.observations",
                 "arena.protocol.spectator",
-                "arena.protocol.rpc",
             ),
-            imported=("arena.protocol._pb",),
+            imported=("cardarena._pb",),
         ),
         id="pb-through-the-translators",
     ),
@@ -104,11 +109,10 @@ RULES = [
     ),
     pytest.param(
         Rule(
-            "the reference bots are bots like any author's: of the arena they use the SDK and "
-            "its logging only",
+            "the reference bots are bots like any author's: the SDK and the engine, nothing of "
+            "the arena",
             importers=("reference_bots",),
             imported=("arena",),
-            imported_exceptions=("arena.sdk", "arena.logging"),
         ),
         id="reference-bots-use-the-sdk",
     ),
@@ -122,7 +126,8 @@ RULES = [
     ),
     pytest.param(
         Rule(
-            "arena.protocol uses nothing of the arena outside itself (of the project: the engine)",
+            "arena.protocol uses nothing of the arena outside itself (of the project: the engine "
+            "and the SDK's protocol modules)",
             importers=("arena.protocol",),
             imported=("arena", "reference_bots"),
             imported_exceptions=("arena.protocol",),
@@ -131,11 +136,12 @@ RULES = [
     ),
     pytest.param(
         Rule(
-            "arena.sdk, what bot authors import, pulls in no server, tournament or command line",
-            importers=("arena.sdk",),
-            imported=("arena.server", "arena.tournament", "arena.cli"),
+            "cardarena, the SDK bot authors install on its own, imports nothing of the project "
+            "outside itself: no engine, no arena, no reference bot (grpcio and protobuf only)",
+            importers=("cardarena",),
+            imported=("engine", "arena", "reference_bots"),
         ),
-        id="sdk-is-light",
+        id="sdk-stands-alone",
     ),
     pytest.param(
         Rule(
@@ -150,7 +156,7 @@ RULES = [
     pytest.param(
         Rule(
             "the server referees whoever connects: it starts no bots and knows no tournament, "
-            "registry, ratings or SDK",
+            "registry, ratings or the SDK's bot side (its protocol modules it shares)",
             importers=("arena.server",),
             imported=(
                 "arena.bots",
@@ -158,7 +164,8 @@ RULES = [
                 "arena.tournament",
                 "arena.registry",
                 "arena.ratings",
-                "arena.sdk",
+                "cardarena.bot",
+                "cardarena.client",
             ),
         ),
         id="server-knows-no-runners",
@@ -197,7 +204,7 @@ LAZY_IMPORTS: dict[tuple[str, str], str] = {
 
 @functools.cache
 def project() -> ImportGraph:
-    return ImportGraph.read(ROOT, PACKAGES)
+    return ImportGraph.read(ROOT, PACKAGE_DIRS)
 
 
 def lazy_imports_outside_cli(edges: list[Edge]) -> list[Edge]:
@@ -219,7 +226,7 @@ def test_the_graph_sees_the_project() -> None:
     assert importers == set(PACKAGES)
     assert len(graph.modules) > 50
     # The generated gRPC module's relative import, and wireformat's import of the C extension.
-    pb = "arena.protocol._pb"
+    pb = "cardarena._pb"
     assert (f"{pb}.arena_pb2_grpc", f"{pb}.arena_pb2") in {
         (e.importer, e.imported) for e in graph.edges
     }

@@ -15,9 +15,11 @@ from arena.bots.docker import launch_container, parse_image_bot
 from arena.bots.process import RunningBot, bot_environment, launch_bot
 from arena.bots.reaper import BotRun
 from arena.bots.sandbox import (
+    NO_SANDBOX_FLAG,
     SOCKET_NAME,
     Limits,
     Sandbox,
+    SandboxRefused,
     check_available,
     default_limits,
     missing_inside,
@@ -128,8 +130,11 @@ def confine(programs: Sequence[BotProgram], no_sandbox: bool = False) -> Limits 
     return default_limits()
 
 
-class NotInBox(ArenaError):
+class NotInBox(SandboxRefused):
     """A bot command names a program or file its sandbox does not show it."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason, f" or pass {NO_SANDBOX_FLAG}")
 
 
 def check_in_box(bots: Sequence[tuple[str, BotProgram]], confinement: Confinement) -> None:
@@ -170,5 +175,5 @@ def check_in_box(bots: Sequence[tuple[str, BotProgram]], confinement: Confinemen
         raise NotInBox(
             f"{label}: {what} inside the sandbox (bubblewrap binds only the bot's directory "
             f"{where}, /usr, /etc, /opt and the arena's runtime: docs/sandbox.md); move it under "
-            f"{where} or pass --no-sandbox"
+            f"{where}"
         )

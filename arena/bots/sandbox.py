@@ -43,8 +43,24 @@ ENV_ALLOWED = ("PATH", "LANG", "LANGUAGE", "TZ", "TERM", "PYTHONUNBUFFERED", "PY
 SOCKET_NAME = "arena.sock"
 
 
-class SandboxUnavailable(ArenaError):
+#: How a command that starts bot commands lets them run bare: its flag.
+NO_SANDBOX_FLAG = "--no-sandbox"
+
+
+class SandboxRefused(ArenaError):
+    """Bots cannot run boxed: the message says why and points at :data:`NO_SANDBOX_FLAG`;
+    ``reason`` says why alone, for a command without that flag (``arena demo``)."""
+
+    def __init__(self, reason: str, way_out: str) -> None:
+        super().__init__(reason + way_out)
+        self.reason = reason
+
+
+class SandboxUnavailable(SandboxRefused):
     """The sandbox cannot run on this machine; the message says what is missing."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason, f"; run with {NO_SANDBOX_FLAG} to run bots unsandboxed")
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,13 +115,13 @@ def check_available() -> None:
     """
     global _checked, _supported
     if not sys.platform.startswith("linux"):
-        raise SandboxUnavailable("the bot sandbox needs Linux; run with --no-sandbox to go without")
+        raise SandboxUnavailable("the bot sandbox needs Linux")
     for tool, package in (("bwrap", "bubblewrap"), ("prlimit", "util-linux")):
         path = shutil.which(tool)
         if path is None:
             raise SandboxUnavailable(
-                f"{tool} is not installed (Debian package {package}); install it or run "
-                "with --no-sandbox to run bots unsandboxed"
+                f"{tool} is not installed: Debian package {package}, which `make sandbox-tools` "
+                "installs as root"
             )
     bwrap = shutil.which("bwrap")
     assert bwrap is not None
@@ -120,8 +136,8 @@ def check_available() -> None:
     if done.returncode != 0:
         why = (done.stderr.strip().splitlines() or [f"status {done.returncode}"])[-1]
         raise SandboxUnavailable(
-            f"bwrap cannot make a sandbox here ({why}); allow unprivileged user namespaces or "
-            "run with --no-sandbox"
+            f"bwrap cannot make a sandbox here ({why}) until unprivileged user namespaces are "
+            "allowed"
         )
     _checked = bwrap
     usage = subprocess.run([bwrap, "--help"], capture_output=True, text=True, check=False).stdout
@@ -236,7 +252,7 @@ def _runtime_paths() -> list[Path]:
     paths = [Path(p) for p in ("/usr", "/etc", "/opt") if Path(p).exists()]
     paths += [Path(sys.base_prefix).resolve(), Path(sys.prefix).resolve()]
     # Found, not imported: the arena's packages need not load the bots' to box them.
-    packages = [_package_dir(name) for name in ("arena", "engine", "reference_bots")]
+    packages = [_package_dir(name) for name in ("arena", "engine", "reference_bots", "cardarena")]
     paths += [p for p in packages if p is not None]
     # The protocol's .proto: bots in other languages (the Node reference bot) load it at run time.
     proto = _ARENA_DIR.parent / "proto"

@@ -11,11 +11,14 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from cardarena.messages import MAX_TIME_MS, TimeControl
+
 from arena.errors import UsageError
 from arena.layout import ENV_VAR, default_home
-from arena.protocol.messages import MAX_TIME_MS
 from engine import OptionValue
 
+#: The one default time control, ``TimeControl``'s: every command's ``--move-ms``/``--bank-ms``.
+DEFAULT_TIME = TimeControl()
 #: The longest any command waits for something (a bot to connect, an answer, a server), in s.
 MAX_WAIT_S = 86_400.0
 
@@ -85,3 +88,32 @@ def add_sandbox_argument(parser: argparse.ArgumentParser, what: str = "bot comma
         "(default: boxed with bubblewrap: no network, read-only files, resource limits; "
         "docs/sandbox.md)",
     )
+
+
+class DefaultsHelpFormatter(argparse.HelpFormatter):
+    """Every option's help ends with its default, unless the help already speaks of it; as
+    argparse's ``ArgumentDefaultsHelpFormatter``, but silent about ``None``, ``False`` and empty
+    lists (nothing to state)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        default = action.default
+        if (
+            "default" in text
+            or default is None
+            or default is False
+            or default is argparse.SUPPRESS
+            or default == []
+            or not (action.option_strings or action.nargs in (argparse.OPTIONAL, "*"))
+        ):
+            return action.help
+        return f"{text} (default %(default)s)".lstrip()
+
+
+class ArenaParser(argparse.ArgumentParser):
+    """The ``arena`` command's parsers: help with defaults (sub-parsers are made of the same
+    class by ``add_subparsers``)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", DefaultsHelpFormatter)
+        super().__init__(*args, **kwargs)

@@ -35,6 +35,6 @@ def add_health_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         type=TIMEOUT,
         default=DEFAULT_TIMEOUT_S,
         metavar="S",
-        help="seconds (default 2)",
+        help="seconds to wait for an answer (default %(default)g)",
     )
     hp.set_defaults(handler=health_command)

@@ -14,11 +14,13 @@ from pathlib import Path
 import arena.cli.grpc_env  # noqa: F401  (first: before anything imports grpc)
 from arena.cli.arguments import (
     BANK_MS,
+    DEFAULT_TIME,
     GAMES,
     MOVE_MS,
     POSITIVE,
     SECONDS,
     TIMEOUT,
+    ArenaParser,
     add_sandbox_argument,
     parse_options,
 )
@@ -28,7 +30,7 @@ from arena.cli.remote import add_remote_parser
 from arena.cli.replay import add_replay_parser
 from arena.cli.tournament import add_tournament_parsers
 from arena.errors import ArenaError, UsageError
-from arena.logging import add_log_level_option
+from arena.logging import add_log_format_option, add_log_level_option
 from engine import EngineError, game_ids, get_game
 
 Handler = Callable[[argparse.Namespace], int]
@@ -88,11 +90,21 @@ def _add_arena_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     sv.add_argument(
         "--seed", type=int, default=None, help="seed the matches derive from (default: secret)"
     )
-    sv.add_argument("--move-ms", type=MOVE_MS, default=1000, help="time per decision (ms)")
-    sv.add_argument("--bank-ms", type=BANK_MS, default=10000, help="time bank (ms)")
+    sv.add_argument(
+        "--move-ms", type=MOVE_MS, default=DEFAULT_TIME.move_ms, help="milliseconds per decision"
+    )
+    sv.add_argument(
+        "--bank-ms",
+        type=BANK_MS,
+        default=DEFAULT_TIME.bank_ms,
+        help="milliseconds of bank per seat and match",
+    )
     sv.add_argument("--strict", action="store_true", help="the first fault forfeits")
-    sv.add_argument("--out", type=Path, default=None, help="write match records here")
+    sv.add_argument(
+        "--out", type=Path, default=None, help="write match records here (default: none kept)"
+    )
     add_log_level_option(sv, "info")
+    add_log_format_option(sv)
     sv.add_argument(
         "--registered-only",
         action="store_true",
@@ -106,7 +118,8 @@ def _add_arena_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
         "match",
         help="play one match between bot commands over gRPC",
         description="Play one match: one --bot shell command per seat, in seat order. Each bot "
-        "gets ARENA_ADDRESS, ARENA_TOKEN and ARENA_SEED in its environment.",
+        "gets ARENA_ADDRESS, ARENA_TOKEN and ARENA_SEED in its environment. Exit status: 0, or 3 "
+        "when a seat faulted or forfeited (unless --allow-faults), 2 for a usage error.",
     )
     mp.add_argument("game", help=f"game id ({games})")
     mp.add_argument("--players", type=int, default=None, help="players at the table")
@@ -124,11 +137,22 @@ def _add_arena_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     )
     mp.add_argument("--out", type=Path, default=Path("out/matches"), help="record directory")
     mp.add_argument(
-        "--move-ms", type=MOVE_MS, default=1000, help="time per decision (default 1000)"
+        "--move-ms", type=MOVE_MS, default=DEFAULT_TIME.move_ms, help="milliseconds per decision"
     )
-    mp.add_argument("--bank-ms", type=BANK_MS, default=10000, help="time bank (default 10000)")
+    mp.add_argument(
+        "--bank-ms",
+        type=BANK_MS,
+        default=DEFAULT_TIME.bank_ms,
+        help="milliseconds of bank per seat and match",
+    )
     mp.add_argument("--strict", action="store_true", help="the first fault forfeits")
-    mp.add_argument("--connect-timeout", type=TIMEOUT, default=20.0, metavar="S", help="wait S s")
+    mp.add_argument(
+        "--connect-timeout",
+        type=TIMEOUT,
+        default=20.0,
+        metavar="S",
+        help="seconds to wait for every bot to connect",
+    )
     mp.add_argument("--unix", action="store_true", help="bots connect over the Unix socket")
     mp.add_argument(
         "--games",
@@ -138,14 +162,27 @@ def _add_arena_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
         help="play N matches on the same bot processes (one per seat, replaced after a crash "
         "or forfeit), each on its own deal (default 1)",
     )
+    mp.add_argument(
+        "--json",
+        action="store_true",
+        help="print the result, each seat's faults and forfeit, and the answer times as one "
+        "JSON object (nothing else on stdout)",
+    )
+    mp.add_argument(
+        "--allow-faults",
+        action="store_true",
+        help="exit 0 even when a seat faulted or forfeited (default: exit status 3)",
+    )
     add_sandbox_argument(mp)
     add_log_level_option(mp, "warning", "server")
+    add_log_format_option(mp)
     mp.set_defaults(handler=_cmd_match)
 
     bp = sub.add_parser(
         "bot",
         help="run a reference bot (random, rules, search) against an arena server",
-        description="Address, token and seed default to ARENA_ADDRESS, ARENA_TOKEN, ARENA_SEED.",
+        description="Address and token default to ARENA_ADDRESS and ARENA_TOKEN; without --seed "
+        "the bot is seeded from each match's bot_seed.",
     )
     bp.add_argument("name", help="random, rules or search")
     bp.add_argument(
@@ -166,7 +203,9 @@ def _add_arena_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     )
     bp.add_argument("--server", default=None, metavar="ADDR", help="host:port or unix:PATH")
     bp.add_argument("--token", default=None, help="the bot's token")
-    bp.add_argument("--seed", type=int, default=None, help="seed of the bot's randomness")
+    bp.add_argument(
+        "--seed", type=int, default=None, help="a fixed seed (default: each match's bot_seed)"
+    )
     bp.add_argument("--matches", type=POSITIVE, default=None, help="stop after N matches")
     bp.add_argument(
         "--give-up",
@@ -266,11 +305,26 @@ def _add_state_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     add_health_parser(sub)
 
 
+class _Version(argparse.Action):
+    """``--version``; the installed metadata is read only when asked (every bot's start-up
+    parses these arguments)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        from arena.version import arena_version
+
+        print(f"arena {arena_version()}")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand."""
-    parser = argparse.ArgumentParser(
+    parser: argparse.ArgumentParser = ArenaParser(
         prog="arena", description="Card Arena: bots play refereed card games."
     )
+    parser.add_argument("--version", action=_Version, help="print the arena's version and exit")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     sp = sub.add_parser("selfplay", help="play random legal actions in one process")

@@ -3,24 +3,108 @@
 Bot commands run sandboxed by default (arena/bots/sandbox.py: bubblewrap, no network, reaching
 the arena only through the Unix socket); ``--bot image:IMAGE [CMD]`` runs a seat's bot from a
 Docker image (arena/bots/docker.py). ``--no-sandbox`` runs commands as plain processes.
+
+Exit status 3 when a seat faulted or forfeited (``--allow-faults``: 0): a script or CI job that
+plays its bot learns that the bot misbehaved without parsing the output (``--json``).
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+import json
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+
+from cardarena.client import strategy_failures
+from cardarena.messages import TimeControl
 
 from arena.bots.command import BotProgram
 from arena.bots.launch import confine
 from arena.bots.logs import LOG_CUT, last_line
 from arena.cli.arguments import parse_options
-from arena.logging import configure
+from arena.logging import configure, wants_json
 from arena.match import CommandMatch, play_commands
 from arena.policy import GONE, FaultPolicy
-from arena.protocol.messages import TimeControl
-from arena.sdk.client import strategy_failures
 from arena.server.api import run_trio
+from engine import JSON
+
+#: ``arena match``'s exit status when a seat faulted or forfeited (without ``--allow-faults``).
+FAULTED = 3
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerTimes:
+    """How long bots took over a match's decisions. The figures cover the bots' answers and
+    their timeouts, a timeout counting as the whole time the referee waited (its deadline: move
+    time plus what was left of the bank), so a bot that sleeps past its deadline shows as slow,
+    not as absent; decisions played by the referee after other faults (a crash, an illegal
+    answer) are counted, not timed."""
+
+    #: Every decision.
+    decisions: int
+    #: Of those, played by the referee after a fault (timeouts included).
+    by_referee: int
+    #: Of those, after a timeout.
+    timeouts: int
+    #: Milliseconds of each answer and each timeout, in order.
+    timed: tuple[float, ...]
+
+    def to_dict(self) -> dict[str, JSON]:
+        """JSON-ready form; the means and maxima are ``None`` when nothing was timed."""
+        timed = self.timed
+        return {
+            "decisions": self.decisions,
+            "by_referee": self.by_referee,
+            "timeouts": self.timeouts,
+            "answers": len(timed) - self.timeouts,
+            "mean_ms": round(sum(timed) / len(timed), 3) if timed else None,
+            "max_ms": max(timed) if timed else None,
+        }
+
+
+def answer_times(entries: Sequence[Mapping[str, JSON]], seat: int | None = None) -> AnswerTimes:
+    """The :class:`AnswerTimes` of a match's record ``entries``, of one ``seat`` or all."""
+    decisions = by_referee = timeouts = 0
+    timed: list[float] = []
+    previous: Mapping[str, JSON] = {}
+    for entry in entries:
+        if entry.get("type") == "decision" and seat in (None, entry["seat"]):
+            decisions += 1
+            ms = entry["ms"]
+            assert isinstance(ms, int | float)
+            if not entry["fallback"]:
+                timed.append(ms)
+            else:
+                by_referee += 1
+                # The referee charges a timeout and plays the seat's fallback in one step: the
+                # fault is the entry just before.
+                if (previous.get("type"), previous.get("kind"), previous.get("seat")) == (
+                    "fault",
+                    "timeout",
+                    entry["seat"],
+                ):
+                    timeouts += 1
+                    timed.append(ms)
+        previous = entry
+    return AnswerTimes(decisions, by_referee, timeouts, tuple(timed))
+
+
+def format_answer_times(times: AnswerTimes) -> str:
+    """The summary's line of :class:`AnswerTimes`."""
+    figures = times.to_dict()
+    if not times.timed:
+        return f"decisions: {times.decisions}, all played by the referee"
+    waits = (
+        f"{times.timeouts} timeout(s), each counted as its full wait"
+        if times.timeouts
+        else "no timeouts"
+    )
+    return (
+        f"decisions: {times.decisions} ({times.by_referee} by the referee), answer time mean "
+        f"{figures['mean_ms']:.2f} ms, max {figures['max_ms']:.1f} ms ({waits})"
+    )
 
 
 def format_outcome(played: CommandMatch, commands: Sequence[str]) -> str:
@@ -62,17 +146,48 @@ def format_outcome(played: CommandMatch, commands: Sequence[str]) -> str:
             tail = last_line(played.logs[seat])
             lines.append(f"  seat {seat} output ({played.logs[seat]}): {tail or '(none)'}")
     lines.extend(log_notes(played.logs))
-    answered = [t.ms for t in outcome.timings if not t.fallback]
-    if answered:
-        mean = sum(answered) / len(answered)
-        lines.append(
-            f"decisions: {len(outcome.timings)} ({len(outcome.timings) - len(answered)} by the "
-            f"referee), answer time mean {mean:.2f} ms, max {max(answered):.1f} ms"
-        )
-    else:
-        lines.append(f"decisions: {len(outcome.timings)}, all played by the referee")
+    lines.append(format_answer_times(answer_times(outcome.entries)))
     lines.append(f"record: {played.record}")
     return "\n".join(lines)
+
+
+def outcome_json(played: CommandMatch, commands: Sequence[str]) -> dict[str, JSON]:
+    """``arena match --json``: the result, each seat's faults, forfeit and answer times."""
+    outcome = played.outcome
+    spec, result = outcome.spec, outcome.result
+    seats: list[JSON] = []
+    for p in outcome.players:
+        faults = [f for f in outcome.faults if f.seat == p.seat]
+        seat: dict[str, JSON] = {
+            "seat": p.seat,
+            "name": p.seat_name,
+            "bot": p.bot_name,
+            "version": p.bot_version,
+            "command": commands[p.seat] if p.seat < len(commands) else "",
+            "score": result.scores[p.seat],
+            "rank": result.ranks[p.seat],
+            "faults": [{"kind": f.kind, "detail": f.detail} for f in faults],
+            "forfeited": result.forfeited_by == p.seat,
+            "answer_time": answer_times(outcome.entries, p.seat).to_dict(),
+            "log": str(played.logs[p.seat]),
+        }
+        if any(f.kind in GONE for f in faults):  # as the summary: its own output says why
+            seat["last_output"] = last_line(played.logs[p.seat])
+        seats.append(seat)
+    return {
+        "match_id": spec.match_id,
+        "game": spec.game,
+        "seed": spec.seed,
+        "result": result.to_dict(),
+        "seats": seats,
+        "answer_time": answer_times(outcome.entries).to_dict(),
+        "record": str(played.record),
+    }
+
+
+def faulted(played: Sequence[CommandMatch]) -> bool:
+    """Whether a seat faulted or forfeited in any of ``played``."""
+    return any(m.outcome.faults or m.outcome.result.forfeited_by is not None for m in played)
 
 
 def log_notes(logs: Sequence[Path]) -> list[str]:
@@ -101,7 +216,7 @@ def log_notes(logs: Sequence[Path]) -> list[str]:
 
 def run_match_command(args: argparse.Namespace) -> int:
     """The ``arena match`` command."""
-    configure(args.log_level)
+    configure(args.log_level, json=wants_json(args.log_format, sys.stderr))
     policy = FaultPolicy.STRICT if args.strict else FaultPolicy.LENIENT
     commands: list[str] = args.bot
     sandbox = confine([BotProgram(c) for c in commands], args.no_sandbox)
@@ -123,27 +238,58 @@ def run_match_command(args: argparse.Namespace) -> int:
         )
 
     played = run_trio(main)
-    if isinstance(played, CommandMatch):
+    series = [played] if isinstance(played, CommandMatch) else played
+    if args.json:
+        data: JSON = (
+            outcome_json(series[0], commands)
+            if isinstance(played, CommandMatch)
+            else {
+                "matches": [outcome_json(m, commands) for m in series],
+                "seats": series_seats(series, commands),
+            }
+        )
+        print(json.dumps(data))
+    elif isinstance(played, CommandMatch):
         print(format_outcome(played, commands))
-        return 0
-    print(format_series(played, commands))
+    else:
+        print(format_series(played, commands))
+    if faulted(series) and not args.allow_faults:
+        print(
+            f"arena match: a seat faulted or forfeited: exit status {FAULTED} (--allow-faults: 0)",
+            file=sys.stderr,
+        )
+        return FAULTED
     return 0
+
+
+def series_seats(played: Sequence[CommandMatch], commands: Sequence[str]) -> list[JSON]:
+    """Each seat's firsts and faults over a series."""
+    return [
+        {
+            "seat": seat,
+            "command": command,
+            "firsts": sum(m.outcome.result.ranks[seat] == 1 for m in played),
+            "faults": sum(m.outcome.faults_of(seat) for m in played),
+        }
+        for seat, command in enumerate(commands)
+    ]
 
 
 def format_series(played: Sequence[CommandMatch], commands: Sequence[str]) -> str:
     """``arena match --games N``: a line per match, then each seat's firsts and faults."""
     lines = []
-    firsts = [0] * len(commands)
-    faults = [0] * len(commands)
     for n, m in enumerate(played, 1):
         result = m.outcome.result
         lines.append(f"{n:>3}. {m.outcome.spec.match_id}: {result.summary} [{result.reason}]")
-        for seat in range(len(commands)):
-            firsts[seat] += result.ranks[seat] == 1
-            faults[seat] += m.outcome.faults_of(seat)
     lines.append(
         f"{len(played)} matches on one process per seat (records in {played[0].record.parent}):"
     )
-    for seat, command in enumerate(commands):
-        lines.append(f"  seat {seat}: first {firsts[seat]}, faults {faults[seat]}  {command}")
+    for seat in series_seats(played, commands):
+        assert isinstance(seat, dict)
+        lines.append(
+            f"  seat {seat['seat']}: first {seat['firsts']}, faults {seat['faults']}  "
+            f"{seat['command']}"
+        )
+    times = answer_times([e for m in played for e in m.outcome.entries])
+    lines.append("  " + format_answer_times(times))
     return "\n".join(lines)

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 
+from cardarena.messages import TimeControl
+
 from arena.cli.arguments import parse_options
 from arena.layout import make_output_dir
 from arena.logging import configure
 from arena.policy import FaultPolicy
-from arena.protocol.messages import TimeControl
 from arena.registry import open_registry
 from arena.server.api import open_arena_server, run_trio
 from arena.server.lobby import Lobby, LobbyConfig

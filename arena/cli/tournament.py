@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from arena.cli.arguments import add_sandbox_argument, parse_options
+from arena.cli.arguments import DEFAULT_TIME, add_sandbox_argument, parse_options
 from arena.errors import UsageError
 from arena.logging import add_log_level_option
 
@@ -165,8 +165,19 @@ def _add_run_arguments(p: argparse.ArgumentParser, json_help: str) -> None:
         help="on_failure (default): each bot process plays match after match, replaced after a "
         "crash or forfeit; per_match: a fresh process for every match",
     )
-    p.add_argument("--move-ms", type=int, default=None, help="time per decision (ms)")
-    p.add_argument("--bank-ms", type=int, default=None, help="time bank per match (ms)")
+    p.add_argument(
+        "--move-ms",
+        type=int,
+        default=None,
+        help=f"milliseconds per decision (default: the config's, else {DEFAULT_TIME.move_ms})",
+    )
+    p.add_argument(
+        "--bank-ms",
+        type=int,
+        default=None,
+        help="milliseconds of bank per seat and match (default: the config's, else "
+        f"{DEFAULT_TIME.bank_ms})",
+    )
     p.add_argument("--strict", action="store_true", help="strict fault policy")
     p.add_argument("--out", default=None, help="output directory")
     p.add_argument("--quiet", action="store_true", help="no progress output")

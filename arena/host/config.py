@@ -19,9 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cardarena.messages import MAX_TIME_MS, TimeControl
+
 from arena.errors import ArenaError
 from arena.policy import FAULT_POLICIES, FaultPolicy
-from arena.protocol.messages import MAX_TIME_MS, TimeControl
 from arena.tournament.config import (
     MAX_CONCURRENCY,
     TournamentConfigError,
@@ -205,8 +206,9 @@ def check_competition(raw: Mapping[str, Any], where: str, default_name: str) -> 
         seat_groups = places(game, match_config)
         tc = sections["time_control"]
         time_control = TimeControl(
-            move_ms=tc.int_("time_control.move_ms", 2000, 1, maximum=MAX_TIME_MS),
-            bank_ms=tc.int_("time_control.bank_ms", 10000, 0, maximum=MAX_TIME_MS),
+            # A key left out takes the arena's one default, TimeControl's.
+            move_ms=tc.int_("time_control.move_ms", TimeControl().move_ms, 1, maximum=MAX_TIME_MS),
+            bank_ms=tc.int_("time_control.bank_ms", TimeControl().bank_ms, 0, maximum=MAX_TIME_MS),
         )
         return CompetitionConfig(
             name=name,

@@ -1,26 +1,22 @@
-"""Translation between the arena's plain values (:mod:`arena.protocol.messages`) and the
-protocol's messages, both directions: what a bot sends and the server reads, what the server
-sends and a bot reads. Observations are :mod:`.observations`'; the wire format written by hand,
-and its C encoder, :mod:`.wireformat`'s; the spectator service's messages :mod:`.spectator`'s.
+"""The server's side of the protocol: what a bot sends, read; what the server sends, written
+(the plain values are :mod:`cardarena.messages`; a bot's side is :mod:`cardarena.codec`).
+Observations are :mod:`.observations`'; the wire format written by hand, and its C encoder,
+:mod:`.wireformat`'s; the spectator service's messages :mod:`.spectator`'s. Engine values
+(actions, results) become the protocol's here.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
-from typing import Final
 
-from google.protobuf.message import DecodeError
-
-from arena.protocol import wireformat
-from arena.protocol._pb import arena_pb2 as pb
-from arena.protocol.messages import (
+from cardarena import messages
+from cardarena._pb import arena_pb2 as pb
+from cardarena.codec import ERROR_CODES
+from cardarena.messages import (
     Answer,
     BotMessage,
-    Decision,
     ErrorInfo,
     EventInfo,
-    FaultInfo,
     Garbage,
     Hello,
     MatchEnd,
@@ -30,13 +26,14 @@ from arena.protocol.messages import (
     Pong,
     Rejected,
     ServerMessage,
-    TimeControl,
     Welcome,
 )
+from google.protobuf.message import DecodeError
+
+from arena.protocol import wireformat
 from arena.protocol.observations import (
     GAME_KEYS,
     observation_bytes,
-    observation_dict,
     observation_head,
     observation_plan,
     wire_plan,
@@ -106,39 +103,6 @@ def read_bot_message(msg: pb.BotMessage) -> BotMessage:
     return Garbage("empty message (no hello, action or ping)")
 
 
-def hello_message(hello: Hello) -> pb.BotMessage:
-    """Encode a Hello (bot side)."""
-    return pb.BotMessage(
-        hello=pb.Hello(
-            bot_name=hello.bot_name,
-            bot_version=hello.bot_version,
-            token=hello.token,
-            protocol_version=hello.protocol_version,
-            games=list(hello.games),
-            max_matches=hello.max_matches,
-            batch_events=hello.batch_events,
-            omit_text=hello.omit_text,
-            omit_json=hello.omit_json,
-        )
-    )
-
-
-def answer_message(
-    request_id: int, index: int | None = None, text: str | None = None
-) -> pb.BotMessage:
-    """Encode an answer (bot side): by index (preferred) or by text."""
-    if index is not None:
-        return pb.BotMessage(action=pb.Action(request_id=request_id, index=index))
-    if text is not None:
-        return pb.BotMessage(action=pb.Action(request_id=request_id, text=text))
-    return pb.BotMessage(action=pb.Action(request_id=request_id))
-
-
-def ping_message(nonce: int) -> pb.BotMessage:
-    """Encode a Ping (bot side)."""
-    return pb.BotMessage(ping=pb.Ping(nonce=nonce))
-
-
 # --------------------------------------------------------------------------------------------
 # Server -> bot: encoding (server side)
 
@@ -156,7 +120,14 @@ def player_message(p: PlayerInfo) -> pb.Player:
     )
 
 
-def result_message(result: Result) -> pb.MatchResult:
+def result_value(result: Result) -> messages.Result:
+    """The protocol's result from the engine's (its statistics stay in the match's record)."""
+    return messages.Result(
+        result.scores, result.ranks, result.reason, result.forfeited_by, result.summary
+    )
+
+
+def result_message(result: messages.Result) -> pb.MatchResult:
     return pb.MatchResult(
         scores=list(result.scores),
         ranks=list(result.ranks),
@@ -164,18 +135,6 @@ def result_message(result: Result) -> pb.MatchResult:
         reason=result.reason,
         forfeited_by=-1 if result.forfeited_by is None else result.forfeited_by,
     )
-
-
-_ERROR_CODES: Final = {
-    "illegal_action": pb.ERROR_CODE_ILLEGAL_ACTION,
-    "timeout": pb.ERROR_CODE_TIMEOUT,
-    "protocol": pb.ERROR_CODE_PROTOCOL,
-    "unknown_request": pb.ERROR_CODE_UNKNOWN_REQUEST,
-    "flood": pb.ERROR_CODE_FLOOD,
-    "disconnected": pb.ERROR_CODE_DISCONNECTED,
-    "wrong_seat": pb.ERROR_CODE_WRONG_SEAT,
-}
-_ERROR_NAMES: Final = {v: k for k, v in _ERROR_CODES.items()}
 
 
 def server_message(value: ServerMessage) -> pb.ServerMessage:
@@ -193,7 +152,7 @@ def server_message(value: ServerMessage) -> pb.ServerMessage:
     if isinstance(value, ErrorInfo):
         return pb.ServerMessage(
             error=pb.Error(
-                code=_ERROR_CODES.get(value.code, pb.ERROR_CODE_UNSPECIFIED),
+                code=ERROR_CODES.get(value.code, pb.ERROR_CODE_UNSPECIFIED),
                 message=value.message,
                 strikes=value.strikes,
                 match_id=value.match_id,
@@ -411,103 +370,3 @@ def wire(msg: pb.ServerMessage | bytes) -> bytes:
     """What the server writes for a message it sends: messages already encoded pass as they
     are (the gRPC serializer of the server's streams)."""
     return msg if isinstance(msg, bytes) else msg.SerializeToString()
-
-
-# --------------------------------------------------------------------------------------------
-# Server -> bot: decoding (bot side, the SDK)
-
-_ACTIONS: dict[tuple[str, str], Action] = {}
-
-
-def _action(kind: str, arg: str) -> Action:
-    """Interned actions: the SDK decodes the same few dozen over and over."""
-    key = (kind, arg)
-    action = _ACTIONS.get(key)
-    if action is None:
-        action = _ACTIONS.setdefault(key, Action(kind, arg))
-    return action
-
-
-def read_result(msg: pb.MatchResult) -> Result:
-    return Result(
-        scores=tuple(msg.scores),
-        ranks=tuple(msg.ranks),
-        reason=msg.reason or "normal",
-        forfeited_by=None if msg.forfeited_by < 0 or msg.reason != "forfeit" else msg.forfeited_by,
-        summary=msg.summary,
-    )
-
-
-def _read_event(e: pb.Event) -> EventInfo:
-    return EventInfo(e.match_id, e.seq, e.kind, json.loads(e.json) if e.json else {}, e.private)
-
-
-def read_player(p: pb.Player) -> PlayerInfo:
-    return PlayerInfo(p.seat, p.seat_name, p.bot_name, p.bot_version)
-
-
-def read_server_message(msg: pb.ServerMessage, *, events: bool = True) -> ServerMessage | None:
-    """Decode what the server sent; ``None`` for a kind this copy does not know.
-
-    ``events=False`` leaves a Decision's carried events undecoded (``Decision.events`` empty):
-    for a reader with no use for them, since decoding each costs a JSON parse.
-    """
-    kind = msg.WhichOneof("kind")
-    if kind == "decision":
-        d = msg.decision
-        game, observation = observation_dict(d.observation)
-        legal = tuple(_action(a.kind, a.arg) for a in d.legal_actions)
-        return Decision(
-            d.request_id,
-            d.match_id,
-            d.seat,
-            game,
-            observation,
-            d.observation.text,
-            legal,
-            d.deadline_ms,
-            d.bank_ms,
-            tuple(_read_event(e) for e in d.events) if events and d.events else (),
-        )
-    if kind == "event":
-        return _read_event(msg.event)
-    if kind == "match_start":
-        s = msg.match_start
-        return MatchStart(
-            match_id=s.match_id,
-            game=s.game,
-            game_version=s.game_version,
-            options=dict(s.options),
-            seats=tuple(s.seats),
-            players=tuple(read_player(p) for p in s.players),
-            time_control=TimeControl(s.time_control.move_ms, s.time_control.bank_ms),
-            fault_policy=s.fault_policy,
-            bot_seed=s.bot_seed,
-        )
-    if kind == "match_end":
-        return read_match_end(msg.match_end)
-    if kind == "error":
-        r = msg.error
-        return ErrorInfo(
-            _ERROR_NAMES.get(r.code, "unspecified"),
-            r.message,
-            r.strikes,
-            r.match_id,
-            r.request_id,
-            r.fault,
-            r.seat,
-        )
-    if kind == "welcome":
-        w = msg.welcome
-        return Welcome(w.server_version, w.session_id, w.protocol_version, w.resume_token)
-    if kind == "rejected":
-        return Rejected(msg.rejected.reason)
-    if kind == "pong":
-        return Pong(msg.pong.nonce)
-    return None
-
-
-def read_match_end(m: pb.MatchEnd) -> MatchEnd:
-    """Decode a MatchEnd body."""
-    faults = tuple(FaultInfo(f.seat, f.kind, f.detail) for f in m.faults)
-    return MatchEnd(m.match_id, read_result(m.result), faults)

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from arena.protocol._pb import arena_pb2 as pb
-from arena.protocol.codec import player_message, read_player, read_result, result_message
-from arena.protocol.messages import MatchStatus, MatchSummary, Standing
+from cardarena._pb import arena_pb2 as pb
+from cardarena.codec import read_player, read_result
+from cardarena.messages import MatchStatus, MatchSummary, Standing
+
+from arena.protocol.codec import player_message, result_message
 
 
 def list_matches_request(running_only: bool = False) -> pb.ListMatchesRequest:

@@ -30,6 +30,7 @@ from typing import Any, TextIO
 
 import grpc
 import trio
+from cardarena import messages, rpc
 
 from arena.bots.command import BotProgram
 from arena.bots.launch import Confinement, check_in_box, start_bot
@@ -38,7 +39,7 @@ from arena.bots.reaper import bot_run
 from arena.bots.sandbox import SOCKET_NAME, Limits, prepare_socket
 from arena.errors import ArenaError, UsageError
 from arena.layout import arena_home
-from arena.protocol import codec, messages, rpc
+from arena.protocol import codec
 from arena.records.format import Record, read_record
 from arena.records.replay import replay
 from arena.seeds import seat_seed
@@ -187,7 +188,7 @@ class _OneDecision(rpc.ArenaServicer):
             return
         n = self._pos.state.num_seats
         end = Result((0.0,) * n, (1,) * n, "replay", summary="one decision asked from a record")
-        yield codec.server_message(messages.MatchEnd(self._match_id, end))
+        yield codec.server_message(messages.MatchEnd(self._match_id, codec.result_value(end)))
 
     def _position_messages(self, hello: messages.Hello) -> Iterator[rpc.ServerMessage]:
         h, pos = self._header, self._pos

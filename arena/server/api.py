@@ -21,11 +21,11 @@ from typing import Any, TypeVar
 
 import structlog
 import trio
+from cardarena.messages import MatchSummary, Standing
 
 from arena.errors import ArenaError
 from arena.logging import configure_once
 from arena.protocol import wireformat
-from arena.protocol.messages import MatchSummary, Standing
 from arena.server.connections import Connection
 from arena.server.hub import Hub
 from arena.server.referee import LiveMatch

@@ -10,8 +10,10 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from arena.protocol import rpc
-from arena.protocol.messages import FaultInfo, MatchStatus, MatchSummary, PlayerInfo, Standing
+from cardarena import rpc
+from cardarena.messages import FaultInfo, MatchStatus, MatchSummary, PlayerInfo, Standing
+
+from arena.protocol import codec
 from arena.server.outbox import Outbox, Outgoing
 from engine import Result
 
@@ -122,7 +124,13 @@ class Board:
     def summaries(self, running_only: bool) -> list[MatchSummary]:
         """The matches, oldest first."""
         return [
-            MatchSummary(e.match_id, e.game, e.players, e.status, e.result)
+            MatchSummary(
+                e.match_id,
+                e.game,
+                e.players,
+                e.status,
+                None if e.result is None else codec.result_value(e.result),
+            )
             for e in self._entries.values()
             if not running_only or e.status is MatchStatus.RUNNING
         ]

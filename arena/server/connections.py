@@ -15,9 +15,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from cardarena.messages import Answer, Hello, PlayerInfo
+
 from arena.policy import FaultKind
 from arena.protocol import codec
-from arena.protocol.messages import Answer, Hello, PlayerInfo
 from arena.server.flood import TokenBucket
 from arena.server.outbox import Outbox, Outgoing
 from arena.server.spec import MatchSpec

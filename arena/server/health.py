@@ -5,8 +5,7 @@ deadline (``arena health``, the image's HEALTHCHECK).
 from __future__ import annotations
 
 import grpc
-
-from arena.protocol import rpc
+from cardarena import rpc
 
 
 def check(address: str, timeout_s: float) -> tuple[bool, str]:

@@ -16,11 +16,12 @@ from collections.abc import Callable
 from typing import Any
 
 import structlog
+from cardarena import messages
+from cardarena.messages import Answer, ErrorInfo, Garbage, Hello, Ping, Pong, Rejected, Welcome
 
 from arena.errors import ArenaError
 from arena.policy import ERROR_CODE, FaultKind
-from arena.protocol import codec, messages
-from arena.protocol.messages import Answer, ErrorInfo, Garbage, Hello, Ping, Pong, Rejected, Welcome
+from arena.protocol import codec
 from arena.server.board import Board
 from arena.server.connections import Connection, MatchHandle, RequestBook, SeatSlot
 from arena.server.flood import FLOOD_BURST, FLOOD_DISCONNECT, FLOOD_RATE, FLOOD_STRIKE_INTERVAL_S

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import structlog
 import trio
+from cardarena.messages import TimeControl
 
 from arena.layout import record_name
 from arena.policy import FaultPolicy
-from arena.protocol.messages import TimeControl
 from arena.records.format import RecordError, write_record
 from arena.seeds import derive_seed, fresh_seed
 from arena.server.api import ArenaServer

@@ -11,7 +11,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
-from arena.protocol import rpc
+from cardarena import rpc
 
 M = TypeVar("M")
 

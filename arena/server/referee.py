@@ -25,10 +25,11 @@ import contextlib
 from collections.abc import Iterable, Sequence
 
 import structlog
+from cardarena import messages, rpc
+from cardarena.messages import ErrorInfo, FaultInfo
 
 from arena.policy import ERROR_CODE, FAULT_POLICIES, RECONNECT_GRACE, FaultKind, forfeit_reason
-from arena.protocol import codec, messages, rpc
-from arena.protocol.messages import ErrorInfo, FaultInfo
+from arena.protocol import codec
 from arena.records.format import (
     connection_entry,
     decision_entry,
@@ -589,7 +590,9 @@ class LiveMatch:
 
     def _finish(self, result: Result) -> None:
         self.finished = True
-        end = codec.server_message(messages.MatchEnd(self.match_id, result, tuple(self.faults)))
+        end = codec.server_message(
+            messages.MatchEnd(self.match_id, codec.result_value(result), tuple(self.faults))
+        )
         for conn, _seats in self._groups():
             conn.send(end)
         for slot in self.slots:

@@ -27,9 +27,10 @@ from typing import Any, TypeVar
 import grpc
 import grpc.aio
 import structlog
+from cardarena import rpc
 
 from arena.errors import ArenaError
-from arena.protocol import codec, rpc, spectator
+from arena.protocol import codec, spectator
 from arena.server.connections import Connection
 from arena.server.hub import Hub
 from arena.server.limits import ConnectionCensus, Endpoint, grpc_endpoint, raise_open_files_limit

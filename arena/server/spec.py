@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from cardarena.messages import FaultInfo, PlayerInfo, TimeControl
+
 from arena.policy import FaultPolicy
-from arena.protocol.messages import FaultInfo, PlayerInfo, TimeControl
 from engine import JSON, OptionValue, Result
 
 

@@ -7,5 +7,5 @@ Modules: ``config`` (the TOML config), ``schedule`` (pairings, seat rotations, d
 ``report`` (standings), ``demo`` (``arena demo``). The command-line handlers are in
 ``arena.cli.tournament``. May use: ``arena.match``, ``arena.server``, ``arena.bots``,
 ``arena.records``, ``arena.ratings``, ``arena.registry``, ``arena.policy``, ``arena.layout``,
-``arena.seeds``, ``arena.protocol.messages``, ``arena.errors``, ``engine``.
+``arena.seeds``, ``cardarena.messages``, ``arena.errors``, ``engine``.
 """

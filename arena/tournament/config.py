@@ -15,10 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, cast
 
+from cardarena.messages import MAX_TIME_MS, TimeControl
+
 from arena.bots.command import BotProgram, bot_path, check_command
 from arena.errors import ArenaError
 from arena.policy import FAULT_POLICIES, FaultPolicy
-from arena.protocol.messages import MAX_TIME_MS, TimeControl
 from arena.registry import RegistryError, resolve_bot
 from arena.tournament.schedule import (
     FORMATS,
@@ -53,6 +54,8 @@ KNOWN_KEYS = (
 )
 _BOT_KEYS = ("name", "command")
 _TIME_KEYS = ("move_ms", "bank_ms")
+#: A key the config leaves out takes the arena's one default (as `arena match`'s).
+_DEFAULT_TIME = TimeControl()
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,31}")
 #: The tournament's name: like a bot's, up to 64 characters. The default output directory is
 #: ``out/tournaments/<name>``, so no separator, and never ``.`` or ``..`` (it starts with a
@@ -289,8 +292,8 @@ def check_config(raw: Mapping[str, Any], where: str, default_name: str) -> Tourn
             raise c.fail(f"time_control.{key}", f"unknown key (known: {', '.join(_TIME_KEYS)})")
     tc = _Checker(where, time_raw)
     time_control = TimeControl(
-        move_ms=tc.int_("move_ms", 2000, 1, "time_control.move_ms", MAX_TIME_MS),
-        bank_ms=tc.int_("bank_ms", 10000, 0, "time_control.bank_ms", MAX_TIME_MS),
+        move_ms=tc.int_("move_ms", _DEFAULT_TIME.move_ms, 1, "time_control.move_ms", MAX_TIME_MS),
+        bank_ms=tc.int_("bank_ms", _DEFAULT_TIME.bank_ms, 0, "time_control.bank_ms", MAX_TIME_MS),
     )
     output = Path(c.str_("output", str(Path("out") / "tournaments" / name)))
     config = TournamentConfig(

@@ -20,7 +20,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from arena.bots.sandbox import Limits, SandboxUnavailable, check_available, default_limits
+from arena.bots.sandbox import (
+    Limits,
+    SandboxRefused,
+    SandboxUnavailable,
+    check_available,
+    default_limits,
+)
 from arena.errors import ArenaError
 from arena.layout import LOGS_DIR, RECORDS_DIR, make_output_dir
 from arena.tournament.config import TournamentConfig, check_config, node_bot_status
@@ -71,7 +77,8 @@ def demo_sandbox() -> tuple[Limits | None, str]:
     try:
         check_available()
     except SandboxUnavailable as err:
-        return None, f"demo: reference bots run unsandboxed ({err})"
+        # The reason alone: its way out, --no-sandbox, is not a flag of `arena demo`.
+        return None, f"demo: reference bots run unsandboxed ({err.reason})"
     return default_limits(), ""
 
 
@@ -283,7 +290,8 @@ def _run_games(out: Path, t0: float, quiet: bool) -> int:
             config = demo_config(out, game_id, bots)
             result = run_tournament(config, feedback_for(quiet=quiet), sandbox)
         except (ArenaError, EngineError) as err:
-            print(f"arena: error: demo {game_id}: {err}", file=sys.stderr)
+            said = err.reason if isinstance(err, SandboxRefused) else err  # no --no-sandbox here
+            print(f"arena: error: demo {game_id}: {said}", file=sys.stderr)
             failed.append(game_id)
             continue
         title = f"{config.game.title} ({config.match_config.players} players)"

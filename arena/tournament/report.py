@@ -6,8 +6,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from cardarena.client import strategy_failures
+
 from arena.layout import LOGS_DIR
-from arena.sdk.client import strategy_failures
 from arena.tournament.crosstable import CrossTable, Side, match_sides
 from arena.tournament.store import Store
 from engine import EngineError, Game, MatchConfig, get_game

@@ -1,7 +1,7 @@
 """Rule-based reference bots, one strategy module per game.
 
 Each module ``reference_bots.rules.<game_id>`` defines
-``choose(observation: Mapping[str, Any], legal: Sequence[Action], rng: random.Random) -> int``:
+``choose(observation: Mapping[str, Any], legal: Sequence[Choice], rng: random.Random) -> int``:
 a pure function of the observation (as plain data, the keys of the engine observation's
 ``to_dict()``) and the legal actions in canonical order, returning an index into ``legal``.
 """
@@ -13,10 +13,11 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from arena.sdk.bot import Bot
-from engine import Action
+from cardarena.bot import Bot
 
-Strategy = Callable[[Mapping[str, Any], Sequence[Action], random.Random], int]
+from reference_bots.rules.choice import Choice
+
+Strategy = Callable[[Mapping[str, Any], Sequence[Choice], random.Random], int]
 
 
 def strategy_for(game: str) -> Strategy:
@@ -34,5 +35,5 @@ class RulesBot(Bot):
 
     name = "rules"
 
-    def choose(self, game: str, observation: Mapping[str, Any], legal: Sequence[Action]) -> int:
+    def choose(self, game: str, observation: Mapping[str, Any], legal: Sequence[Choice]) -> int:
         return strategy_for(game)(observation, legal, self.rng)

@@ -6,11 +6,11 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from engine import Action
+from reference_bots.rules.choice import Choice
 from reference_bots.rules.spoil_five import choose_with_partners
 
 
-def choose(observation: Mapping[str, Any], legal: Sequence[Action], rng: random.Random) -> int:
+def choose(observation: Mapping[str, Any], legal: Sequence[Choice], rng: random.Random) -> int:
     """Index into ``legal`` of the rules bot's choice."""
     seat = int(observation["seat"])
     partners = (seat ^ 2,) if len(observation["tricks_won"]) == 4 else ()

@@ -9,18 +9,18 @@ import random
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
-from engine import Action
 from engine.cards import SUIT_LETTERS, parse_card
 from engine.games.spoil_rules import card_power, is_trump, trick_winner
+from reference_bots.rules.choice import Choice
 
 
-def choose(observation: Mapping[str, Any], legal: Sequence[Action], rng: random.Random) -> int:
+def choose(observation: Mapping[str, Any], legal: Sequence[Choice], rng: random.Random) -> int:
     """Index into ``legal`` of the rules bot's choice."""
     return choose_with_partners(observation, legal, partners=())
 
 
 def choose_with_partners(
-    obs: Mapping[str, Any], legal: Sequence[Action], partners: Collection[int]
+    obs: Mapping[str, Any], legal: Sequence[Choice], partners: Collection[int]
 ) -> int:
     """The shared strategy; ``partners`` are seats whose winning tricks need no help."""
     trump = SUIT_LETTERS.index(obs["trump"])

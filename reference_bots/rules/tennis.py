@@ -26,15 +26,16 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from engine import Action, Game, OptionValue, get_game
+from engine import Game, OptionValue, get_game
 from engine.games.tennis_cards import AREAS, PLAY_DECK_COUNTS, TYPE_INDEX
+from reference_bots.rules.choice import Choice
 
 #: Per card type, how much we like to keep it (higher = keep): Outs are worthless, Kills gold.
 _SPECIAL_VALUE = {"OUT": 0.0, "SMASH": 8.0, "KILL": 9.0}
 _BACK = {"RB", "LB"}
 
 
-def _split(action: Action) -> tuple[str, str]:
+def _split(action: Choice) -> tuple[str, str]:
     """(player, card) of an action: ``shot:A1:RF-LB`` → (``A1``, ``RF-LB``)."""
     kind, arg = action.kind, action.arg
     if kind in ("shot", "pass", "give"):
@@ -82,7 +83,7 @@ def _keep_value(card: str, mine: Mapping[str, int]) -> float:
 
 
 def _weakest_discard(
-    discards: list[int], legal: Sequence[Action], mine: Mapping[str, int]
+    discards: list[int], legal: Sequence[Choice], mine: Mapping[str, int]
 ) -> int | None:
     """Index of the pass that discards the least valuable card, unless it is a Smash or Kill."""
     best: tuple[float, int] | None = None
@@ -94,14 +95,14 @@ def _weakest_discard(
     return None if best is None else best[1]
 
 
-def choose(observation: Mapping[str, Any], legal: Sequence[Action], rng: random.Random) -> int:
+def choose(observation: Mapping[str, Any], legal: Sequence[Choice], rng: random.Random) -> int:
     """Index into ``legal`` of the rules bot's choice."""
     if observation["phase"] == "exchange":
         return _exchange(observation, legal)
     return _rally(observation, legal)
 
 
-def _rally(observation: Mapping[str, Any], legal: Sequence[Action]) -> int:
+def _rally(observation: Mapping[str, Any], legal: Sequence[Choice]) -> int:
     mine = _my_counts(observation)
     shots: list[int] = []
     smashes: list[int] = []
@@ -141,7 +142,7 @@ def _rally(observation: Mapping[str, Any], legal: Sequence[Action]) -> int:
 
 def _best_shot(
     observation: Mapping[str, Any],
-    legal: Sequence[Action],
+    legal: Sequence[Choice],
     shots: list[int],
     mine: Mapping[str, int],
 ) -> int:
@@ -178,7 +179,7 @@ def _partner_can_answer(observation: Mapping[str, Any]) -> bool:
     return area in _BACK and any(c.startswith(area + "-") for c in hand)
 
 
-def _exchange(observation: Mapping[str, Any], legal: Sequence[Action]) -> int:
+def _exchange(observation: Mapping[str, Any], legal: Sequence[Choice]) -> int:
     """Right player (stage 0) gives its LF shots; Left player (stage 1) returns RF shots first."""
     if observation["exchange_stage"] == 0:
         for i, a in enumerate(legal):

@@ -6,7 +6,7 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from engine import Action
+from reference_bots.rules.choice import Choice
 from reference_bots.rules.whist import choose_play, rank
 
 
@@ -21,7 +21,7 @@ def nominate(hand: Sequence[str], suits: Sequence[str]) -> str:
     )
 
 
-def choose(observation: Mapping[str, Any], legal: Sequence[Action], rng: random.Random) -> int:
+def choose(observation: Mapping[str, Any], legal: Sequence[Choice], rng: random.Random) -> int:
     """Index into ``legal`` of the rule-based choice."""
     hand: list[str] = list(observation["hand"])
     if legal[0].kind == "trump":

@@ -10,7 +10,7 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from engine import Action
+from reference_bots.rules.choice import Choice
 
 RANKS = "23456789TJQKA"
 _RANK = {r: i for i, r in enumerate(RANKS)}
@@ -120,7 +120,7 @@ def _lead(cards: Sequence[str], hand: list[str], held: set[str], gone: set[str],
     return min((c for c in plain if c[1] == longest[1]), key=rank)
 
 
-def choose(observation: Mapping[str, Any], legal: Sequence[Action], rng: random.Random) -> int:
+def choose(observation: Mapping[str, Any], legal: Sequence[Choice], rng: random.Random) -> int:
     """Index into ``legal`` of the rule-based choice."""
     cards = [a.arg for a in legal]
     partner = (int(observation["seat"]) + 2) % 4

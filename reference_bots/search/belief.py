@@ -15,7 +15,8 @@ import random
 from collections.abc import Mapping
 from typing import Any
 
-from arena.sdk.bot import Turn
+from cardarena.bot import Turn
+
 from engine import ConfigError, EngineError, Event, Game, MatchConfig, MatchState, get_game
 
 

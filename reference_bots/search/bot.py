@@ -13,9 +13,11 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from arena.logging import get_logger
-from arena.sdk.bot import Bot, Turn
-from engine import Action, EngineError, MatchState, Result
+from cardarena import Action, Result
+from cardarena.bot import Bot, Turn
+from cardarena.log import get_logger
+
+from engine import EngineError, MatchState
 from reference_bots.rules import strategy_for
 from reference_bots.search import pimc
 from reference_bots.search.belief import Belief

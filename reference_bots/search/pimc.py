@@ -18,7 +18,9 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from engine import Action, MatchState
+from cardarena import Action
+
+from engine import MatchState
 from reference_bots.search.rollout import Rollout
 
 

@@ -13,7 +13,7 @@ import pytest
 import structlog
 import structlog.testing
 
-from arena.logging import configure, configure_once, get_logger
+from arena.logging import configure
 from tests.arena.run_arena import arena_error
 
 
@@ -68,32 +68,6 @@ def test_a_bot_process_that_logs_nothing_never_imports_structlog_or_rich() -> No
         "print('structlog' in sys.modules, 'rich' in sys.modules)\n"
     )
     assert out.stdout.split() == ["False", "False"]
-
-
-def test_a_lazy_logger_imports_structlog_at_its_first_enabled_record() -> None:
-    out = _run(
-        "import sys\n"
-        "from arena.logging import configure, get_logger\n"
-        "configure('info', json=True, lazy=True)\n"
-        "log = get_logger('bot')\n"
-        "log.debug('below the level')\n"
-        "print('structlog' in sys.modules)\n"
-        "log.info('welcomed', session='c1')\n"
-        "print('structlog' in sys.modules)\n"
-    )
-    assert out.stdout.split() == ["False", "True"]
-    (line,) = out.stderr.splitlines()  # the deferred setup applied: JSON, info and above
-    data = json.loads(line)
-    assert data["event"] == "welcomed" and data["session"] == "c1" and data["level"] == "info"
-
-
-def test_a_lazy_setup_leaves_an_embedding_programs_structlog_alone() -> None:
-    # structlog configured by the program (here: capture_logs): the SDK's setup must not
-    # replace it, and its records go through it, whatever their level.
-    with structlog.testing.capture_logs() as logs:
-        configure_once(lazy=True)
-        get_logger("arena.sdk.client").debug("welcomed", session="c1")
-    assert logs == [{"event": "welcomed", "session": "c1", "log_level": "debug"}]
 
 
 @pytest.mark.parametrize(

@@ -17,11 +17,11 @@ from typing import Any
 
 import grpc
 import trio
+from cardarena._pb import arena_pb2 as pb
+from cardarena._pb import arena_pb2_grpc as pb_grpc
+from cardarena.messages import TimeControl
 
 from arena.policy import FaultPolicy
-from arena.protocol._pb import arena_pb2 as pb
-from arena.protocol._pb import arena_pb2_grpc as pb_grpc
-from arena.protocol.messages import TimeControl
 from arena.server import (
     ArenaServer,
     MatchOutcome,
@@ -169,7 +169,8 @@ def sdk(bot_name: str = "random", seed: int = 0) -> Behaviour:
     """A reference bot through the Python SDK, for one match."""
 
     def behaviour(address: str, token: str) -> None:
-        from arena.sdk.client import run_bot
+        from cardarena.client import run_bot
+
         from reference_bots.catalog import make_bot
 
         run_bot(make_bot(bot_name, seed), address, token, matches=1, give_up_s=2.0)

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 import trio
+from cardarena.client import run_bot
 
 from arena.protocol import codec, wireformat
-from arena.sdk.client import run_bot
 from arena.server import service
 from benchmarks import __main__ as bench_main
 from benchmarks import ceiling as ceiling_bench

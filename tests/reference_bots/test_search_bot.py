@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cardarena.bot import Turn
 
 import engine
-from arena.sdk.bot import Turn
 from engine import MatchState, OptionValue
 from reference_bots.catalog import make_bot
 from reference_bots.rules import strategy_for

@@ -21,12 +21,12 @@ from typing import Any, BinaryIO
 import pytest
 import structlog
 import trio
+from cardarena.messages import TimeControl
 
 from arena.bots.command import BotProgram
 from arena.bots.launch import Confinement
 from arena.bots.sandbox import SOCKET_NAME, default_limits, prepare_socket, socket_directory, wrap
 from arena.match import BotLaunch, run_with_bots
-from arena.protocol.messages import TimeControl
 from arena.server import MatchOutcome, MatchSpec, SeatSpec, new_token, open_arena_server
 from arena.server.limits import MAX_CONNECTIONS_PER_BOT
 from tests.arena.descriptors import USUAL_SOFT, hard_open_files, soft_open_files

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 import trio
+from cardarena.messages import TimeControl
 
 import arena.bots.sandbox as sandbox_module
 from arena.bots.command import BotProgram, host_names
@@ -36,7 +37,6 @@ from arena.bots.sandbox import (
     socket_directory,
     wrap,
 )
-from arena.protocol.messages import TimeControl
 from arena.seeds import seat_seed
 from arena.server import MatchOutcome, MatchSpec, SeatSpec, new_token, open_arena_server
 from tests.arena.run_arena import arena_error

@@ -5,9 +5,9 @@ starts."""
 from __future__ import annotations
 
 import pytest
+from cardarena.messages import MAX_TIME_MS
 
 from arena.cli.main import build_parser
-from arena.protocol.messages import MAX_TIME_MS
 
 BOT = ["bot", "random"]
 SERVE = ["serve"]

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 import trio
+from cardarena.messages import TimeControl
 
 from arena.bots.logs import last_line
 from arena.cli.match import format_outcome
 from arena.match import play_commands
-from arena.protocol.messages import TimeControl
 from arena.records.format import read_record
 from tests.arena.run_arena import arena_error
 

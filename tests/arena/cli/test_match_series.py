@@ -19,7 +19,7 @@ ARENA = str(Path(sys.executable).parent / "arena")
 TRACER = """\
 import os
 import sys
-from arena.sdk import RandomBot, run_bot
+from cardarena import RandomBot, run_bot
 
 class Tracer(RandomBot):
     starts = 0
@@ -37,7 +37,7 @@ run_bot(bot)
 """
 
 
-def series(tmp_path: Path, *bots: str) -> list[dict[str, object]]:
+def series(tmp_path: Path, *bots: str, status: int = 0) -> list[dict[str, object]]:
     done = subprocess.run(
         [
             ARENA,
@@ -57,7 +57,7 @@ def series(tmp_path: Path, *bots: str) -> list[dict[str, object]]:
         timeout=300,
         check=False,
     )
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == status, done.stderr
     assert "4 matches on one process per seat" in done.stdout, done.stdout
     return [read_record(p).header for p in sorted((tmp_path / "out").glob("*-g*.jsonl.gz"))]
 
@@ -76,7 +76,8 @@ def test_one_process_per_seat_plays_every_match_on_its_own_deal(tmp_path: Path) 
 
 def test_a_crashed_process_is_charged_and_replaced(tmp_path: Path) -> None:
     (tmp_path / "tracer.py").write_text(TRACER)
-    headers = series(tmp_path, "python3 tracer.py crash", "arena bot random")
+    # Exit status 3: a seat faulted (arena match --allow-faults would make it 0).
+    headers = series(tmp_path, "python3 tracer.py crash", "arena bot random", status=3)
     records = [read_record(p) for p in sorted((tmp_path / "out").glob("*-g*.jsonl.gz"))]
     faults = [[f["kind"] for f in r.result["faults"] if f["seat"] == 0] for r in records]
     assert faults[0] == [] and "crash" in faults[1], faults

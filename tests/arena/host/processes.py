@@ -18,7 +18,7 @@ import httpx
 from tests.arena.wire import free_port
 from tests.waiting import wait_until
 
-GOOD_BOT = b"from arena.sdk import RandomBot, run_bot\nrun_bot(RandomBot())\n"
+GOOD_BOT = b"from cardarena import RandomBot, run_bot\nrun_bot(RandomBot())\n"
 BROKEN_BOT = b"import sys\nprint('cannot start: no model file', file=sys.stderr)\nsys.exit(3)\n"
 
 

@@ -8,13 +8,16 @@ import random
 from typing import Any
 
 import pytest
+from cardarena import codec as bot_codec
+from cardarena import messages
+from cardarena import observations as sdk_observations
+from cardarena._pb import arena_pb2 as pb
 from google.protobuf.descriptor import Descriptor
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arena.protocol import codec, messages, observations, spectator, wireformat
-from arena.protocol._pb import arena_pb2 as pb
-from engine import Action, Event, Observation, Result, game_ids, get_game
+from arena.protocol import codec, observations, spectator, wireformat
+from engine import Action, Event, Observation, game_ids, get_game
 
 GAMES = list(game_ids())  # every registered game: one missing is a failure
 
@@ -26,7 +29,7 @@ def _wire_named(data: Any, descriptor: Descriptor | None) -> Any:
         return data
     out = {}
     for f in descriptor.fields:
-        value = data[observations.engine_name(f)]
+        value = data[sdk_observations.engine_name(f)]
         if f.message_type is not None:
             sub = f.message_type
             value = (
@@ -69,7 +72,7 @@ def test_observation_round_trip_equals_engine_to_dict(game_id: str, seed: int) -
         obs = state.observation(seat)
         msg = observations.observation_message(game_id, obs)
         wire = pb.Observation.FromString(msg.SerializeToString())
-        got_game, data = observations.observation_dict(wire)
+        got_game, data = sdk_observations.observation_dict(wire)
         assert got_game == game_id
         assert data == obs.to_dict()
         descriptor = observations.observation_descriptor(game_id)
@@ -82,7 +85,7 @@ def test_observation_round_trip_equals_engine_to_dict(game_id: str, seed: int) -
 
 def test_observation_of_a_game_without_typed_message_falls_back_to_json() -> None:
     msg = pb.Observation(text="t", json=json.dumps({"seat": 1, "hand": ["AS"]}))
-    assert observations.observation_dict(msg) == ("", {"seat": 1, "hand": ["AS"]})
+    assert sdk_observations.observation_dict(msg) == ("", {"seat": 1, "hand": ["AS"]})
 
 
 def test_decision_round_trip() -> None:
@@ -94,7 +97,7 @@ def test_decision_round_trip() -> None:
     raw = codec.server_message_of(
         codec.decision_bytes(7, "m", seat, "whist", state.observation(seat), legal, 900, 50)
     )
-    decoded = codec.read_server_message(pb.ServerMessage.FromString(raw.SerializeToString()))
+    decoded = bot_codec.read_server_message(pb.ServerMessage.FromString(raw.SerializeToString()))
     assert isinstance(decoded, messages.Decision)
     assert (decoded.request_id, decoded.match_id, decoded.seat, decoded.game) == (
         7,
@@ -102,33 +105,38 @@ def test_decision_round_trip() -> None:
         seat,
         "whist",
     )
-    assert decoded.legal == legal
+    # The SDK's own actions (no engine), the same choices in the same order.
+    assert decoded.legal == tuple(messages.Action(a.kind, a.arg) for a in legal)
     assert decoded.observation == state.observation(seat).to_dict()
     assert (decoded.deadline_ms, decoded.bank_ms) == (900, 50)
     assert [a.index for a in raw.decision.legal_actions] == list(range(len(legal)))
     assert [(a.kind, a.arg) for a in raw.decision.legal_actions] == [(a.kind, a.arg) for a in legal]
     # The SDK interns actions: decoding twice gives the very same objects.
-    again = codec.read_server_message(raw)
+    again = bot_codec.read_server_message(raw)
     assert isinstance(again, messages.Decision)
     assert decoded.legal and all(a is b for a, b in zip(decoded.legal, again.legal, strict=True))
 
 
 def test_bot_messages_decode() -> None:
     hello = messages.Hello("b", "2", "tok", 1, ("whist",))
-    assert codec.read_bot_message(codec.hello_message(hello)) == hello
-    assert codec.read_bot_message(codec.answer_message(3, index=2)) == messages.Answer(3, index=2)
-    assert codec.read_bot_message(codec.answer_message(3, text="play:AS")) == messages.Answer(
+    assert codec.read_bot_message(bot_codec.hello_message(hello)) == hello
+    assert codec.read_bot_message(bot_codec.answer_message(3, index=2)) == messages.Answer(
+        3, index=2
+    )
+    assert codec.read_bot_message(bot_codec.answer_message(3, text="play:AS")) == messages.Answer(
         3, text="play:AS"
     )
     # Index 0 is a real choice, distinct from "no choice at all".
-    assert codec.read_bot_message(codec.answer_message(3, index=0)) == messages.Answer(3, index=0)
-    assert codec.read_bot_message(codec.answer_message(3)) == messages.Answer(3)
-    assert codec.read_bot_message(codec.ping_message(9)) == messages.Ping(9)
+    assert codec.read_bot_message(bot_codec.answer_message(3, index=0)) == messages.Answer(
+        3, index=0
+    )
+    assert codec.read_bot_message(bot_codec.answer_message(3)) == messages.Answer(3)
+    assert codec.read_bot_message(bot_codec.ping_message(9)) == messages.Ping(9)
     assert isinstance(codec.read_bot_message(pb.BotMessage()), messages.Garbage)
 
 
 def test_server_messages_round_trip() -> None:
-    result = Result((2.0, 1.0), (1, 2), "forfeit", 1, "P2 forfeits: timeout")
+    result = messages.Result((2.0, 1.0), (1, 2), "forfeit", 1, "P2 forfeits: timeout")
     faults = (messages.FaultInfo(1, "timeout", "no answer"),)
     values: list[messages.ServerMessage] = [
         messages.Welcome("1.0", "s1"),
@@ -151,15 +159,15 @@ def test_server_messages_round_trip() -> None:
     ]
     for value in values:
         wire = pb.ServerMessage.FromString(codec.server_message(value).SerializeToString())
-        assert codec.read_server_message(wire) == value
+        assert bot_codec.read_server_message(wire) == value
 
 
 def test_normal_result_has_no_forfeiting_seat_on_the_wire() -> None:
-    end = messages.MatchEnd("m", Result((1.0, 0.0), (1, 2), summary="P1 wins"))
+    end = messages.MatchEnd("m", messages.Result((1.0, 0.0), (1, 2), summary="P1 wins"))
     msg = codec.server_message(end)
     assert msg.match_end.result.forfeited_by == -1
     assert msg.match_end.reason == "normal"
-    decoded = codec.read_server_message(msg)
+    decoded = bot_codec.read_server_message(msg)
     assert isinstance(decoded, messages.MatchEnd)
     assert decoded.result.forfeited_by is None
 
@@ -182,7 +190,11 @@ def test_option_text() -> None:
 
 def test_spectator_messages_round_trip() -> None:
     summary = messages.MatchSummary(
-        "m", "whist", (messages.PlayerInfo(0, "N", "a"),), "finished", Result((1.0,), (1,))
+        "m",
+        "whist",
+        (messages.PlayerInfo(0, "N", "a"),),
+        messages.MatchStatus.FINISHED,
+        messages.Result((1.0,), (1,)),
     )
     assert spectator.read_list_matches_response(spectator.list_matches_response([summary])) == [
         summary
@@ -217,7 +229,7 @@ def test_action_text_round_trip_through_legal_action() -> None:
 )
 def test_hello_lean_flags_round_trip(flags: dict[str, bool]) -> None:
     hello = messages.Hello("b", "2", "tok", 1, ("whist",), 3, **flags)
-    wire = pb.BotMessage.FromString(codec.hello_message(hello).SerializeToString())
+    wire = pb.BotMessage.FromString(bot_codec.hello_message(hello).SerializeToString())
     assert {k: getattr(wire.hello, k) for k in flags} == flags
     assert codec.read_bot_message(wire) == hello
 
@@ -228,7 +240,7 @@ def test_a_hello_without_the_flags_asks_for_none_of_them() -> None:
     hello = codec.read_bot_message(pb.BotMessage.FromString(old.SerializeToString()))
     assert isinstance(hello, messages.Hello)
     assert (hello.batch_events, hello.omit_text, hello.omit_json) == (False, False, False)
-    assert codec.hello_message(messages.Hello("b")).hello.SerializeToString() == (
+    assert bot_codec.hello_message(messages.Hello("b")).hello.SerializeToString() == (
         pb.Hello(bot_name="b", protocol_version=1).SerializeToString()
     )
 
@@ -258,18 +270,20 @@ def test_decision_with_events_round_trip() -> None:
     )
     wire = pb.ServerMessage.FromString(raw.SerializeToString())
     assert list(wire.decision.events) == [m.event for m in held]
-    decoded = codec.read_server_message(wire)
+    decoded = bot_codec.read_server_message(wire)
     assert isinstance(decoded, messages.Decision)
     assert decoded.events == tuple(infos)
     # Each decodes as the same Event sent alone would have.
-    assert list(decoded.events) == [codec.read_server_message(m) for m in held]
+    assert list(decoded.events) == [bot_codec.read_server_message(m) for m in held]
     # Carrying events changes nothing else in the request.
     bare = codec.server_message_of(
         codec.decision_bytes(7, "m", seat, "whist", obs, legal, 900, 50, text=False, json=False)
     )
     wire.decision.ClearField("events")
     assert wire == bare
-    assert decoded.observation == obs.to_dict() and decoded.legal == tuple(legal)
+    assert decoded.observation == obs.to_dict() and decoded.legal == tuple(
+        messages.Action(a.kind, a.arg) for a in legal
+    )
     assert decoded.text == ""
 
 
@@ -279,8 +293,8 @@ def test_a_reader_may_skip_decoding_the_events_a_decision_carries() -> None:
     raw = codec.server_message_of(
         codec.decision_bytes(1, "m", seat, "whist", obs, legal, 900, 50, events=bodies)
     )
-    full = codec.read_server_message(raw)
-    lean = codec.read_server_message(raw, events=False)
+    full = bot_codec.read_server_message(raw)
+    lean = bot_codec.read_server_message(raw, events=False)
     assert isinstance(full, messages.Decision) and isinstance(lean, messages.Decision)
     assert len(full.events) == len(events) > 0 and lean.events == ()
     assert dataclasses.replace(full, events=()) == lean
@@ -290,7 +304,7 @@ def test_a_decision_without_events_carries_none() -> None:
     obs, seat, legal, _ = _whist_decision_point(3)
     raw = codec.server_message_of(codec.decision_bytes(1, "m", seat, "whist", obs, legal, 900, 50))
     assert len(raw.decision.events) == 0
-    decoded = codec.read_server_message(pb.ServerMessage.FromString(raw.SerializeToString()))
+    decoded = bot_codec.read_server_message(pb.ServerMessage.FromString(raw.SerializeToString()))
     assert isinstance(decoded, messages.Decision) and decoded.events == ()
     assert decoded.text == obs.render()
 
@@ -314,7 +328,7 @@ def test_observation_without_renderings_keeps_the_typed_message(
         assert lean.WhichOneof("game") == game_id
         assert getattr(lean, game_id) == getattr(full, game_id)
         wire = pb.Observation.FromString(lean.SerializeToString())
-        assert observations.observation_dict(wire) == (game_id, obs.to_dict())
+        assert sdk_observations.observation_dict(wire) == (game_id, obs.to_dict())
         state.apply(rng.choice(state.legal_actions()))
         checked += 1
     assert checked > 0
@@ -343,7 +357,7 @@ def test_a_game_without_typed_message_keeps_its_json_when_json_is_omitted() -> N
     obs = Observation(seat=1)
     msg = observations.observation_message("none", obs, text=False, json=False)
     assert msg.WhichOneof("game") is None and msg.text == ""
-    assert observations.observation_dict(msg) == ("", obs.to_dict())
+    assert sdk_observations.observation_dict(msg) == ("", obs.to_dict())
 
 
 @pytest.mark.parametrize("game_id", game_ids())

@@ -10,11 +10,13 @@ import sys
 from dataclasses import dataclass
 
 import pytest
+from cardarena import codec as bot_codec
+from cardarena import messages
+from cardarena._pb import arena_pb2 as pb
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arena.protocol import codec, messages, observations, wireformat
-from arena.protocol._pb import arena_pb2 as pb
+from arena.protocol import codec, observations, wireformat
 from engine import game_ids, get_game
 
 GAMES = list(game_ids())
@@ -227,7 +229,7 @@ def test_a_decision_refuses_events_that_are_not_bytes() -> None:
 @given(request_id=st.integers(0, 2**64 - 1), index=st.integers(0, 2**32 - 1))
 def test_the_usual_answer_is_read_as_protobuf_reads_it(request_id: int, index: int) -> None:
     assert wire is not None
-    data = codec.answer_message(request_id, index=index).SerializeToString()
+    data = bot_codec.answer_message(request_id, index=index).SerializeToString()
     assert wire.answer(data) == (request_id, index)
     assert codec.read_bot_bytes(data) == messages.Answer(request_id, index=index)
 
@@ -239,7 +241,7 @@ def test_the_usual_answer_is_read_as_protobuf_reads_it(request_id: int, index: i
         # Mutations of a real answer: the shapes a broken bot is likeliest to send.
         st.builds(
             lambda rid, idx, cut, junk: (
-                codec.answer_message(rid, index=idx).SerializeToString()[:cut] + junk
+                bot_codec.answer_message(rid, index=idx).SerializeToString()[:cut] + junk
             ),
             st.integers(0, 2**64 - 1),
             st.integers(0, 2**32 - 1),
@@ -262,10 +264,10 @@ def test_any_bytes_read_in_c_agree_with_protobuf(data: bytes) -> None:
 def test_answers_that_are_not_the_usual_shape_go_to_protobuf() -> None:
     assert wire is not None
     for msg in (
-        codec.answer_message(3, text="play:AS"),
-        codec.answer_message(3),  # neither index nor text: garbage
-        codec.ping_message(1),
-        codec.hello_message(messages.Hello("b", "1", "t", 1)),
+        bot_codec.answer_message(3, text="play:AS"),
+        bot_codec.answer_message(3),  # neither index nor text: garbage
+        bot_codec.ping_message(1),
+        bot_codec.hello_message(messages.Hello("b", "1", "t", 1)),
     ):
         data = msg.SerializeToString()
         assert wire.answer(data) is None

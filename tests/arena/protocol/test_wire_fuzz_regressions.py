@@ -11,9 +11,10 @@ fuzzer runs the same comparison under AddressSanitizer and UBSan.
 from __future__ import annotations
 
 import pytest
+from cardarena import codec as bot_codec
+from cardarena.messages import Answer, BotMessage, Garbage, Ping
 
 from arena.protocol import codec, wireformat
-from arena.protocol.messages import Answer, BotMessage, Garbage, Ping
 from arena.protocol.wireformat import varint_of
 
 wire = wireformat.BUILT
@@ -147,7 +148,7 @@ def test_every_prefix_and_extension_of_an_answer_reads_alike(
 ) -> None:
     # The seeds' variants (fuzz/make_seeds.py) of the largest usual answer.
     assert wire is not None
-    whole = codec.answer_message(2**64 - 1, index=2**32 - 1).SerializeToString()
+    whole = bot_codec.answer_message(2**64 - 1, index=2**32 - 1).SerializeToString()
     for data in [whole[:cut] for cut in range(len(whole))] + [whole + b"\x00", whole + b"\x10"]:
         got = wire.answer(data)
         with_c, with_python = read_both(data, monkeypatch)

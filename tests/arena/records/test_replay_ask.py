@@ -33,8 +33,9 @@ HASH_BOT = """
 import hashlib, json, os, queue, sys, time
 import grpc
 from arena.protocol import codec
-from arena.protocol import messages
-from arena.protocol._pb import arena_pb2_grpc as pb_grpc
+from cardarena import codec as bot_codec
+from cardarena import messages
+from cardarena._pb import arena_pb2_grpc as pb_grpc
 
 args = sys.argv[1:]
 report = args.pop(args.index("--report") + 1) if "--report" in args else None
@@ -51,7 +52,7 @@ def choose(text, legal):
 out = queue.SimpleQueue()
 token = os.environ["ARENA_TOKEN"]
 hello = messages.Hello("hashbot", "1.0", token, batch_events=batch, omit_json=batch)
-out.put(codec.hello_message(hello))
+out.put(bot_codec.hello_message(hello))
 
 def outgoing():
     while (msg := out.get()) is not None:
@@ -61,7 +62,7 @@ stub = pb_grpc.ArenaStub(grpc.insecure_channel(os.environ["ARENA_ADDRESS"]))
 seen = []
 received = []
 for msg in stub.Play(outgoing()):
-    m = codec.read_server_message(msg)
+    m = bot_codec.read_server_message(msg)
     seen.append(type(m).__name__)
     if isinstance(m, messages.EventInfo):
         received.append({"seq": m.seq, "kind": m.kind, "data": m.data, "private": m.private})
@@ -83,9 +84,9 @@ for msg in stub.Play(outgoing()):
         if mode == "--illegal":
             index = len(legal) + 5
         if mode == "--text":
-            out.put(codec.answer_message(m.request_id, text=legal[index]))
+            out.put(bot_codec.answer_message(m.request_id, text=legal[index]))
         else:
-            out.put(codec.answer_message(m.request_id, index=index))
+            out.put(bot_codec.answer_message(m.request_id, index=index))
     elif isinstance(m, (messages.MatchEnd, messages.Rejected)):
         break
 out.put(None)
@@ -257,8 +258,8 @@ def test_ask_arena_bot_rules_on_a_record_of_arena_match(tmp_path: Path) -> None:
 
 FAILING_SDK_BOT = """
 import sys
-from arena.sdk.client import run_bot
-from arena.sdk.bot import Bot
+from cardarena.client import run_bot
+from cardarena.bot import Bot
 
 class Failing(Bot):
     name = "failing"

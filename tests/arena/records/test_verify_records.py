@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 import trio
+from cardarena._pb import arena_pb2 as pb
+from cardarena.messages import TimeControl
 
 from arena.match import play_commands
 from arena.policy import STRIKES_TO_FORFEIT, FaultPolicy, forfeit_reason
-from arena.protocol._pb import arena_pb2 as pb
-from arena.protocol.messages import TimeControl
 from arena.records.format import RecordError, read_record, write_record
 from arena.records.replay import verify
 from engine import OptionValue, get_game

@@ -15,19 +15,20 @@ from concurrent import futures
 from pathlib import Path
 from typing import Any
 
+import cardarena.client
 import grpc
 import pytest
 import trio
+from cardarena import messages
+from cardarena._pb import arena_pb2 as pb
+from cardarena._pb import arena_pb2_grpc as pb_grpc
+from cardarena.bot import Bot, RandomBot
+from cardarena.client import BotError, BotRejected, BotRun, run_bot
+from cardarena.messages import Action, Result
 
-import arena.sdk.client
-from arena.errors import ArenaError
-from arena.protocol import codec, messages
-from arena.protocol._pb import arena_pb2 as pb
-from arena.protocol._pb import arena_pb2_grpc as pb_grpc
-from arena.sdk.bot import Bot, RandomBot
-from arena.sdk.client import BotRejected, BotRun, run_bot
+from arena.protocol import codec
 from arena.server import open_arena_server
-from engine import Action, Result, get_game
+from engine import get_game
 from reference_bots.catalog import RulesOrRandomBot
 from tests.arena.run_arena import arena_error
 from tests.arena.wire import SHORT_WHIST, free_port, join_all, make_spec, play_with, raw, sdk
@@ -55,7 +56,7 @@ class Recording(Bot):
         return 0
 
 
-def test_the_bot_sees_the_engine_observation_and_typed_options() -> None:
+def test_the_bot_sees_the_engine_observation_and_the_options_as_sent() -> None:
     """Every observation dict the SDK hands the bot equals the engine's ``to_dict()`` for that
     seat at that moment (rebuilt by replaying the record)."""
     bot = Recording()
@@ -71,7 +72,8 @@ def test_the_bot_sees_the_engine_observation_and_typed_options() -> None:
             outcomes.append(scenario.outcome)
 
     trio.run(main)
-    assert bot.starts == [("whist", 0, {"points_to_win": 1, "games_per_rubber": 1})]
+    # The options as MatchStart carries them (text): the SDK knows no game.
+    assert bot.starts == [("whist", 0, {"points_to_win": "1", "games_per_rubber": "1"})]
     game = get_game("whist")
     state = game.new_match(game.configure(None, SHORT_WHIST), 3)
     expected = []
@@ -141,7 +143,7 @@ def test_the_hooks_see_every_event_in_order_the_turn_and_the_end() -> None:
     assert [t.match_id for t in bot.turns] == [match_id] * len(bot.turns) and bot.turns
     assert {(t.seat, t.seats) for t in bot.turns} == {(0, 4)}
     assert all(t.deadline_ms > 0 and t.elapsed_ms() >= 0 for t in bot.turns)
-    assert bot.turns[0].options == {"points_to_win": 1, "games_per_rubber": 1}
+    assert bot.turns[0].options == {"points_to_win": "1", "games_per_rubber": "1"}
     assert [(mid, r.summary) for mid, r in bot.ends] == [(match_id, outcome.result.summary)]
 
 
@@ -185,13 +187,13 @@ def test_reconnects_with_backoff_until_the_server_is_up(monkeypatch: pytest.Monk
     spec = make_spec("whist", 4, options=SHORT_WHIST, tokens=["a", "b", "c", "d"])
     # How each of the bot's connections ended: (welcomed, why it stopped, resume token).
     attempts: list[tuple[bool, str | None, str]] = []
-    play_stream = arena.sdk.client._play_stream
+    play_stream = cardarena.client._play_stream
 
     def recorded(*args: Any) -> tuple[bool, str | None, str]:
         attempts.append(play_stream(*args))
         return attempts[-1]
 
-    monkeypatch.setattr(arena.sdk.client, "_play_stream", recorded)
+    monkeypatch.setattr(cardarena.client, "_play_stream", recorded)
 
     def early_bot() -> None:
         runs.append(run_bot(RandomBot(1), address, "a", matches=1, give_up_s=20))
@@ -416,6 +418,47 @@ def test_sdk_asks_for_lean_messages_and_plays_a_decision_that_carries_events() -
     assert (run.decisions, run.matches, run.errors) == (1, 1, 0)
 
 
+class Draws(Bot):
+    """Remembers the first number its generator gives in each decision."""
+
+    def __init__(self, seed: int | None = None) -> None:
+        super().__init__(seed)
+        self.draws: list[float] = []
+
+    def choose(self, game: str, observation: Mapping[str, Any], legal: Sequence[Action]) -> int:
+        self.draws.append(self.rng.random())
+        return 0
+
+
+def _play_scripted(bot: Bot) -> _Scripted:
+    servicer = _Scripted()
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+    pb_grpc.add_ArenaServicer_to_server(servicer, server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        run_bot(bot, f"127.0.0.1:{port}", "tok", matches=1, give_up_s=5)
+    finally:
+        server.stop(None)
+    return servicer
+
+
+def test_run_bot_seeds_an_unseeded_bot_from_each_match_bot_seed() -> None:
+    # The script's MatchStart says bot_seed 1: whatever the generator did before, the match
+    # starts from that seed, so a bot plays the same moves in a fresh or a reused process.
+    bot = Draws()
+    bot.rng.random()
+    servicer = _play_scripted(bot)
+    bot_seed = servicer.script[-1].match_start.bot_seed
+    assert bot_seed and bot.draws == [random.Random(bot_seed).random()]
+
+
+def test_run_bot_leaves_a_bot_the_author_seeded_alone() -> None:
+    bot = Draws(seed=99)
+    _play_scripted(bot)
+    assert bot.seeded and bot.draws == [random.Random(99).random()]
+
+
 @pytest.mark.slow
 def test_arena_bot_that_never_reaches_a_server_says_so_and_fails() -> None:
     # Silence and exit status 0 read as "played and done": a typo in --server must not.
@@ -427,7 +470,7 @@ def test_run_bot_inside_a_running_asyncio_loop_is_refused_in_words() -> None:
     # run_bot blocks and runs its own grpc.aio loop: on a thread already running one it would
     # fail deep inside asyncio; it says what to do instead, before connecting anywhere.
     async def main() -> None:
-        with pytest.raises(ArenaError, match="call it where no asyncio loop runs"):
+        with pytest.raises(BotError, match="call it where no asyncio loop runs"):
             run_bot(RandomBot(1), "127.0.0.1:1", "t", give_up_s=0.1)
 
     asyncio.run(main())

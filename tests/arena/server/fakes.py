@@ -30,8 +30,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from arena.protocol import codec
-from arena.protocol.messages import (
+from cardarena import codec as bot_codec
+from cardarena.messages import (
     Answer,
     Decision,
     ErrorInfo,
@@ -41,6 +41,8 @@ from arena.protocol.messages import (
     MatchStart,
     ServerMessage,
 )
+
+from arena.protocol import codec
 from arena.server.board import Board
 from arena.server.connections import Connection, RequestBook
 from arena.server.outbox import Outgoing
@@ -355,7 +357,7 @@ class FakeBot:
     def _receive(self, msg: Outgoing) -> None:
         loop = asyncio.get_running_loop()
         pb_msg = codec.server_message_of(msg) if isinstance(msg, bytes) else msg
-        decoded = codec.read_server_message(pb_msg)
+        decoded = bot_codec.read_server_message(pb_msg)
         if decoded is None:
             raise AssertionError(f"{self.name} received a message of unknown kind: {pb_msg}")
         self.received.append(Received(loop.time(), decoded))
@@ -383,13 +385,13 @@ class FakeBot:
             legal = len(decision.legal)
             if move.do is Do.INDEX:
                 index = move.index if move.index >= 0 else max(0, legal + move.index)
-                wire = codec.answer_message(rid, index=index)
+                wire = bot_codec.answer_message(rid, index=index)
             elif move.do is Do.ILLEGAL:
-                wire = codec.answer_message(rid, index=legal)
+                wire = bot_codec.answer_message(rid, index=legal)
             elif move.do is Do.TEXT:
-                wire = codec.answer_message(rid, text=move.text)
+                wire = bot_codec.answer_message(rid, text=move.text)
             else:
-                wire = codec.answer_message(rid)
+                wire = bot_codec.answer_message(rid)
             message = codec.read_bot_bytes(wire.SerializeToString())
             assert isinstance(message, Answer)
         except Exception as err:

@@ -17,9 +17,9 @@ import grpc
 import grpc.aio
 import pytest
 import trio
+from cardarena._pb import arena_pb2 as pb
+from cardarena._pb import arena_pb2_grpc as pb_grpc
 
-from arena.protocol._pb import arena_pb2 as pb
-from arena.protocol._pb import arena_pb2_grpc as pb_grpc
 from arena.server import ArenaServer, new_token, open_arena_server
 from arena.server.hub import HELLO_GRACE_S, MAX_GREETING
 from arena.server.lobby import Lobby, LobbyConfig

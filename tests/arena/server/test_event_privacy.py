@@ -20,10 +20,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
+from cardarena import codec as bot_codec
+from cardarena.messages import Decision, EventInfo, ServerMessage
 
 from arena.policy import FaultPolicy
 from arena.protocol import codec
-from arena.protocol.messages import Decision, EventInfo, ServerMessage
 from arena.server.board import Board
 from arena.server.connections import RequestBook
 from arena.server.outbox import Outbox, Outgoing
@@ -89,7 +90,7 @@ def _watch(board: Board, match_id: str) -> list[ServerMessage]:
     for msg in q.items:
         if msg is None:
             break
-        decoded = codec.read_server_message(
+        decoded = bot_codec.read_server_message(
             codec.server_message_of(msg) if isinstance(msg, bytes) else msg
         )
         assert decoded is not None

@@ -11,8 +11,8 @@ from collections.abc import Callable
 
 import pytest
 import trio
+from cardarena._pb import arena_pb2 as pb
 
-from arena.protocol._pb import arena_pb2 as pb
 from arena.server import MatchOutcome, MatchSpec, open_arena_server
 from arena.server.referee import QUOTE_LIMIT
 from tests.arena.wire import (

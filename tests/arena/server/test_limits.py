@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 import structlog
 import trio
+from cardarena._pb import arena_pb2 as pb
 
-from arena.protocol._pb import arena_pb2 as pb
 from arena.server import new_token, open_arena_server
 from arena.server.limits import (
     IDLE_GRACE_S,

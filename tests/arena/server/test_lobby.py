@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 import trio
+from cardarena._pb import arena_pb2 as pb
+from cardarena.bot import RandomBot
+from cardarena.client import BotRun, run_bot
 
-from arena.protocol._pb import arena_pb2 as pb
 from arena.records.format import read_record
-from arena.sdk.bot import RandomBot
-from arena.sdk.client import BotRun, run_bot
 from arena.server import ArenaServer, open_arena_server
 from arena.server.lobby import Lobby, LobbyConfig
 from tests.arena.run_arena import arena_error
@@ -68,7 +68,8 @@ def test_lobby_ignores_bots_for_other_games() -> None:
     async def main() -> None:
         async with open_arena_server() as server:
             lobby = Lobby(server, LobbyConfig("whist", options=SHORT_WHIST))
-            from arena.protocol.messages import Hello
+            from cardarena.messages import Hello
+
             from arena.server.connections import Connection
 
             conn = Connection("c", "peer")

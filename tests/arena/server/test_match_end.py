@@ -17,8 +17,8 @@ pytestmark = pytest.mark.slow
 
 BOT = """
 import signal, sys
-from arena.sdk.client import run_bot
-from arena.sdk.bot import Bot
+from cardarena.client import run_bot
+from cardarena.bot import Bot
 
 def stopped(*_):
     print("stopped by a signal", file=sys.stderr, flush=True)
@@ -54,8 +54,8 @@ def test_a_bot_ends_on_its_own_after_its_match_end(tmp_path: Path) -> None:
 
 
 FAILING = """
-from arena.sdk.client import run_bot
-from arena.sdk.bot import Bot
+from cardarena.client import run_bot
+from cardarena.bot import Bot
 
 class Failing(Bot):
     name = "failing"

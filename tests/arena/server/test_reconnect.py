@@ -10,10 +10,10 @@ import socket
 import threading
 
 import pytest
+from cardarena.client import BotRun, run_bot
+from cardarena.messages import TimeControl
 
 from arena.policy import RECONNECT_GRACE, STRIKES_TO_FORFEIT, FaultKind, FaultPolicy
-from arena.protocol.messages import TimeControl
-from arena.sdk.client import BotRun, run_bot
 from arena.server.board import Board
 from arena.server.connections import RequestBook
 from arena.server.referee import LiveMatch

@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Sequence
 
 import pytest
+from cardarena.messages import Answer, Decision, TimeControl
 
 from arena.policy import (
     ERROR_CODE,
@@ -26,7 +27,6 @@ from arena.policy import (
     FaultPolicy,
     forfeit_reason,
 )
-from arena.protocol.messages import Answer, Decision, TimeControl
 from arena.server.spec import MatchOutcome, MatchSpec, SeatSpec
 from engine import JSON, OptionValue, get_game
 from tests.arena.server.fakes import (

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 import trio
+from cardarena._pb import arena_pb2 as pb
 
-from arena.protocol._pb import arena_pb2 as pb
 from arena.server import open_arena_server
 from arena.server.connections import Connection
 from arena.server.service import _StreamWriter

@@ -13,11 +13,13 @@ from pathlib import Path
 import grpc
 import pytest
 import trio
+from cardarena import codec as bot_codec
+from cardarena import messages
+from cardarena._pb import arena_pb2 as pb
+from cardarena._pb import arena_pb2_grpc as pb_grpc
+from cardarena.client import run_bot
 
-from arena.protocol import codec, messages, spectator
-from arena.protocol._pb import arena_pb2 as pb
-from arena.protocol._pb import arena_pb2_grpc as pb_grpc
-from arena.sdk.client import run_bot
+from arena.protocol import spectator
 from arena.seeds import seat_seed
 from arena.server import MatchOutcome, MatchSpec, open_arena_server
 from engine import JSON, MatchState, game_ids, get_game
@@ -449,8 +451,8 @@ def test_undecodable_bytes_are_a_garbage_fault_not_a_broken_stream() -> None:
     async def main() -> None:
         async with open_arena_server() as server:
             server.add_token("t")
-            hello = codec.hello_message(messages.Hello("raw", "1", "t", 1)).SerializeToString()
-            ping = codec.ping_message(7).SerializeToString()
+            hello = bot_codec.hello_message(messages.Hello("raw", "1", "t", 1)).SerializeToString()
+            ping = bot_codec.ping_message(7).SerializeToString()
             # A length past the message's end: protobuf cannot parse it.
             got = await trio.to_thread.run_sync(
                 _raw_stream, server.address, [hello, b"\x12\x7f\x08", ping], 3

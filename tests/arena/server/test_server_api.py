@@ -8,9 +8,9 @@ import time
 
 import pytest
 import trio
+from cardarena._pb import arena_pb2 as pb
 
 from arena.errors import ArenaError
-from arena.protocol._pb import arena_pb2 as pb
 from arena.server import open_arena_server
 from tests.arena.wire import SHORT_WHIST, RawBot, first_legal, make_spec, raw, run_scenario
 

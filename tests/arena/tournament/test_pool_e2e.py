@@ -19,7 +19,7 @@ pytestmark = pytest.mark.slow
 
 TRACER = """\
 import os
-from arena.sdk import RandomBot, run_bot
+from cardarena import RandomBot, run_bot
 bot = RandomBot()
 # A name of its own (a pid repeats in sandboxes: each has its own pid namespace); the
 # records keep it per seat: which process sat there.

@@ -14,7 +14,7 @@ from tests.arena.tournament.test_tournament_e2e import run_cli
 pytestmark = pytest.mark.slow
 
 SHAKY = """\
-from arena.sdk import RandomBot, run_bot
+from cardarena import RandomBot, run_bot
 
 class Shaky(RandomBot):
     calls = 0

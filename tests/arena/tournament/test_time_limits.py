@@ -8,8 +8,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from cardarena.messages import MAX_TIME_MS, TimeControl
 
-from arena.protocol.messages import MAX_TIME_MS, TimeControl
 from arena.tournament.config import check_config
 from arena.tournament.progress import feedback_for
 from arena.tournament.runner import MatchFailed, run_tournament

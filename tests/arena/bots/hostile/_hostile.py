@@ -13,8 +13,9 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from arena.sdk.bot import Bot
-from arena.sdk.client import run_bot
+from cardarena.bot import Bot
+from cardarena.client import run_bot
+
 from engine import Action
 
 

@@ -88,7 +88,7 @@ def hold(path: str) -> None:
 
 
 def main() -> None:
-    from arena.sdk import RandomBot, run_bot
+    from cardarena import RandomBot, run_bot
 
     address = os.environ["ARENA_ADDRESS"]
     assert address.startswith("unix:"), address

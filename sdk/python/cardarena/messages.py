@@ -1,17 +1,20 @@
 """The protocol's messages as plain values: one frozen dataclass per message kind.
 
 No protobuf here: a module that needs a :class:`TimeControl` or a :class:`FaultInfo` imports this
-one and loads nothing else; :mod:`arena.protocol.codec` translates these to and from the wire.
+one and loads nothing else. :mod:`cardarena.codec` translates what a bot sends and receives, the
+arena's ``arena.protocol.codec`` what a server does. :class:`Action` and :class:`Result` are the
+protocol's own, not the engine's: a bot needs no rules engine (the arena converts at its edge).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Final
+from typing import Any, Final, TypeAlias
 
-from engine import JSON, Action, Result
+#: A JSON value, as observations, events and results carry them.
+JSON: TypeAlias = bool | int | float | str | Sequence["JSON"] | Mapping[str, "JSON"] | None
 
 #: The longest move time or bank a time control may give, in ms: a day. The protocol's fields
 #: are uint32 (49 days); a match a bot may stall for longer than a day is no use to anyone.
@@ -19,6 +22,46 @@ MAX_TIME_MS: Final = 86_400_000
 
 #: The protocol version this arena speaks.
 PROTOCOL_VERSION: Final = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """One legal action of a decision request: ``kind`` and ``arg``, and the text form
+    ``kind`` or ``kind:arg`` (``play:QS``, ``trump:H``, ``pass``) records and logs use."""
+
+    #: What sort of choice: ``play``, ``trump``, ``rob``, ``shot`` …
+    kind: str
+    #: The choice's argument (a card, a suit letter, a court move), or ``""``.
+    arg: str = ""
+    #: The canonical text form; derived from ``kind`` and ``arg``.
+    text: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "text", f"{self.kind}:{self.arg}" if self.arg else self.kind)
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """How a finished match came out, per seat, as MatchEnd carries it."""
+
+    #: Each seat's score in the game's own unit (points, sets, chips); higher is better.
+    scores: tuple[float, ...]
+    #: Each seat's rank, 1 = best; equal ranks are ties.
+    ranks: tuple[int, ...]
+    #: Why the match ended: ``normal``, or ``forfeit`` when a seat forfeited.
+    reason: str = "normal"
+    #: The forfeiting seat when ``reason`` is ``forfeit``.
+    forfeited_by: int | None = None
+    #: One line for people: ``N+S win the rubber 2-1``.
+    summary: str = ""
+
+    @property
+    def winners(self) -> tuple[int, ...]:
+        """The seats ranked first."""
+        return tuple(s for s, r in enumerate(self.ranks) if r == 1)
 
 
 @dataclass(frozen=True, slots=True)

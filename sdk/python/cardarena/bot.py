@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from engine import Action, Result
+from cardarena.messages import Action, Result
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,8 +28,8 @@ class Turn:
     seat: int
     #: Seats at the table (MatchStart's players).
     seats: int
-    #: The match's options, typed by the game's own specs where this copy knows the game.
-    options: Mapping[str, Any]
+    #: The match's options as MatchStart gives them: text (``"true"``, ``"5"``).
+    options: Mapping[str, str]
     #: Milliseconds for this decision before the bank is used.
     deadline_ms: int
     #: The match's remaining bank, milliseconds.
@@ -51,15 +51,18 @@ class Bot(ABC):
     version: str = "1"
 
     def __init__(self, seed: int | None = None) -> None:
-        #: The bot's own generator, seeded from ``ARENA_SEED`` when the arena launches it, and
-        #: again from each match's ``bot_seed`` as the match starts (``run_bot``).
+        #: The bot's own generator. Unless ``seed`` is given, ``run_bot`` seeds it again from
+        #: each match's ``bot_seed`` as the match starts: the bot then plays the same moves in
+        #: a match whether its process is fresh or has played others before.
         self.rng = random.Random(seed)
+        #: Whether the author fixed the seed (``run_bot`` then leaves the generator alone).
+        self.seeded = seed is not None
         #: The decision being answered (match, seat, clock), set by ``run_bot`` before each
         #: ``choose``; ``None`` when the bot is driven some other way.
         self.turn: Turn | None = None
 
-    def start_match(self, game: str, seat: int, options: Mapping[str, Any]) -> None:
-        """Called when a match starts (optional)."""
+    def start_match(self, game: str, seat: int, options: Mapping[str, str]) -> None:
+        """Called when a match starts, once per seat the bot plays in it (optional)."""
 
     def on_event(self, match_id: str, kind: str, data: Mapping[str, Any], private: bool) -> None:
         """Called for each event of a match the bot may see, in order, before the decision that

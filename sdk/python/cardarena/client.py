@@ -1,9 +1,8 @@
-"""The Python SDK: run a :class:`arena.sdk.bot.Bot` against an arena server.
+"""The Python SDK: run a :class:`cardarena.bot.Bot` against an arena server.
 
 ::
 
-    from arena.sdk.client import run_bot
-    from arena.sdk.bot import Bot
+    from cardarena import Bot, run_bot
 
     class FirstLegal(Bot):
         name = "first-legal"
@@ -14,19 +13,18 @@
     run_bot(FirstLegal(), "127.0.0.1:50051", token="...")
 
 The bot sees each observation as the same plain dict as the engine's ``Observation.to_dict()``
-and the legal actions as engine :class:`~engine.Action` objects, so a strategy runs identically
-in-process and over the wire. :func:`run_bot` handles Welcome and Rejected, plays any number of
-matches (several at once if the server asks), reconnects with backoff when the connection drops,
-and returns once it has played ``matches`` matches or the server has been gone for ``give_up_s``.
+and the legal actions as :class:`cardarena.Action` values (``kind``, ``arg``, ``text``), so a
+strategy runs the same in-process and over the wire. :func:`run_bot` handles Welcome and
+Rejected, plays any number of matches (several at once if the server asks), reconnects with
+backoff when the connection drops, and returns once it has played ``matches`` matches or the
+server has been gone for ``give_up_s``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -34,13 +32,11 @@ from typing import Any, cast
 import grpc
 import grpc.aio
 
-from arena.errors import ArenaError
-from arena.logging import configure_once, get_logger
-from arena.protocol import codec, messages, rpc
-from arena.sdk.bot import Bot, Turn
-from engine import EngineError, get_game
+from cardarena import codec, messages, rpc
+from cardarena.bot import Bot, Turn
+from cardarena.log import configure, get_logger
 
-log = get_logger("arena.sdk.client")
+log = get_logger("cardarena.client")
 
 #: What ``read()`` returns at the end of a grpc.aio stream (missing from grpc-stubs).
 EOF: Any = getattr(grpc.aio, "EOF")  # noqa: B009
@@ -68,8 +64,12 @@ def strategy_failures(log: bytes) -> int:
 BACKOFF_FIRST, BACKOFF_FACTOR, BACKOFF_CAP = 0.05, 2.0, 2.0
 
 
-class BotRejected(ArenaError):
-    """The server refused the bot's Hello (unknown token, unsupported protocol version)."""
+class BotError(Exception):
+    """``run_bot`` cannot run: no address, an unreadable CA certificate, a wrong thread."""
+
+
+class BotRejected(BotError):
+    """The server refused the bot's first Hello (unknown token, unsupported protocol version)."""
 
 
 @dataclass(slots=True)
@@ -91,7 +91,8 @@ class BotRun:
     #: Why it stopped: ``matches`` (played enough), ``ended`` (the server ended the stream:
     #: it has nothing more for this bot, as after an ``arena match`` or tournament match),
     #: ``server gone`` (no server for ``give_up_s`` after it had one), ``unreachable`` (never
-    #: welcomed within ``give_up_s``).
+    #: welcomed within ``give_up_s``), ``rejected`` (welcomed before, then refused on
+    #: reconnecting: its seats are gone, as after a forfeit or the match's end).
     stopped: str = ""
 
 
@@ -111,25 +112,27 @@ def run_bot(
     ``ca_cert`` (default ``$ARENA_CA_CERT``): a PEM file of the certificate authority to trust;
     given, the connection is TLS (a competition's host), else plaintext (an arena's own bots).
 
-    Raises :class:`BotRejected` when the server refuses the bot, :class:`ArenaError` when no
-    address is given or when called on a thread that runs an asyncio loop (each connection runs
-    on a grpc.aio loop of its own; ``bot.choose`` is called on it).
+    Unless the bot was given a seed, its ``rng`` is seeded from each match's ``bot_seed``.
+
+    Raises :class:`BotRejected` when the server refuses the bot's first Hello, :class:`BotError`
+    when no address is given or when called on a thread that runs an asyncio loop (each
+    connection runs on a grpc.aio loop of its own; ``bot.choose`` is called on it).
     """
-    configure_once(lazy=True)
+    configure()
     if _in_running_loop():
-        raise ArenaError(
+        raise BotError(
             "run_bot blocks until it is done: call it where no asyncio loop runs "
             "(for example in a thread of its own)"
         )
     address = address or os.environ.get("ARENA_ADDRESS", "")
     if not address:
-        raise ArenaError("no server address: pass one or set ARENA_ADDRESS")
+        raise BotError("no server address: pass one or set ARENA_ADDRESS")
     token = token if token is not None else os.environ.get("ARENA_TOKEN", "")
     ca_path = ca_cert if ca_cert is not None else os.environ.get("ARENA_CA_CERT", "")
     try:
         ca = Path(ca_path).read_bytes() if ca_path else None
     except OSError as err:
-        raise ArenaError(f"cannot read the CA certificate {ca_path!r}: {err.strerror}") from None
+        raise BotError(f"cannot read the CA certificate {ca_path!r}: {err.strerror}") from None
     run = BotRun(address=address)
     backoff = BACKOFF_FIRST
     last_contact = time.monotonic()
@@ -207,8 +210,8 @@ async def _play(
 ) -> tuple[bool, str | None, str]:
     welcomed = False
     resume = ""
-    # Matches started on this stream and not yet ended: seats at the table, typed options.
-    playing: dict[str, tuple[int, dict[str, Any]]] = {}
+    # Matches started on this stream and not yet ended: seats at the table, options.
+    playing: dict[str, tuple[int, dict[str, str]]] = {}
     events = bot.wants_events()
     channel_of = (
         grpc.aio.insecure_channel(address, options=CLIENT_OPTIONS)
@@ -247,12 +250,12 @@ async def _play(
                     if events:
                         _on_event(bot, msg)
                 elif isinstance(msg, messages.MatchStart):
-                    if msg.bot_seed:
-                        # Each match's own seed: a seeded bot plays the same moves whether its
+                    if msg.bot_seed and not bot.seeded:
+                        # Each match's own seed: the bot plays the same moves whether its
                         # process is fresh or has played other matches before (a tournament
                         # keeps processes alive).
                         bot.rng.seed(msg.bot_seed)
-                    options = _typed_options(msg.game, msg.options)
+                    options = dict(msg.options)
                     playing[msg.match_id] = (len(msg.players), options)
                     for seat in msg.seats:
                         bot.start_match(msg.game, seat, options)
@@ -276,6 +279,11 @@ async def _play(
                     resume = msg.resume_token
                     log.info("welcomed", address=address, session=msg.session_id)
                 elif isinstance(msg, messages.Rejected):
+                    if run.welcomes:
+                        # Welcomed before: the seats this token named are gone (the match
+                        # ended, or the bot forfeited it while away). Nothing is wrong here.
+                        log.info("the server has no more seats for this bot", why=msg.reason)
+                        return welcomed, "rejected", resume
                     raise BotRejected(f"the server rejected the bot: {msg.reason}")
                 elif isinstance(msg, messages.ErrorInfo):
                     run.errors += 1
@@ -318,17 +326,3 @@ def _choose(bot: Bot, decision: messages.Decision) -> int:
         log.warning("bot.choose returned a bad index; playing the first legal action", index=index)
         return 0
     return index
-
-
-def _typed_options(game: str, options: Mapping[str, str]) -> dict[str, Any]:
-    """Option values parsed by the game's own specs when this copy knows the game."""
-    out: dict[str, Any] = dict(options)
-    try:
-        specs = get_game(game).options
-    except (EngineError, ImportError):
-        return out
-    for spec in specs:
-        if spec.name in options:
-            with contextlib.suppress(EngineError):  # keep the text of a value we cannot parse
-                out[spec.name] = spec.parse(options[spec.name])
-    return out

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from arena.protocol._pb import arena_pb2 as _pb2
-from arena.protocol._pb import arena_pb2_grpc as _pb2_grpc
+from cardarena._pb import arena_pb2 as _pb2
+from cardarena._pb import arena_pb2_grpc as _pb2_grpc
 
 #: A bot's message on Arena.Play, and the server's.
 BotMessage = _pb2.BotMessage
