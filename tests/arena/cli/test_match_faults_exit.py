@@ -129,3 +129,32 @@ def test_answer_times_count_timeouts_not_other_fallbacks() -> None:
         "max_ms": 5.0,
     }
     assert answer_times([], 0).to_dict()["mean_ms"] is None
+
+
+#: Too slow for every decision: forfeited under --strict, then its SDK finds its seat gone.
+LAGGARD = """\
+import time
+from cardarena import RandomBot, run_bot
+
+class Laggard(RandomBot):
+    def choose(self, game, observation, legal):
+        time.sleep(0.6)
+        return super().choose(game, observation, legal)
+
+run_bot(Laggard())
+"""
+
+
+@pytest.mark.slow
+def test_a_forfeited_sdk_bot_ends_quietly_without_a_rejection_traceback(tmp_path: Path) -> None:
+    # Its late answer comes after the forfeit; reconnecting, the SDK finds its token's seats
+    # gone. That is the end of its match, not an error of the bot's: no BotRejected, no trace.
+    (tmp_path / "laggard.py").write_text(LAGGARD)
+    timing = ("--move-ms", "200", "--bank-ms", "0", "--strict")
+    done = match(tmp_path, *timing, "--json", second="python3 laggard.py")
+    assert done.returncode == 3, done.stderr
+    data = json.loads(done.stdout)
+    laggard = data["seats"][1]
+    assert laggard["forfeited"] is True
+    log = Path(laggard["log"]).read_text()
+    assert "BotRejected" not in log and "Traceback" not in log, log
