@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.cli.arguments import TIMEOUT, add_sandbox_argument
-from arena.errors import ArenaError
+from arena.errors import ArenaError, UsageError
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
@@ -55,11 +55,24 @@ def _cmd_html(args: argparse.Namespace) -> int:
 def _cmd_ask(args: argparse.Namespace) -> int:
     from arena.bots.command import BotProgram
     from arena.bots.launch import confine
-    from arena.records.ask import ask_command
+    from arena.records.ask import ask_all_command, ask_command
 
+    if not args.replay_all and (args.at is None or args.seat is not None):
+        raise UsageError(
+            "replay ask needs --at K (one decision asked cold) or --replay-all [--seat N]"
+            if args.at is None
+            else "--seat goes with --replay-all (--at K alone asks the seat of decision K)"
+        )
+    if args.replay_all and args.at is not None and args.seat is not None:
+        raise UsageError("--replay-all --at K replays the seat of decision K: leave out --seat")
     # Boxed as `arena match` boxes a seat's bot, and refused in one line where it cannot be.
     sandbox = confine([BotProgram(args.bot)], args.no_sandbox)
-    return ask_command(Path(args.file), args.at, args.bot, args.timeout, sys.stdout, sandbox)
+    path = Path(args.file)
+    if args.replay_all:
+        return ask_all_command(
+            path, args.bot, args.timeout, sys.stdout, sandbox, args.seat, args.at
+        )
+    return ask_command(path, args.at, args.bot, args.timeout, sys.stdout, sandbox)
 
 
 def add_replay_parser(sub: Any) -> None:
@@ -111,10 +124,30 @@ def add_replay_parser(sub: Any) -> None:
         "answer next to the recorded one. The bot runs sandboxed, as `arena match` runs a seat's "
         "bot: boxed with bubblewrap (no network, read-only files, resource limits), its "
         "directory the current one, reaching the server by a Unix socket; --no-sandbox runs it "
-        "as a plain process instead, for code you trust.",
+        "as a plain process instead, for code you trust. With --replay-all a fresh bot per seat "
+        "is taken through the whole match instead (every decision asked, the recorded action "
+        "played), for bots that keep state, and each decision where it differs is printed. "
+        "Exit status: 0 the bot agrees with the record, 1 it differs at some decision, "
+        "2 an error (the bot crashed, hung or sent garbage; a bad record).",
     )
     ap.add_argument("file", metavar="FILE", help="match record (.jsonl.gz)")
-    ap.add_argument("--at", type=int, required=True, metavar="K", help="decision number")
+    ap.add_argument(
+        "--at",
+        type=int,
+        metavar="K",
+        help="decision number: asked of a fresh bot; with --replay-all, the last one replayed",
+    )
+    ap.add_argument(
+        "--replay-all",
+        action="store_true",
+        help="take a fresh bot per seat through the match from the start, ask it every "
+        "decision and report those where its answer differs from the record",
+    )
+    ap.add_argument(
+        "--seat",
+        metavar="N",
+        help="with --replay-all: only seat N (number or name); default every seat that decided",
+    )
     ap.add_argument("--bot", required=True, metavar="CMD", help="shell command that runs the bot")
     ap.add_argument(
         "--timeout", type=TIMEOUT, default=10.0, metavar="S", help="seconds to wait (default 10)"

@@ -381,8 +381,8 @@ def replay(record: Record, where: str = "record", *, strict: bool = False) -> It
             expected = _plain(state.events[seen].to_dict())
             if recorded != expected or (book is not None and not _same(recorded, expected)):
                 raise RecordError(
-                    f"{where}: line {line}: event differs: recorded {_short(recorded)}, "
-                    f"engine {_short(expected)}"
+                    f"{where}: line {line}: event differs "
+                    f"{_difference(recorded, expected, f'events[{seen}]')}"
                 )
             seen += 1
         elif kind == "fault":
@@ -416,8 +416,8 @@ def replay(record: Record, where: str = "record", *, strict: bool = False) -> It
         book is not None and not _same(recorded_result, expected_result)
     ):
         raise RecordError(
-            f"{where}: line {last}: result differs: recorded {_short(recorded_result)}, "
-            f"engine {_short(expected_result)}"
+            f"{where}: line {last}: result differs "
+            f"{_difference(recorded_result, expected_result, 'result')}"
         )
     if book is not None and not _same(record.result[_RESULT_FAULTS], book.listed):
         raise RecordError(
@@ -435,6 +435,50 @@ def verify(path: Path) -> int:
     """
     record = read_record(path)
     return sum(1 for _ in replay(record, str(path), strict=True))
+
+
+#: Stands for a field or item one side lacks, in a difference.
+_ABSENT = object()
+
+
+def _first_difference(recorded: Any, expected: Any, path: str) -> tuple[str, Any, Any] | None:
+    """The path of the first value that differs as JSON (``result.scores[1]``), and both sides
+    there (:data:`_ABSENT` where one side lacks it); ``None`` when they are the same."""
+    if isinstance(recorded, dict) and isinstance(expected, dict):
+        for key in sorted(set(recorded) | set(expected), key=str):
+            found = _first_difference(
+                recorded.get(key, _ABSENT), expected.get(key, _ABSENT), f"{path}.{key}"
+            )
+            if found is not None:
+                return found
+        return None
+    if isinstance(recorded, list) and isinstance(expected, list):
+        for i in range(max(len(recorded), len(expected))):
+            found = _first_difference(
+                recorded[i] if i < len(recorded) else _ABSENT,
+                expected[i] if i < len(expected) else _ABSENT,
+                f"{path}[{i}]",
+            )
+            if found is not None:
+                return found
+        return None
+    if recorded is _ABSENT or expected is _ABSENT or not _same(recorded, expected):
+        return path, recorded, expected
+    return None
+
+
+def _difference(recorded: Any, expected: Any, path: str) -> str:
+    """``at PATH: recorded X, engine Y``: the first field that differs, both values short (a
+    whole line cut to a length would hide it when it comes late)."""
+    found = _first_difference(recorded, expected, path)
+    if found is None:  # equal as JSON yet not as Python values: cannot happen, but say so
+        return f"at {path}: recorded {_short(recorded, 60)}, engine {_short(expected, 60)}"
+    where, ours, theirs = found
+
+    def shown(value: Any) -> str:
+        return "(absent)" if value is _ABSENT else _short(value, 60)
+
+    return f"at {where}: recorded {shown(ours)}, engine {shown(theirs)}"
 
 
 def _short(obj: Any, limit: int = 160) -> str:
