@@ -18,9 +18,9 @@ COPY . /src
 # and scipy (about 50 MB) are left out of the image.
 RUN python3 -m venv /opt/arena \
  && if ls /src/build/wheels/card_arena-*.whl >/dev/null 2>&1; then \
-      /opt/arena/bin/pip install --no-index --find-links /src/build/wheels card-arena; \
+      /opt/arena/bin/pip install --no-index --find-links /src/build/wheels 'card-arena[cluster]'; \
     else \
-      /opt/arena/bin/pip install /src/sdk/python /src; \
+      /opt/arena/bin/pip install /src/sdk/python '/src[cluster]'; \
     fi \
  && { /opt/arena/bin/pip uninstall --yes pip setuptools >/dev/null 2>&1 || true; } \
  && { find /opt/arena/lib/python3*/site-packages/scipy /opt/arena/lib/python3*/site-packages/numpy \
@@ -49,6 +49,8 @@ EXPOSE 50051
 HEALTHCHECK --interval=10s --timeout=5s --start-period=5s --retries=3 \
   CMD ["arena", "health", "--server", "127.0.0.1:50051"]
 
+# The same image runs a cluster's worker (docs/cluster.md):
+#   docker run --network host card-arena arena worker --scheduler tcp://HOST:8786
 # The server stops cleanly on SIGINT (Python's KeyboardInterrupt); as PID 1 it would ignore a
 # SIGTERM it installs no handler for, and docker stop would wait for its SIGKILL.
 STOPSIGNAL SIGINT

@@ -12,7 +12,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml sdk/python/pyproject.toml arena/protocol/_wire.c
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ./sdk/python -e '.[dev,rl]'
+	$(BIN)/python -m pip install --quiet -e ./sdk/python -e '.[dev,rl,cluster]'
 	@touch $(STAMP)
 
 venv: $(STAMP)
@@ -143,7 +143,7 @@ playthroughs: $(STAMP)
 # Wheels of the arena and its dependencies (pip's configured index) for the Docker image.
 wheels: $(STAMP) web
 	rm -rf build
-	$(BIN)/pip wheel --quiet ./sdk/python . -w build/wheels
+	$(BIN)/pip wheel --quiet ./sdk/python '.[cluster]' -w build/wheels
 
 # The Docker path for real, on a private Docker engine (needs root): docker/test-docker.sh.
 test-docker: wheels

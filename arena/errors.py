@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from engine import EngineError
+
 
 class ArenaError(Exception):
     """Base of the arena's own errors: a bad config, a missing file, an unreachable server."""
@@ -9,3 +11,22 @@ class ArenaError(Exception):
 
 class UsageError(ArenaError):
     """A command-line value is malformed."""
+
+
+def one_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """What a user should see of an exception group escaping trio: Ctrl-C as KeyboardInterrupt,
+    a single error of the arena or the engine as itself (the CLI prints it as one line), else
+    the group (a bug: its traceback)."""
+    if group.subgroup(KeyboardInterrupt) is not None:
+        return KeyboardInterrupt()
+    leaves: list[BaseException] = []
+    pending: list[BaseException] = [group]
+    while pending:
+        exc = pending.pop()
+        if isinstance(exc, BaseExceptionGroup):
+            pending.extend(exc.exceptions)
+        else:
+            leaves.append(exc)
+    if len(leaves) == 1 and isinstance(leaves[0], ArenaError | EngineError):
+        return leaves[0]
+    return group

@@ -79,7 +79,7 @@ class BotPool:
         """``address``: where plain processes reach the server (default its TCP address);
         sandboxed and containerised ones always get the confinement's Unix socket."""
         self._server = server
-        self._programs = programs
+        self._programs = dict(programs)
         self._logs = logs_dir
         self._seed = seed
         self._nursery = nursery
@@ -88,6 +88,14 @@ class BotPool:
         self._count: dict[str, int] = dict.fromkeys(programs, 0)
         self._all: list[PooledBot] = []
         self._address = address or server.address
+
+    def add_program(self, name: str, program: BotProgram) -> None:
+        """Let the pool start ``name`` too (a cluster worker learns a run's bots as its matches
+        name them); a name it knows keeps its program."""
+        if name not in self._programs:
+            self._programs[name] = program
+            self._idle[name] = []
+            self._count[name] = 0
 
     def logs(self, bots: Sequence[str]) -> tuple[Path, ...]:
         """The log of each bot's newest process (one process per bot: a seat of a series)."""
@@ -172,11 +180,14 @@ async def play_seated(
     bots: Sequence[str],
     deal: int,
     spec_for: Callable[[Sequence[str]], MatchSpec],
+    seated: list[PooledBot] | None = None,
 ) -> MatchOutcome:
     """Play one match on the pool's processes: a process of ``bots[seat]`` per seat (never two
     seats on one, never one on ``deal`` again), the match ``spec_for(tokens)`` registered with
-    their tokens; processes whose seat crashed or forfeited are replaced afterwards."""
-    seated: list[PooledBot] = []
+    their tokens; processes whose seat crashed or forfeited are replaced afterwards. ``seated``,
+    if given, receives the processes in seat order (a cluster worker reads their logs)."""
+    if seated is None:
+        seated = []
     try:
         for bot in bots:
             seated.append(await pool.lease(bot, deal, seated))

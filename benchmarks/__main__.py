@@ -21,7 +21,7 @@ import trio
 from arena.logging import configure
 from benchmarks.common import OUT_DIR, load_now, machine
 
-SECTIONS = ("engine", "search", "protocol", "tournament", "scale", "ratings")
+SECTIONS = ("engine", "search", "protocol", "tournament", "cluster", "scale", "ratings")
 
 
 def _engine(quick: bool, out: Path) -> dict[str, Any]:
@@ -89,6 +89,13 @@ def _tournament(quick: bool, out: Path) -> dict[str, Any]:
     return run_tournaments((1, 4) if quick else (1, 2, 4, 8), 10 if quick else 30)
 
 
+def _cluster(quick: bool, out: Path) -> dict[str, Any]:
+    from benchmarks.cluster_bench import run_cluster
+
+    # 32 matches: the steady window (from the 8th record on) then holds about 24.
+    return run_cluster(12 if quick else 32, profile=out.resolve() / "profile-coordinator.txt")
+
+
 def _scale(quick: bool, out: Path) -> dict[str, Any]:
     from benchmarks.scale_bench import run_scale
 
@@ -110,6 +117,7 @@ RUNNERS: dict[str, Callable[[bool, Path], dict[str, Any]]] = {
     "search": _search,
     "protocol": _protocol,
     "tournament": _tournament,
+    "cluster": _cluster,
     "scale": _scale,
     "ratings": _ratings,
 }

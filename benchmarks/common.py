@@ -136,7 +136,6 @@ class DescendantCpu:
         self._seen: dict[int, float] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="descendant-cpu", daemon=True)
-        self._tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
     def __enter__(self) -> DescendantCpu:
         self._thread.start()
@@ -163,23 +162,32 @@ class DescendantCpu:
 
     def sample(self, root: int) -> None:
         """One pass over /proc."""
-        parents: dict[int, int] = {}
-        cpu: dict[int, float] = {}
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit():
-                continue
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    stat = f.read()
-            except OSError:
-                continue
-            fields = stat[stat.rfind(")") + 2 :].split()
-            pid = int(entry)
-            parents[pid] = int(fields[1])
-            cpu[pid] = (int(fields[11]) + int(fields[12])) / self._tick
+        parents, cpu = proc_table()
         for pid, used in cpu.items():
             p, hops = parents.get(pid, 0), 0
             while p not in (0, 1, root) and hops < 8:
                 p, hops = parents.get(p, 0), hops + 1
             if p == root and pid != root:
                 self._seen[pid] = max(self._seen.get(pid, 0.0), used)
+
+
+#: Clock ticks a second, the unit of /proc's CPU times.
+CLOCK_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def proc_table() -> tuple[dict[int, int], dict[int, float]]:
+    """Every process's parent and CPU seconds (utime + stime), from /proc."""
+    parents: dict[int, int] = {}
+    cpu: dict[int, float] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2 :].split()
+        parents[int(entry)] = int(fields[1])
+        cpu[int(entry)] = (int(fields[11]) + int(fields[12])) / CLOCK_TICK
+    return parents, cpu

@@ -256,6 +256,58 @@ def tournament_rows(s: dict[str, Any]) -> list[Row]:
     return rows
 
 
+def cluster_rows(s: dict[str, Any]) -> list[Row]:
+    """The tournament here and on a Dask cluster; the coordinator's and scheduler's CPU."""
+    rows: list[Row] = []
+    config = s["config"]
+    local = s["runs"][0]["matches_per_min"] if s["runs"] else None
+    for r in s["runs"]:
+        where = "here, -j 2" if not r["workers"] else ", ".join(r["workers"])
+        shared = " (sharing the cores)" if len(r["workers"]) > 1 and config.get("note") else ""
+        rows.append(
+            (
+                f"cluster {r['label']} ({where}){shared}: matches/min",
+                _n(r["matches_per_min"], 1),
+                f"local: {_n(local, 1)}",
+                _ratio(r.get("ratio_to_local")),
+            )
+        )
+    for r in s["runs"][1:]:
+        per = r.get("steady", {}).get("cpu_ms_per_match", {})
+        if per:
+            rows.append(
+                (
+                    f"cluster {r['label']}: CPU ms per match, coordinator (user+kernel) / "
+                    "scheduler",
+                    f"{per.get('coordinator', 0):.1f} ({per.get('coordinator user', 0):.0f}+"
+                    f"{per.get('coordinator kernel', 0):.0f}) / {per.get('scheduler', 0):.1f}",
+                    f"match wall {_n(r['match_wall_s_median'] * 1000, 0)} ms",
+                    "",
+                )
+            )
+    w = s.get("writes", {})
+    if w:
+        rows.append(
+            (
+                "cluster coordinator: store + files ms per match (wall)",
+                f"{w['store_ms_per_match']['wall']:.2f} + {w['files_ms_per_match']['wall']:.2f}",
+                f"CPU {w['store_ms_per_match']['cpu']:.2f} + {w['files_ms_per_match']['cpu']:.2f}",
+                "",
+            )
+        )
+    m = s.get("model", {})
+    if m.get("slots_per_coordinator"):
+        rows.append(
+            (
+                "cluster: slots one coordinator / scheduler can feed",
+                f"{_n(m['slots_per_coordinator'], 1)} / {_n(m.get('slots_per_scheduler'), 1)}",
+                f"at {_n(m['match_wall_ms'], 0)} ms a match",
+                "",
+            )
+        )
+    return rows
+
+
 def scale_rows(s: dict[str, Any]) -> list[Row]:
     rows: list[Row] = []
     for lv in s["levels"]:
@@ -335,6 +387,7 @@ ROWS = {
     "search": search_rows,
     "protocol": protocol_rows,
     "tournament": tournament_rows,
+    "cluster": cluster_rows,
     "scale": scale_rows,
     "ratings": ratings_rows,
 }
@@ -392,6 +445,12 @@ def limits(results: dict[str, Any]) -> list[str]:
             f"of the CPU used; their start-ups alone take {r['startup_share_of_machine']:.0%} of "
             "the machine's capacity"
         )
+    cprof = sections.get("cluster", {}).get("profile", {})
+    if cprof.get("by_part_after_start_up"):
+        parts = ", ".join(
+            f"{k} {v:.0%}" for k, v in list(cprof["by_part_after_start_up"].items())[:5]
+        )
+        out.append(f"cluster coordinator (py-spy, GIL holder, after start-up): {parts}")
     rat = sections.get("ratings", {}).get("profile", {})
     if rat.get("in _fit"):
         steps = ", ".join(

@@ -182,6 +182,33 @@ RULES = [
     ),
     pytest.param(
         Rule(
+            "arena.cluster moves matches between machines: it knows the server, the pool and "
+            "snapshots, never a tournament, the competition service or the command line (they "
+            "use it)",
+            importers=("arena.cluster",),
+            imported=("arena.tournament", "arena.host", "arena.cli", "arena.web"),
+        ),
+        id="cluster-below-runners",
+    ),
+    pytest.param(
+        Rule(
+            "Dask is optional (the cluster extra): only the coordinator's and the worker's own "
+            "modules use it, and only the command line and the host's start (a function-local "
+            "import, for a competition with [workers]) import them, so a tournament, the host and "
+            "the server run without it",
+            importers=PACKAGES,
+            importer_exceptions=(
+                "arena.cli",
+                "arena.cluster.coordinator",
+                "arena.cluster.worker",
+                "arena.host.service",
+            ),
+            imported=("arena.cluster.coordinator", "arena.cluster.worker"),
+        ),
+        id="dask-is-optional",
+    ),
+    pytest.param(
+        Rule(
             "arena.records knows no server (arena.records.ask, a one-shot gRPC server, excepted)",
             importers=("arena.records",),
             importer_exceptions=("arena.records.ask",),
@@ -196,6 +223,9 @@ LAZY_PACKAGES = ("arena.cli",)
 
 #: (importer, imported) -> why the import waits for a function call.
 LAZY_IMPORTS: dict[tuple[str, str], str] = {
+    ("arena.host.service", "arena.cluster.coordinator"): (
+        "Dask (the optional cluster extra) loads only for a competition with [workers] dask"
+    ),
     ("arena.tournament.report", "arena.ratings"): (
         "scipy and numpy load only when standings are drawn, not when the runner is imported"
     ),

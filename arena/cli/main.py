@@ -29,6 +29,7 @@ from arena.cli.host import add_host_parser
 from arena.cli.remote import add_remote_parser
 from arena.cli.replay import add_replay_parser
 from arena.cli.tournament import add_tournament_parsers
+from arena.cli.worker import add_worker_parser
 from arena.errors import ArenaError, UsageError
 from arena.logging import add_log_format_option, add_log_level_option
 from engine import EngineError, game_ids, get_game
@@ -340,6 +341,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_tournament_parsers(sub)
     add_host_parser(sub)
     add_remote_parser(sub)
+    add_worker_parser(sub)
     _add_arena_parsers(sub)
     _add_state_parsers(sub)
     return parser

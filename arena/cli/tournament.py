@@ -3,13 +3,48 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arena.cli.arguments import DEFAULT_TIME, add_sandbox_argument, parse_options
 from arena.errors import UsageError
 from arena.logging import add_log_level_option
+
+if TYPE_CHECKING:
+    from arena.bots.sandbox import Limits
+    from arena.cluster.task import Cluster
+    from arena.tournament.config import TournamentConfig
+
+
+@contextlib.contextmanager
+def cluster_for(address: str | None) -> Iterator[Cluster | None]:
+    """The Dask cluster at ``address`` (``--dask``), connected; ``None`` without one."""
+    if address is None:
+        yield None
+        return
+    try:
+        from arena.cluster.coordinator import DaskCluster
+    except ImportError:
+        raise UsageError(
+            "--dask needs Dask distributed, which this installation lacks: "
+            "pip install 'card-arena[cluster]'"
+        ) from None
+    with DaskCluster(address) as cluster:
+        yield cluster
+
+
+def sandbox_for(config: TournamentConfig, args: argparse.Namespace) -> Limits | None:
+    """The sandbox the bots run in: checked here, or, with ``--dask``, asked of the workers
+    (each checks its own when it starts)."""
+    from arena.bots.sandbox import default_limits
+    from arena.tournament.job import confine_bots
+
+    if args.dask is not None:
+        return None if args.no_sandbox else default_limits()
+    return confine_bots(config, no_sandbox=args.no_sandbox)
 
 
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -48,7 +83,6 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
 def _cmd_tournament(args: argparse.Namespace) -> int:
     from arena.logging import configure
     from arena.tournament.config import load_config
-    from arena.tournament.job import confine_bots
     from arena.tournament.progress import feedback_for
     from arena.tournament.runner import run_tournament
 
@@ -61,8 +95,9 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
         use_home(args.home)  # where NAME / NAME@VERSION bots are looked up
     overrides = _overrides(args)
     config = load_config(None if args.config is None else Path(args.config), overrides)
-    sandbox = confine_bots(config, no_sandbox=args.no_sandbox)
-    standings = run_tournament(config, feedback_for(quiet=args.quiet), sandbox)
+    sandbox = sandbox_for(config, args)
+    with cluster_for(args.dask) as cluster:
+        standings = run_tournament(config, feedback_for(quiet=args.quiet), sandbox, cluster=cluster)
     if args.json:
         print(json.dumps(standings.to_dict()))
     else:
@@ -74,7 +109,6 @@ def _cmd_sprt(args: argparse.Namespace) -> int:
     from arena.logging import configure
     from arena.sprt import SprtParams
     from arena.tournament.config import load_config, read_toml
-    from arena.tournament.job import confine_bots
     from arena.tournament.progress import feedback_for
     from arena.tournament.sprt_runner import DEFAULT_MAX_UNITS, run_sprt, sprt_dict, sprt_lines
 
@@ -112,8 +146,11 @@ def _cmd_sprt(args: argparse.Namespace) -> int:
     except (TypeError, ValueError) as err:
         raise UsageError(f"sprt: {err}") from None
     config = load_config(None, raw)
-    sandbox = confine_bots(config, no_sandbox=args.no_sandbox)
-    result = run_sprt(config, params, feedback_for(quiet=args.quiet), sandbox, max_units)
+    sandbox = sandbox_for(config, args)
+    with cluster_for(args.dask) as cluster:
+        result = run_sprt(
+            config, params, feedback_for(quiet=args.quiet), sandbox, max_units, cluster=cluster
+        )
     pair = [b.name for b in config.bots]
     if args.json:
         print(json.dumps(sprt_dict(result, params, pair)))
@@ -182,6 +219,13 @@ def _add_run_arguments(p: argparse.ArgumentParser, json_help: str) -> None:
     p.add_argument("--out", default=None, help="output directory")
     p.add_argument("--quiet", action="store_true", help="no progress output")
     p.add_argument("--json", action="store_true", help=json_help)
+    p.add_argument(
+        "--dask",
+        default=None,
+        metavar="ADDR",
+        help="play the matches on the Dask cluster whose scheduler is at ADDR (tcp://HOST:PORT "
+        "or tls://…), on its `arena worker`s (default: here)",
+    )
     add_log_level_option(p, "warning", "server")
     add_sandbox_argument(p)
 

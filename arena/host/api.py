@@ -27,11 +27,9 @@ from pydantic import BaseModel, Field
 
 from arena.bots.docker import DockerUnavailable
 from arena.errors import ArenaError
-from arena.host.archive import ArchiveLimits
 from arena.host.config import CompetitionConfig, check_units_per_minute
 from arena.host.images import image_path, is_image_tarball, load_image, store_image
 from arena.host.ladder import Standings
-from arena.host.snapshots import snapshot_path, store_snapshot
 from arena.host.store import (
     IMAGES_DIR,
     SNAPSHOTS_DIR,
@@ -48,6 +46,8 @@ from arena.host.store import (
 from arena.layout import LOGS_DIR, seat_log_name
 from arena.records.html import viewer_document
 from arena.registry import hash_token
+from arena.snapshots.archive import ArchiveLimits
+from arena.snapshots.tree import snapshot_path, store_snapshot
 from arena.version import arena_version
 from arena.web.pages import add_pages
 

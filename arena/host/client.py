@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Final, Literal, TypedDict, cast
 
 from arena.errors import ArenaError
-from arena.host.archive import MANIFEST_NAME, ArchiveError, read_manifest
+from arena.snapshots.archive import MANIFEST_NAME, ArchiveError, read_manifest
 from arena.version import arena_version
 
 #: Where the API's routes start, below the server's URL.

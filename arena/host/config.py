@@ -7,12 +7,15 @@ very code that checks a tournament's (:mod:`arena.tournament.config`).
 
 Only :meth:`CompetitionConfig.identity` (game, its version, players, options, fault policy, time
 control) is fixed for the competition's life: the store refuses a directory created with another
-(:mod:`arena.host.store`). Everything else may change between runs of the host.
+(:mod:`arena.host.store`). Everything else may change between runs of the host, ``[workers]``
+included: where a match is played does not change its result.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import math
+import re
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -56,6 +59,7 @@ KNOWN_KEYS = (
     "submissions",
     "authors",
     "final",
+    "workers",
 )
 SECTION_KEYS: Mapping[str, tuple[str, ...]] = {
     "time_control": ("move_ms", "bank_ms"),
@@ -64,6 +68,7 @@ SECTION_KEYS: Mapping[str, tuple[str, ...]] = {
     "submissions": ("max_upload_mib", "max_files", "max_unpacked_mib", "allow_images"),
     "authors": ("invite_code",),
     "final": ("top", "matches_per_pairing"),
+    "workers": ("dask",),
 }
 
 #: The fastest pace a host may set. 0 means "as fast as the machine plays"; a finite figure above
@@ -79,6 +84,8 @@ MAX_FILES = 1_000_000
 MIN_INVITE_CODE = 8
 #: The final's default matches per pairing: the smallest multiple of the rotations from this.
 DEFAULT_FINAL_MATCHES = 12
+#: A Dask scheduler's address: ``tcp://HOST:PORT`` or ``tls://HOST:PORT`` (IPv6 in brackets).
+_SCHEDULER = re.compile(r"(tcp|tls)://(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9_.-]+):[0-9]{1,5}")
 
 
 class CompetitionConfigError(ArenaError):
@@ -147,6 +154,14 @@ class FinalConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class WorkersConfig:
+    """Where the ladder's matches are played besides the host (arena/host/remote.py)."""
+
+    #: The Dask scheduler whose ``arena worker``\ s play them; ``None``: all on the host.
+    dask: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class CompetitionConfig:
     """A checked competition config."""
 
@@ -165,12 +180,14 @@ class CompetitionConfig:
     submissions: SubmissionLimits
     authors: AuthorsConfig
     final: FinalConfig
+    workers: WorkersConfig = field(default_factory=WorkersConfig)
 
     def identity(self) -> dict[str, Any]:
         """What fixes the meaning of every stored result; a restart must match it exactly.
 
-        The title, the ladder's pace, the validation, the limits, the invite code and the final
-        are left out: they may change between runs without making old results mean anything else.
+        The title, the ladder's pace, the validation, the limits, the invite code, the final and
+        the workers are left out: they may change between runs without making old results mean
+        anything else (a match on a worker is the same match as here).
         """
         return {
             "game": self.game.id,
@@ -222,6 +239,7 @@ def check_competition(raw: Mapping[str, Any], where: str, default_name: str) -> 
             submissions=_submissions(sections["submissions"]),
             authors=_authors(sections["authors"]),
             final=_final(sections["final"], len(seat_groups)),
+            workers=_workers(sections["workers"]),
         )
 
 
@@ -325,3 +343,24 @@ def _final(c: _Checker, n_places: int) -> FinalConfig:
             f"the final would have {size:,} matches (at most {MAX_MATCHES:,})",
         )
     return FinalConfig(top=top, matches_per_pairing=matches)
+
+
+def _workers(c: _Checker) -> WorkersConfig:
+    key = "workers.dask"
+    if key not in c.raw:
+        return WorkersConfig()
+    address = c.raw[key]
+    if not isinstance(address, str) or not _SCHEDULER.fullmatch(address):
+        raise c.fail(
+            key,
+            "must be a Dask scheduler's address, tcp://HOST:PORT or tls://HOST:PORT; "
+            f"got {address!r}",
+        )
+    # Said here, before the host starts, rather than when its first match would go out.
+    if importlib.util.find_spec("distributed") is None:
+        raise c.fail(
+            key,
+            "needs Dask distributed, which this installation lacks: "
+            "pip install 'card-arena[cluster]'",
+        )
+    return WorkersConfig(dask=address)

@@ -2,7 +2,7 @@
 
 An upload is an image tarball when it is a tar (or gzip-compressed tar) with ``manifest.json`` at
 its root and no ``cardarena.toml`` (:func:`is_image_tarball`); anything else is an archive of
-source (:mod:`arena.host.archive`). :func:`store_image` checks it and keeps a rebuilt copy as
+source (:mod:`arena.snapshots.archive`). :func:`store_image` checks it and keeps a rebuilt copy as
 ``IMAGES/<id>.tar``, read-only; :func:`image_program` loads it into the Docker engine when the
 engine does not have it (again) and says how to start it. The bot then runs in a locked-down
 container (:mod:`arena.bots.docker`), as an ``image:`` bot of ``arena match`` does.
@@ -45,14 +45,14 @@ from typing import IO, Any
 
 from arena.bots.command import BotProgram
 from arena.bots.docker import docker_client
-from arena.host.archive import (
+from arena.snapshots.archive import (
     MANIFEST_NAME,
     ArchiveError,
     ArchiveLimits,
     archive_format,
     member_path,
 )
-from arena.host.snapshots import SnapshotError, is_sha256
+from arena.snapshots.tree import SnapshotError, is_sha256
 
 #: The image tarball's own manifest, at its root.
 IMAGE_MANIFEST = "manifest.json"

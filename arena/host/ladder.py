@@ -23,7 +23,7 @@ import trio
 from arena.errors import ArenaError
 from arena.host.config import CompetitionConfig
 from arena.host.matchmaking import Candidate, choose_table, unit_matches, unit_seed
-from arena.host.play import Entrant, MatchPlayer, version_program
+from arena.host.play import Entrant, Player, version_program
 from arena.host.store import (
     CompetitionStore,
     Phase,
@@ -78,7 +78,7 @@ class Ladder:
         self,
         store: CompetitionStore,
         config: CompetitionConfig,
-        player: MatchPlayer,
+        player: Player,
         live_token: Callable[[int], str | None],
     ) -> None:
         """``live_token(version_id)`` is the token of a live version's connected bot, or
@@ -247,7 +247,9 @@ class Ladder:
                 raise ArenaError(f"live bot {version.ref} is not connected")
             return Entrant(version.ref, None, token)
         # Checked against its content address before every match.
-        return Entrant(version.ref, version_program(self._store.directory, version))
+        program = version_program(self._store.directory, version)
+        snapshot = version.sha256 if version.kind == "archive" else None
+        return Entrant(version.ref, program, snapshot=snapshot)
 
     # --- the final ------------------------------------------------------------------------
 

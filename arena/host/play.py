@@ -3,7 +3,8 @@
 A seat is an :class:`Entrant`: a version started from its snapshot (sandboxed, its output in the
 seat's log) or its image (in a container), a reference bot (validation's opponent), or a live
 bot that connects by itself with its token. Records and seat logs go to the competition
-directory (``records/``, ``logs/``).
+directory (``records/``, ``logs/``). A :class:`Player` plays a match: :class:`MatchPlayer` here,
+or :class:`arena.host.remote.ClusterPlayer` on a Dask cluster's workers.
 """
 
 from __future__ import annotations
@@ -11,18 +12,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from arena.bots.command import BotProgram
 from arena.bots.launch import Confinement
 from arena.errors import ArenaError
 from arena.host.config import CompetitionConfig
 from arena.host.images import image_program
-from arena.host.snapshots import open_snapshot
 from arena.host.store import IMAGES_DIR, SNAPSHOTS_DIR, Version
 from arena.layout import LOGS_DIR, seat_log_name
 from arena.match import BotLaunch, run_with_bots, save_record
 from arena.server import ArenaServer, MatchSpec, SeatSpec, new_token
+from arena.snapshots.tree import open_snapshot
 
 #: Seconds a match waits for its bots to connect (snapshots start in a fresh sandbox each).
 CONNECT_TIMEOUT_S = 20.0
@@ -38,12 +39,15 @@ class Entrant:
     program: BotProgram | None = None
     #: A live bot's connection token (the seat's token), else ``None`` (a fresh one is made).
     token: str | None = field(default=None, repr=False)
+    #: The SHA-256 of the stored snapshot it starts from (a version submitted as an archive),
+    #: so a cluster's workers can fetch it; ``None`` for any other entrant.
+    snapshot: str | None = None
 
 
 def version_program(directory: Path, version: Version) -> BotProgram:
     """How a stored version starts, checked against its content address first (a changed file
     never runs): its snapshot's command, or its image (loaded into the engine if need be).
-    Blocking. Raises :class:`~arena.host.snapshots.SnapshotError` or another
+    Blocking. Raises :class:`~arena.snapshots.tree.SnapshotError` or another
     :class:`ArenaError` in one line; a live version has no program."""
     if version.sha256 is None:
         raise ArenaError(f"{version.ref} is a live bot: it starts itself")
@@ -64,6 +68,15 @@ class Played:
     record_path: str
     #: Each launched seat's log, relative to the competition directory (``None``: not launched).
     logs: tuple[str | None, ...]
+
+
+class Player(Protocol):
+    """What plays a competition's matches."""
+
+    async def play(self, match_id: str, seed: int, entrants: Sequence[Entrant]) -> Played:
+        """Play one match and write its record; :class:`ArenaError` when the arena (not a bot)
+        failed, so the caller may leave the match pending and play it again."""
+        ...
 
 
 class MatchPlayer:

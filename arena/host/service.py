@@ -5,12 +5,13 @@ over TCP) and the HTTP API, validates new versions, and runs the ladder, all in 
 one competition directory::
 
     DIR/competition.sqlite   authors, bots, versions, units, matches (arena/host/store.py)
-    DIR/snapshots/SHA256/    each version's files, read-only (arena/host/snapshots.py)
+    DIR/snapshots/SHA256/    each version's files, read-only (arena/snapshots/tree.py)
     DIR/records/ DIR/logs/   match records, seat logs
     DIR/private/             the admin token and where the host listens (mode 0700)
 
 With ``--tls-cert``/``--tls-key`` both servers speak TLS; without them they listen on loopback
-only, unless ``--insecure`` says the host means it.
+only, unless ``--insecure`` says the host means it. With ``[workers] dask`` the ladder's matches
+go to a Dask cluster's workers (arena/host/remote.py).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,14 +32,22 @@ from arena.bots.docker import DockerUnavailable
 from arena.bots.docker import check_available as check_docker
 from arena.bots.launch import Confinement
 from arena.bots.reaper import bot_run
-from arena.bots.sandbox import SOCKET_NAME, check_available, default_limits, prepare_socket
+from arena.bots.sandbox import (
+    SOCKET_NAME,
+    Limits,
+    check_available,
+    default_limits,
+    prepare_socket,
+)
+from arena.cluster.task import Cluster
 from arena.errors import ArenaError, UsageError
 from arena.host.api import HostState, create_app
 from arena.host.client import is_loopback
 from arena.host.config import CompetitionConfig
 from arena.host.images import remove_partial_tarballs
 from arena.host.ladder import IDLE_POLL_S, Ladder, Wakeup
-from arena.host.play import MatchPlayer
+from arena.host.play import MatchPlayer, Player
+from arena.host.remote import ClusterPlayer
 from arena.host.store import IMAGES_DIR, CompetitionStore, Version
 from arena.host.validation import validate
 from arena.layout import LOGS_DIR, RECORDS_DIR
@@ -112,6 +122,22 @@ def admin_token(directory: Path) -> str:
         return token
 
 
+def cluster_connector(config: CompetitionConfig) -> Callable[[], Cluster] | None:
+    """How the host reaches its workers' scheduler (``[workers] dask``), or ``None``. Dask is
+    imported here only, so a host without workers runs without it."""
+    address = config.workers.dask
+    if address is None:
+        return None
+    try:
+        from arena.cluster.coordinator import DaskCluster
+    except ImportError:
+        raise ArenaError(
+            "workers.dask needs Dask distributed, which this installation lacks: "
+            "pip install 'card-arena[cluster]'"
+        ) from None
+    return lambda: DaskCluster(address)
+
+
 async def run_host(
     config: CompetitionConfig,
     directory: Path,
@@ -131,6 +157,7 @@ async def run_host(
         except DockerUnavailable as err:
             raise DockerUnavailable(f"submissions.allow_images = true: {err}") from None
         remove_partial_tarballs(directory / IMAGES_DIR)
+    connect = cluster_connector(config)
     store = await trio.to_thread.run_sync(CompetitionStore, directory, config)
     try:
         token = admin_token(directory)
@@ -144,7 +171,16 @@ async def run_host(
             async with open_arena_server(options.grpc, unix=sock, tls=tls) as server:
                 prepare_socket(sock)
                 await _serve(
-                    store, config, directory, options, server, confinement, token, task_status
+                    store,
+                    config,
+                    directory,
+                    options,
+                    server,
+                    confinement,
+                    token,
+                    task_status,
+                    connect,
+                    limits,
                 )
     finally:
         await trio.to_thread.run_sync(store.close)
@@ -159,6 +195,8 @@ async def _serve(
     confinement: Confinement,
     token: str,
     task_status: trio.TaskStatus[Listening],
+    connect: Callable[[], Cluster] | None = None,
+    limits: Limits | None = None,
 ) -> None:
     # Live bots' tokens, learnt as they say Hello (the store keeps only hashes).
     live: dict[int, str] = {}
@@ -179,7 +217,12 @@ async def _serve(
 
     trio_token = trio.lowlevel.current_trio_token()
     player = MatchPlayer(server, config, directory, confinement)
-    ladder = Ladder(store, config, player, live_token)
+    remote = None
+    if connect is not None:
+        # The ladder's matches go out; validation stays here (arena/host/remote.py).
+        remote = ClusterPlayer(connect, player, config, directory, store.secret_seed(), limits)
+    ladder_player: Player = remote if remote is not None else player
+    ladder = Ladder(store, config, ladder_player, live_token)
     validations = Wakeup()
 
     def changed() -> None:
@@ -212,6 +255,8 @@ async def _serve(
             json.dumps({"http": url, "grpc": server.address, "cafile": cafile}) + "\n"
         )
         log.info("hosting", competition=config.name, http=url, grpc=server.address)
+        if remote is not None:
+            nursery.start_soon(remote.connect)
         nursery.start_soon(ladder.run)
         nursery.start_soon(_validator, store, player, config, ladder, validations)
         task_status.started(listening)
@@ -219,6 +264,9 @@ async def _serve(
             await trio.sleep_forever()
         finally:
             stop.set()
+            if remote is not None:
+                with trio.CancelScope(shield=True):  # a stop still says goodbye to the scheduler
+                    await trio.to_thread.run_sync(remote.close)
 
 
 async def _serve_http(

@@ -112,7 +112,19 @@ def write_record(
     file): each caller decides what a lost record costs (a tournament replays the match later,
     a lobby goes on without it).
     """
-    data = gzip.compress(encode_record(header, entries, result), mtime=0)
+    write_record_bytes(path, record_bytes(header, entries, result))
+
+
+def record_bytes(
+    header: Mapping[str, Any], entries: Sequence[Mapping[str, Any]], result: Mapping[str, Any]
+) -> bytes:
+    """A record file's bytes (gzipped JSON lines; no time in the gzip header, so the same match
+    gives the same bytes)."""
+    return gzip.compress(encode_record(header, entries, result), mtime=0)
+
+
+def write_record_bytes(path: Path, data: bytes) -> None:
+    """Write a record's bytes (:func:`record_bytes`, or a cluster worker's) atomically."""
 
     def fail(why: str) -> RecordError:
         return RecordError(f"{path}: cannot write the match record ({why})")

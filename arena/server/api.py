@@ -23,7 +23,7 @@ import structlog
 import trio
 from cardarena.messages import MatchSummary, Standing
 
-from arena.errors import ArenaError
+from arena.errors import ArenaError, one_error
 from arena.logging import configure_once
 from arena.protocol import wireformat
 from arena.server.connections import Connection
@@ -211,15 +211,12 @@ class ArenaServer:
 
 def run_trio(main: Callable[[], Awaitable[T]]) -> T:
     """``trio.run(main)`` for commands: a Ctrl-C that trio delivers inside an exception group
-    (from a nursery) comes out as a plain ``KeyboardInterrupt``, which the CLI reports in one
-    line."""
+    (from a nursery) comes out as a plain ``KeyboardInterrupt``, a single arena or engine error
+    as itself, both of which the CLI reports in one line."""
     try:
         return trio.run(main)
     except BaseExceptionGroup as group:
-        _, rest = group.split(KeyboardInterrupt)
-        if rest is not None:
-            raise
-    raise KeyboardInterrupt
+        raise one_error(group) from None
 
 
 @asynccontextmanager

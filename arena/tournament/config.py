@@ -52,7 +52,7 @@ KNOWN_KEYS = (
     "fault_policy",
     "output",
 )
-_BOT_KEYS = ("name", "command")
+_BOT_KEYS = ("name", "command", "files")
 _TIME_KEYS = ("move_ms", "bank_ms")
 #: A key the config leaves out takes the arena's one default (as `arena match`'s).
 _DEFAULT_TIME = TimeControl()
@@ -107,6 +107,9 @@ class BotSpec:
     name: str
     #: A shell command, or a registered image bot's image.
     program: BotProgram
+    #: The files its command needs, relative to the current directory (taken to the workers of
+    #: a cluster); ``None``: the paths the command names.
+    files: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -429,10 +432,26 @@ def _check_bots(c: _Checker) -> tuple[BotSpec, ...]:
         if not isinstance(command, str) or not command.strip():
             raise c.fail(f"{key}.command", f"must be a non-empty string; got {command!r}")
         _check_program(c, f"{key}.command", command)
-        bots.append(BotSpec(name, BotProgram(command.strip())))
+        bots.append(BotSpec(name, BotProgram(command.strip()), _files(c, f"{key}.files", entry)))
     if len(bots) < 2:
         raise c.fail("bots", f"a tournament needs at least 2 bots; got {len(bots)}")
     return tuple(bots)
+
+
+def _files(c: _Checker, key: str, entry: Mapping[str, Any]) -> tuple[str, ...] | None:
+    """A bot's ``files``: paths inside the current directory that exist."""
+    files = entry.get("files")
+    if files is None:
+        return None
+    if not isinstance(files, list) or not all(isinstance(f, str) and f for f in files):
+        raise c.fail(key, f"must be a list of paths; got {files!r}")
+    for f in files:
+        parts = Path(f).parts
+        if Path(f).is_absolute() or ".." in parts:
+            raise c.fail(key, f"{f!r} must be a path inside the current directory")
+        if not Path(f).exists():
+            raise c.fail(key, f"{f!r} not found")
+    return tuple(files)
 
 
 def _registered(c: _Checker, key: str, ref: str, builtin: Mapping[str, str | None]) -> BotSpec:

@@ -30,7 +30,8 @@ import trio
 from arena.bots.launch import Confinement, check_in_box
 from arena.bots.reaper import bot_run
 from arena.bots.sandbox import SOCKET_NAME, Limits, prepare_socket
-from arena.errors import ArenaError
+from arena.cluster.task import Cluster, ClusterLost, SlotsLike
+from arena.errors import ArenaError, one_error
 from arena.layout import LOGS_DIR, RECORDS_DIR, arena_home
 from arena.pool import BotPool
 from arena.records.format import remove_stale_temps
@@ -39,6 +40,7 @@ from arena.server import open_arena_server
 from arena.tournament.config import TournamentConfig
 from arena.tournament.job import MatchFn, PlayedMatch, play_match, play_pooled_match
 from arena.tournament.progress import Feedback
+from arena.tournament.remote import RemoteRun
 from arena.tournament.report import Standings, standings
 from arena.tournament.schedule import MatchPlan, build_schedule
 from arena.tournament.store import (
@@ -49,7 +51,6 @@ from arena.tournament.store import (
     locked_error,
     open_to_run,
 )
-from engine import EngineError
 
 T = TypeVar("T")
 
@@ -209,13 +210,15 @@ async def run_matches(
     plans: Sequence[MatchPlan],
     store: Store,
     play: MatchFn,
-    concurrency: int,
+    concurrency: int | SlotsLike,
     feedback: Feedback,
     lock_wait_s: float | None = None,
     stop: StopFn | None = None,
 ) -> int:
-    """Play every pending plan, ``concurrency`` at a time, in schedule order; return how many
-    were started. A match that raises is left pending (and reported); the others go on.
+    """Play every pending plan, ``concurrency`` at a time (or as ``concurrency``'s slots allow:
+    a cluster's), in schedule order; return how many were started. A match that raises is left
+    pending (and reported); the others go on. A :class:`ClusterLost` stops the run: the matches
+    in flight are abandoned (left pending), those played are stored, then it is raised.
 
     ``lock_wait_s``: how long writes wait for another process's lock on the results file
     (default :func:`lock_wait_seconds`); the run then stops with one :class:`StoreError`,
@@ -226,7 +229,8 @@ async def run_matches(
     pending = await trio.to_thread.run_sync(store.pending_ids)
     todo = [p for p in plans if p.match_id in pending]
     failures: list[str] = []
-    slots = trio.Semaphore(concurrency)
+    lost: list[ClusterLost] = []
+    slots: SlotsLike = trio.Semaphore(concurrency) if isinstance(concurrency, int) else concurrency
     # Unbounded: a match never waits for the database; while another process holds the lock
     # the results wait here (bounded by the lock wait, after which the run stops).
     send, receive = trio.open_memory_channel[_Started | _Finished](math.inf)
@@ -241,6 +245,11 @@ async def run_matches(
             t0 = time.monotonic()
             try:
                 played = await play(plan)
+            except ClusterLost as err:
+                if not lost:
+                    lost.append(err)
+                matches.cancel_scope.cancel()
+                return
             except ArenaError as err:
                 failures.append(f"{plan.match_id}: {err}")
                 feedback.note(f"match {plan.match_id} failed: {err}")
@@ -264,30 +273,14 @@ async def run_matches(
                     break
                 started += 1
                 matches.start_soon(one, plan)
+    if lost:
+        raise lost[0]
     if failures:
         raise MatchFailed(
             f"{len(failures)} match(es) could not be played (first: {failures[0]}); "
             "run the same command again to retry them"
         )
     return started
-
-
-def _unwrap(group: BaseExceptionGroup[BaseException]) -> BaseException:
-    """What a user should see of an exception group escaping trio: Ctrl-C as KeyboardInterrupt,
-    a single arena or engine error as itself (the CLI prints it as one line)."""
-    if group.subgroup(KeyboardInterrupt) is not None:
-        return KeyboardInterrupt()
-    leaves: list[BaseException] = []
-    pending: list[BaseException] = [group]
-    while pending:
-        exc = pending.pop()
-        if isinstance(exc, BaseExceptionGroup):
-            pending.extend(exc.exceptions)
-        else:
-            leaves.append(exc)
-    if len(leaves) == 1 and isinstance(leaves[0], ArenaError | EngineError):
-        return leaves[0]
-    return group
 
 
 def _play_pending(
@@ -297,8 +290,12 @@ def _play_pending(
     feedback: Feedback,
     confinement: Confinement,
     stop: StopFn | None = None,
+    remote: RemoteRun | None = None,
 ) -> None:
     async def main() -> None:
+        if remote is not None:
+            await run_matches(plans, store, remote.play, remote.slots(), feedback, lock_wait, stop)
+            return
         sock = confinement.socket_dir / SOCKET_NAME
         async with open_arena_server("127.0.0.1:0", unix=sock) as server:
             prepare_socket(sock)  # boxed bots run as uid nobody
@@ -327,7 +324,7 @@ def _play_pending(
     try:
         trio.run(main)
     except BaseExceptionGroup as group:
-        raise _unwrap(group) from None
+        raise one_error(group) from None
 
 
 def check_bots(config: TournamentConfig, confinement: Confinement) -> None:
@@ -341,6 +338,7 @@ def run_tournament(
     feedback: Feedback,
     sandbox: Limits | None = None,
     stop_for: Callable[[Store], StopFn | None] | None = None,
+    cluster: Cluster | None = None,
 ) -> Standings:
     """Run (or resume, or just report) the tournament of ``config``; its final standings.
 
@@ -351,6 +349,9 @@ def run_tournament(
 
     ``stop_for(store)``, given the opened store, returns the run's early stop (see
     :func:`run_matches`), or ``None`` to play nothing more (a sequential test already decided).
+
+    ``cluster``: play the matches there (arena/tournament/remote.py), not here; ``sandbox``
+    then says what the workers must box the bots in.
     """
     with bot_run() as run:
         confinement = Confinement.of_run(run, sandbox, hide=(config.output, arena_home()))
@@ -364,9 +365,13 @@ def run_tournament(
             if done < total and (stop_for is None or stop is not None):
                 if not fresh:
                     check_bots(config, confinement)
+                remote = None
+                if cluster is not None:
+                    remote = RemoteRun(cluster, config, sandbox)
+                    remote.offer_bots()
                 feedback.start(config.name, total, done)
                 try:
-                    _play_pending(config, store, plans, feedback, confinement, stop)
+                    _play_pending(config, store, plans, feedback, confinement, stop, remote)
                 except KeyboardInterrupt:
                     done, total = store.counts()
                     feedback.note(

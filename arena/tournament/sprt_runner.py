@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from arena.bots.sandbox import Limits
+from arena.cluster.task import Cluster
 from arena.errors import ArenaError
 from arena.sprt import SprtParams, SprtStatus, SprtTally, status
 from arena.tournament.config import TournamentConfig
@@ -140,6 +141,7 @@ def run_sprt(
     feedback: Feedback,
     sandbox: Limits | None = None,
     max_units: int = DEFAULT_MAX_UNITS,
+    cluster: Cluster | None = None,
 ) -> SprtStatus:
     """Play (or resume) the SPRT of ``config``'s first bot against its second until it decides
     or ``max_units`` deals are played; the test's status at the end."""
@@ -158,7 +160,7 @@ def run_sprt(
             run.add(m.deal, m.result["ranks"], m.seats)
         return None if run.decided else run.stop
 
-    run_tournament(config, feedback, sandbox, stop_for=stop_for)
+    run_tournament(config, feedback, sandbox, stop_for=stop_for, cluster=cluster)
     return run.status()
 
 

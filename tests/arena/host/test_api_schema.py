@@ -11,10 +11,10 @@ from typing import Any
 import schemathesis
 from hypothesis import HealthCheck, given, settings
 
-from arena.host.archive import ArchiveLimits
 from arena.host.client import pack_directory
-from arena.host.snapshots import store_snapshot
 from arena.host.store import SNAPSHOTS_DIR
+from arena.snapshots.archive import ArchiveLimits
+from arena.snapshots.tree import store_snapshot
 from tests.arena.host.serving import ADMIN, hosting
 
 WIN = {"scores": [1, 0, 1, 0], "ranks": [1, 2, 1, 2], "reason": "normal", "summary": "N+S"}

@@ -1,5 +1,5 @@
-"""Uploaded archives (arena/host/archive.py) and the snapshots they become
-(arena/host/snapshots.py): good archives in every format, the same files giving the same
+"""Uploaded archives (arena/snapshots/archive.py) and the snapshots they become
+(arena/snapshots/tree.py): good archives in every format, the same files giving the same
 address, and each hostile archive refused in one line with nothing left behind."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from arena.errors import ArenaError
-from arena.host.archive import (
+from arena.snapshots.archive import (
     ArchiveError,
     ArchiveLimits,
     archive_format,
@@ -29,7 +29,7 @@ from arena.host.archive import (
     member_path,
     unpack_archive,
 )
-from arena.host.snapshots import (
+from arena.snapshots.tree import (
     TEMP_PREFIX,
     SnapshotError,
     is_sealed,

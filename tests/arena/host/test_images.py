@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from arena.host.archive import ArchiveError, ArchiveLimits
 from arena.host.images import image_path, is_image_tarball, remove_partial_tarballs, store_image
+from arena.snapshots.archive import ArchiveError, ArchiveLimits
 from tests.arena.host.image_tarballs import config_id, image_config, image_tarball, layer
 
 LIMITS = ArchiveLimits(max_upload_bytes=1 << 24, max_files=50, max_unpacked_bytes=1 << 22)

@@ -2,7 +2,7 @@
 
 An upload is a ``.tar``, a gzip-compressed tar (``.tar.gz``, ``.tgz``) or a ``.zip``, told apart
 by its first bytes, never by its name. :func:`unpack_archive` writes its files into an empty
-directory and reads the manifest; :mod:`arena.host.snapshots` stores the result under its
+directory and reads the manifest; :mod:`arena.snapshots.tree` stores the result under its
 content address. Every refusal is an :class:`ArchiveError` of one line that names the problem
 and, where there is one, the member: ``archive member "../x": a path outside the bot's
 directory``.
@@ -525,7 +525,7 @@ def unpack_archive(
 ) -> Unpacked:
     """Write the archive ``upload`` into ``dest`` (an existing, empty directory) and read its
     manifest; raises :class:`ArchiveError` on any refusal, leaving ``dest`` for the caller to
-    remove (:func:`arena.host.snapshots.store_snapshot` does)."""
+    remove (:func:`arena.snapshots.tree.store_snapshot` does)."""
     data = read_upload(upload, limits)
     fmt = archive_format(data)
     tree = _Tree(dest, limits)

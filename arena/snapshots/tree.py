@@ -1,6 +1,6 @@
 """Bot versions stored as immutable, content-addressed snapshots: ``SNAPSHOTS/<sha256>/``.
 
-:func:`store_snapshot` unpacks an upload (:mod:`arena.host.archive`) into a temporary directory
+:func:`store_snapshot` unpacks an upload (:mod:`arena.snapshots.archive`) into a temporary directory
 inside the snapshots directory, checks it, hashes it, makes it read-only and renames it into
 place in one step, so a snapshot directory is either absent or complete. Storing the same files
 again (another archive format, order, owner or time) finds the existing snapshot and keeps it.
@@ -40,7 +40,7 @@ from pathlib import Path
 
 from arena.bots.command import BotProgram
 from arena.errors import ArenaError
-from arena.host.archive import (
+from arena.snapshots.archive import (
     DEFAULT_LIMITS,
     ArchiveLimits,
     Manifest,
@@ -185,7 +185,7 @@ def open_snapshot(snapshots_dir: Path, sha256: str, *, verify: bool = True) -> S
     )
 
 
-def _remove_tree(path: Path) -> None:
+def remove_tree(path: Path) -> None:
     """Remove a temporary tree, read-only parts included (the owner needs write access to a
     directory to empty it); never follows a link."""
     if path.is_symlink() or not path.is_dir():
@@ -216,7 +216,7 @@ def remove_stale_temporaries(snapshots_dir: Path) -> int:
             os.close(fd)
             continue
         try:
-            _remove_tree(path)
+            remove_tree(path)
             removed += 1
         finally:
             os.close(fd)
@@ -264,7 +264,7 @@ def store_snapshot(
     """Unpack, check and store an uploaded archive as ``snapshots_dir/<sha256>/``, read-only.
 
     Idempotent: when that snapshot is already stored (and still matches its hash) it is kept
-    and returned. Raises :class:`arena.host.archive.ArchiveError` when the upload is refused,
+    and returned. Raises :class:`arena.snapshots.archive.ArchiveError` when the upload is refused,
     :class:`SnapshotError` when the stored copy of the same content was changed. Nothing of a
     refused upload stays behind.
     """
@@ -299,7 +299,7 @@ def store_snapshot(
             total_bytes=digest.total_bytes,
         )
     finally:
-        _remove_tree(work)
+        remove_tree(work)
         os.close(lock)
 
 
