@@ -122,6 +122,20 @@ docker run --rm --network none "$image" arena tournament --game tennis --option 
   --bot random --bot rules --matches 2 --no-sandbox --out /tmp/t --quiet >"$work/inside.txt" \
   || fail "a tournament inside the image failed"
 grep -q "rules" "$work/inside.txt" || fail "the tournament inside the image printed no table"
+# A cluster inside the image: its Dask scheduler, an `arena worker` and a tournament sent to it
+# (plain processes again; the tournament waits for the worker's slot, however late it joins).
+cat >"$work/cluster.sh" <<'SCRIPT'
+set -eu
+cd /tmp
+dask scheduler --host 127.0.0.1 --port 8786 --no-dashboard >/tmp/scheduler.log 2>&1 &
+arena worker --scheduler tcp://127.0.0.1:8786 --no-sandbox --slots 1 --dir /tmp/w >/tmp/w.log 2>&1 &
+arena tournament --game tennis --option sets_to_win=1 --bot random --bot rules --matches 2 \
+  --no-sandbox --out /tmp/c --quiet --dask tcp://127.0.0.1:8786
+SCRIPT
+docker run --rm --network none -v "$work/cluster.sh:/tmp/cluster.sh:ro" "$image" \
+  sh /tmp/cluster.sh >"$work/cluster.txt" 2>&1 \
+  || { cat "$work/cluster.txt" >&2; fail "a tournament on a cluster inside the image failed"; }
+grep -q "rules" "$work/cluster.txt" || fail "the cluster's tournament in the image printed no table"
 # A competition inside the image: `arena host` (its HTTP API on loopback), an author added, two
 # bots submitted with `arena remote`, validated and played on the ladder (bots as plain
 # processes: the container is their box here).

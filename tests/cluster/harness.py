@@ -113,6 +113,8 @@ class Cluster:
     namespace: dict[str, str] = field(default_factory=dict)
     #: ``(ca, cert, key)`` PEM files: every link speaks TLS with them (``None``: plain TCP).
     tls: tuple[Path, Path, Path] | None = None
+    #: Dask settings for the scheduler (``DASK_…`` variables).
+    scheduler_env: dict[str, str] = field(default_factory=dict)
 
     @property
     def host(self) -> str:
@@ -149,6 +151,7 @@ class Cluster:
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            env={**os.environ, **self.scheduler_env},
         )
         log.close()
 
@@ -185,6 +188,34 @@ class Cluster:
     def worker_log(self, name: str) -> str:
         return (self.directory / f"{name}.log").read_text(errors="replace")
 
+    def client(self) -> Client:
+        """A client of the scheduler (the caller closes it)."""
+        security = Security()
+        if self.tls is not None:
+            ca, cert, key = self.tls
+            security = Security(
+                tls_ca_file=str(ca),
+                tls_client_cert=str(cert),
+                tls_client_key=str(key),
+                require_encryption=True,
+            )
+        return Client(self.address, timeout=5, set_as_default=False, security=security)
+
+    def kill_mid_match(self, name: str) -> None:
+        """kill -9 worker ``name`` (and its bots) while the scheduler has it playing a match."""
+        with self.client() as c:
+
+            def playing() -> bool:
+                busy = c.processing()
+                return any(
+                    keys and str(info.get("name")) == name
+                    for addr, keys in busy.items()
+                    for info in [c.scheduler_info(n_workers=-1)["workers"].get(addr, {})]
+                )
+
+            wait_until(playing, 120, interval=0.01, what=f"worker {name} to be playing")
+            self.kill(self.workers[name])
+
     def wait_for_workers(self, names: list[str]) -> None:
         """Until every named worker has joined the scheduler (a fresh client looks)."""
 
@@ -192,17 +223,8 @@ class Cluster:
             for name in names:
                 proc = self.workers[name]
                 assert proc.poll() is None, f"worker {name} exited:\n{self.worker_log(name)}"
-            security = Security()
-            if self.tls is not None:
-                ca, cert, key = self.tls
-                security = Security(
-                    tls_ca_file=str(ca),
-                    tls_client_cert=str(cert),
-                    tls_client_key=str(key),
-                    require_encryption=True,
-                )
             try:
-                with Client(self.address, timeout=5, set_as_default=False, security=security) as c:
+                with self.client() as c:
                     info = c.scheduler_info(n_workers=-1)
             except OSError:
                 return False
@@ -234,11 +256,15 @@ class Cluster:
 
 @contextlib.contextmanager
 def running_cluster(
-    directory: Path, workers: int = 2, *extra: str, tls: tuple[Path, Path, Path] | None = None
+    directory: Path,
+    workers: int = 2,
+    *extra: str,
+    tls: tuple[Path, Path, Path] | None = None,
+    scheduler_env: dict[str, str] | None = None,
 ) -> Iterator[Cluster]:
     """A scheduler and ``workers`` arena workers (``w1``, ``w2``, …), joined."""
     directory.mkdir(parents=True, exist_ok=True)
-    cluster = Cluster(directory, net=network(), tls=tls)
+    cluster = Cluster(directory, net=network(), tls=tls, scheduler_env=scheduler_env or {})
     try:
         cluster.start_scheduler()
         names = [f"w{i + 1}" for i in range(workers)]

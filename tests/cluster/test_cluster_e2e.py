@@ -154,10 +154,34 @@ def test_a_worker_killed_mid_tournament_loses_and_doubles_nothing(
 ) -> None:
     with running_cluster(tmp_path / "cluster") as cluster:
         _, run, db = started_run(tmp_path, cluster)
+        cluster.kill_mid_match("w1")
         assert done_count(db) < 12, "the tournament ended before the kill"
-        cluster.kill(cluster.workers["w1"])
         _, err = run.communicate(timeout=600)
         assert run.returncode == 0, err
+        check_complete(tmp_path, "remote", local)
+
+
+def test_a_match_whose_workers_keep_dying_fails_with_the_reason(
+    tmp_path: Path, local: dict[str, object]
+) -> None:
+    # Dask retries a match whose worker died `allowed-failures` times: none, here.
+    never = {"DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": "0"}
+    with running_cluster(tmp_path / "cluster", scheduler_env=never) as cluster:
+        _, run, db = started_run(tmp_path, cluster)
+        cluster.kill_mid_match("w1")
+        _, err = run.communicate(timeout=600)
+        assert run.returncode == 2, err
+        assert "Traceback" not in err, err
+        line = err.strip().splitlines()[-1]
+        assert "could not be played" in line and "its workers died while playing it" in line
+        assert "run the same command again to retry" in line
+        assert done_count(db) < 12
+        # Not retried forever, not lost: the same command plays it.
+        cluster.start_worker("w1")
+        cluster.wait_for_workers(["w1", "w2"])
+        config = tmp_path / "remote.toml"
+        again = run_arena("tournament", str(config), "--dask", cluster.address, cwd=tmp_path)
+        assert again.returncode == 0, again.stderr
         check_complete(tmp_path, "remote", local)
 
 

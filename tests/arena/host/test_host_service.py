@@ -71,6 +71,16 @@ def _done_matches(directory: Path) -> dict[str, Any]:
     return {m: json.loads(r) for m, r in rows}
 
 
+def _done_seats(directory: Path) -> list[tuple[str, list[int]]]:
+    """Each finished match and the versions at its seats."""
+    con = sqlite3.connect(f"file:{directory / 'competition.sqlite'}?mode=ro", uri=True)
+    try:
+        rows = con.execute("SELECT match_id, seats FROM matches WHERE state = 'done'").fetchall()
+    finally:
+        con.close()
+    return [(m, json.loads(seats)) for m, seats in rows]
+
+
 def test_a_competition_from_submissions_to_a_ladder_that_survives_kill_9(
     host: Host, tls: tuple[Path, Path]
 ) -> None:
@@ -146,6 +156,15 @@ def test_a_competition_from_submissions_to_a_ladder_that_survives_kill_9(
                 lambda: len(_done_matches(host.directory)) > len(kept) + 4,
                 240,
                 what="the restarted ladder to play on",
+            )
+            # The live bot reconnects by itself (with backoff): the final needs it at its table.
+            live_id = live.json()["version"]["id"]
+            wait_until(
+                lambda: any(
+                    live_id in seats for m, seats in _done_seats(host.directory) if m not in kept
+                ),
+                240,
+                what="the live bot to play again after the restart",
             )
             listed = [
                 m["match_id"] for m in a.get("/api/v1/matches", params={"limit": 1000}).json()
