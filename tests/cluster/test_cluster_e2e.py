@@ -20,6 +20,7 @@ import pytest
 from distributed import Client
 
 from arena.cluster.bundles import bundle_bot
+from arena.snapshots.tree import Snapshot
 from tests.cluster.harness import (
     ARENA,
     Cluster,
@@ -210,15 +211,15 @@ def test_the_scheduler_lost_stops_the_run_in_one_line_and_rerunning_resumes(
         check_complete(tmp_path, "remote", local)
 
 
+def talker_snapshot(root: Path) -> Snapshot:
+    """The talker's snapshot, made as the coordinator makes it: its address is the one the
+    workers are asked for."""
+    return bundle_bot("talker", "python bots/talker.py", ["bots/talker.py"], root / "s", root)
+
+
 def test_a_changed_snapshot_is_never_run(tmp_path: Path, local: dict[str, object]) -> None:
     config = project(tmp_path, "first")
-    # The talker's snapshot, made as the coordinator makes it: its address.
-    cwd = Path.cwd()
-    os.chdir(tmp_path)
-    try:
-        snap = bundle_bot("talker", "python bots/talker.py", ["bots/talker.py"], tmp_path / "s")
-    finally:
-        os.chdir(cwd)
+    snap = talker_snapshot(tmp_path)
     with running_cluster(tmp_path / "cluster") as cluster:
         done = run_arena(
             "tournament", str(config), "--dask", cluster.address, "--quiet", cwd=tmp_path
@@ -256,12 +257,7 @@ def rogue_archive() -> bytes:
 
 def test_a_worker_refuses_a_snapshot_that_does_not_match_its_address(tmp_path: Path) -> None:
     config = project(tmp_path, "remote", matches=2)
-    cwd = Path.cwd()
-    os.chdir(tmp_path)
-    try:
-        snap = bundle_bot("talker", "python bots/talker.py", ["bots/talker.py"], tmp_path / "s")
-    finally:
-        os.chdir(cwd)
+    snap = talker_snapshot(tmp_path)
     with running_cluster(tmp_path / "cluster") as cluster:
         # Another client of the scheduler offers other files under the talker's key first.
         with Client(cluster.address, timeout=10, set_as_default=False) as rogue:
