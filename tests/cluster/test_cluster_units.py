@@ -19,6 +19,7 @@ from arena.cluster.coordinator import _Capacity
 from arena.cluster.service import MatchService, TaskRefused
 from arena.cluster.task import BotRef, ClusterLost, ClusterMatch
 from arena.snapshots.tree import SnapshotError, verify_snapshot
+from tests.arena.run_arena import arena_error
 
 
 @pytest.fixture
@@ -180,3 +181,30 @@ def test_a_lost_cluster_gives_no_slot() -> None:
             await capacity.acquire()
 
     trio.run(main)
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--slots", "0"], "--slots must be at least 1; got 0"),
+        (["--tls-cert", "c.pem"], "TLS needs all three of --tls-ca-file, --tls-cert and --tls-key"),
+        (
+            ["--tls-ca-file", "a", "--tls-cert", "b", "--tls-key", "c"],
+            "TLS file 'a' not found",
+        ),
+    ],
+)
+def test_arena_worker_refuses_bad_flags_in_one_line(
+    tmp_path: Path, args: list[str], expected: str
+) -> None:
+    line = arena_error(
+        "worker",
+        "--scheduler",
+        "tcp://127.0.0.1:1",
+        "--no-sandbox",
+        "--dir",
+        "w",
+        *args,
+        cwd=tmp_path,
+    )
+    assert line == f"arena: error: {expected}", line

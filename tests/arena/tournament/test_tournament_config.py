@@ -109,6 +109,22 @@ def test_identity_leaves_out_what_does_not_change_results(tmp_path: Path) -> Non
             r"bots: a tournament needs at least 2 bots; got 1",
         ),
         ("game = \n", r"t\.toml: invalid TOML: .*line 1"),
+        (
+            GOOD.replace('command = "arena bot rules"', 'command = "arena bot rules"\nfiles = 3'),
+            r"bots\[1\]\.files: must be a list of paths; got 3",
+        ),
+        (
+            GOOD.replace(
+                'command = "arena bot rules"', 'command = "arena bot rules"\nfiles = ["../x"]'
+            ),
+            r"bots\[1\]\.files: '\.\./x' must be a path inside the current directory",
+        ),
+        (
+            GOOD.replace(
+                'command = "arena bot rules"', 'command = "arena bot rules"\nfiles = ["nosuch"]'
+            ),
+            r"bots\[1\]\.files: 'nosuch' not found",
+        ),
     ],
 )
 def test_config_errors_name_the_key(tmp_path: Path, text: str, expected: str) -> None:
