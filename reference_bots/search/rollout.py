@@ -2,9 +2,10 @@
 
 A match runs to hundreds of decisions, and its final result says little about one card. So a
 simulation stops at a horizon: the end of the deal (whist, forty-five, spoil five), of the round
-(tennis whist) or of the point (tennis). It is scored there for every seat, in [-1, 1], from the
-events that end it: the share of the deal's tricks, the pool won, surviving the round, the point
-won. A match that ends first is scored by its returns.
+(tennis whist) or of the game (tennis: a hand lasts the game, and a point's horizon would spend a
+Kill on any point and then miss it). It is scored there for every seat, in [-1, 1], from the
+events that end it: the share of the deal's tricks, the pool won, surviving the round, the game
+won. A match that ends there or before is scored by its returns.
 
 Until the horizon the moves come from a playout policy. Random moves make a noisy rollout: a
 random partner throws away the winners the search meant to cash. In the trick games the policy
@@ -65,8 +66,8 @@ def _round(event: Event, state: MatchState) -> Values:
     return [-1.0 if s in out else 0.5 * tricks[s] / best for s in range(state.num_seats)]
 
 
-def _point(event: Event, state: MatchState) -> Values:
-    """Tennis: the side that won the point (``P1``/``A`` is side 0) against the other."""
+def _game(event: Event, state: MatchState) -> Values:
+    """Tennis: the side that won the game (``P1``/``A`` is side 0) against the other."""
     side = 0 if str(event.data["winner"]) in ("P1", "A") else 1
     return [1.0 if seat % 2 == side else -1.0 for seat in range(state.num_seats)]
 
@@ -77,7 +78,7 @@ HORIZONS: dict[str, tuple[frozenset[str], Scorer]] = {
     "forty_five": (frozenset({"deal_score"}), _trick_share),
     "spoil_five": (frozenset({"pool_won", "spoil"}), _pool),
     "tennis_whist": (frozenset({"round_end"}), _round),
-    "tennis": (frozenset({"point"}), _point),
+    "tennis": (frozenset({"game"}), _game),
 }
 
 
@@ -158,6 +159,10 @@ class Simulation:
             elif kind == "trick":
                 self.trick.clear()
             elif kind in self.kinds:
+                # A horizon that ends the match is worth the match itself (a one-deal match is
+                # won by the seventh trick, not by the margin).
+                if state.to_move is None:
+                    return list(state.returns())
                 return self.scorer(event, state)
         if state.to_move is None:
             return list(state.returns())
