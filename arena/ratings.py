@@ -105,6 +105,9 @@ class RatingTable:
     #: Likelihood of superiority, P(a is stronger than b), for ordered pairs of distinct bots
     #: (every pair up to ``superiority_limit`` bots, else neighbours on the leaderboard).
     superiority: dict[tuple[str, str], float]
+    #: For the same pairs: the standard error of Elo(a) − Elo(b), which no choice of anchor
+    #: changes (a bot's own ± also holds the uncertainty of the field mean it is centred on).
+    difference_sd: dict[tuple[str, str], float] = field(default_factory=dict)
     #: Rated matches the fit used.
     matches: int = 0
     #: Fitted nuisance parameters: ``davidson_nu`` (draw propensity of two-sided matches) when
@@ -116,10 +119,13 @@ class RatingTable:
     components: tuple[tuple[str, ...], ...] = ()
 
     def to_dict(self) -> dict[str, object]:
-        """JSON-ready form; superiority as ``{a: {b: P(a > b)}}``."""
+        """JSON-ready form; superiority as ``{a: {b: P(a > b)}}``, difference_sd alike."""
         los: dict[str, dict[str, float]] = {}
         for (a, b), p in self.superiority.items():
             los.setdefault(a, {})[b] = p
+        sds: dict[str, dict[str, float]] = {}
+        for (a, b), sd in self.difference_sd.items():
+            sds.setdefault(a, {})[b] = sd
         return {
             "matches": self.matches,
             "ratings": [
@@ -134,6 +140,7 @@ class RatingTable:
                 for r in self.ratings
             ],
             "superiority": los,
+            "difference_sd": sds,
             "parameters": dict(self.parameters),
             "components": [list(group) for group in self.components],
         }
@@ -288,9 +295,12 @@ def fit_ratings(
                 rank=1 if first else ratings[-1].rank if shares else ratings[-1].rank + 1,
             )
         )
+    every_pair = n <= superiority_limit
+    superiority, difference_sd = _superiority(tally.bots, order, group, r, c, every_pair)
     return RatingTable(
         ratings=tuple(ratings),
-        superiority=_superiority(tally.bots, order, group, r, c, n <= superiority_limit),
+        superiority=superiority,
+        difference_sd=difference_sd,
         matches=tally.rated,
         parameters={"davidson_nu": math.exp(theta[n])} if design.has_draw_param else {},
         components=groups,
@@ -398,9 +408,10 @@ def _superiority(
     r: FloatArray,
     cov: FloatArray,
     every_pair: bool,
-) -> dict[tuple[str, str], float]:
+) -> tuple[dict[tuple[str, str], float], dict[tuple[str, str], float]]:
     """P(a stronger than b) from the normal approximation of the estimated difference; 1/2
-    between groups that never met (nothing but the symmetric prior compares them)."""
+    between groups that never met (nothing but the symmetric prior compares them). And the
+    difference's standard error in Elo (none between groups: their offset is no estimate)."""
     n = len(order)
     if every_pair:
         first, second = np.triu_indices(n, 1)
@@ -415,11 +426,17 @@ def _superiority(
     z = np.where(positive, diff / np.sqrt(np.where(positive, var, 1.0)), 0.0)
     p = np.where(positive, scipy.special.ndtr(z), np.where(diff == 0.0, 0.5, diff > 0.0))
     p = np.where(group[a] == group[b], p, 0.5)
+    sd = ELO_PER_NAT * np.sqrt(np.clip(var, 0.0, None))
     result: dict[tuple[str, str], float] = {}
-    for i, j, pij in zip(a.tolist(), b.tolist(), p.tolist(), strict=True):
+    spread: dict[tuple[str, str], float] = {}
+    met = (group[a] == group[b]).tolist()
+    for k, (i, j) in enumerate(zip(a.tolist(), b.tolist(), strict=True)):
+        pij, sij = float(p[k]), float(sd[k])
         result[bots[i], bots[j]] = pij
         result[bots[j], bots[i]] = 1.0 - pij
-    return result
+        if met[k]:
+            spread[bots[i], bots[j]] = spread[bots[j], bots[i]] = sij
+    return result, spread
 
 
 # An event: its alternatives (linear form, offset) and the linear form of what was chosen.

@@ -3,19 +3,24 @@
 Each config in examples/ladder/ is a round robin of ``random``, ``rules`` and ``search`` on
 duplicate deals. With ``--run`` the tournaments are run (or resumed: a finished one only
 re-prints); then the page is written from their stored results and records: each bot's Elo and
-95 % interval, the cross-table, whether the intervals are ordered search > rules > random without
-overlapping, and the search bot's slowest answer against the deadline, its timeouts and the
+95 % interval, the cross-table, each step's difference (search − rules, rules − random) with its
+own 95 % interval, whether both are above 0 ("ordered") and whether the bots' own intervals are
+apart, and the search bot's slowest answer against the deadline, its timeouts and the
 decisions the referee had to play for it.
 
     python scripts/ladder.py --run            # run every tournament, then write the page
     python scripts/ladder.py                  # the page from what is stored
+
+Notes written by hand below the marker line (:data:`NOTES`) are kept when the page is rewritten.
 """
 
 from __future__ import annotations
 
 import argparse
 import gzip
+import itertools
 import json
+import statistics
 import subprocess
 import sys
 import tomllib
@@ -27,17 +32,26 @@ CONFIGS = ROOT / "examples" / "ladder"
 DOC = ROOT / "docs" / "ladder.md"
 ARENA = Path(sys.executable).with_name("arena")
 ORDER = ("search", "rules", "random")
+#: The two-sided 95 % quantile of the normal distribution, for the steps' intervals.
+Z95 = statistics.NormalDist().inv_cdf(0.975)
 
 INTRO = """# The ladder: random, rules and search in every game
 
 Written by `make ladder` (scripts/ladder.py) from the tournaments in examples/ladder/: for each
-game a round robin of the three reference bots, every deal played in every seat rotation
-(duplicate), at least 216 matches per game. Elo is anchored at a mean of 1500; ± is the 95 %
-interval (cluster-robust by deal, docs/ratings.md). "Ordered" says whether the intervals place
-search above rules above random without overlapping. The search bot's slowest answer is read
-from the match records, against the move time of the tournament. docs/bots.md says how the bots
-work.
+game a round robin of the three reference bots on duplicate deals (every deal played in every
+seat rotation), at least 216 matches per game. Elo is anchored at a mean of 1500; ± is the 95 %
+interval (cluster-robust by deal, docs/ratings.md). Each step of the ladder, search − rules and
+rules − random, is given with the 95 % interval of the difference itself: "ordered" says both
+are above 0. "Intervals apart" is the stricter reading, that the bots' own intervals do not
+overlap; it fails where one bot loses every match (random in tennis): its rating is then bounded
+by the prior alone, and centring the scale on the field mean puts a third of that uncertainty
+into every bot's own interval, while the differences between the others are untouched. The
+search bot's slowest answer is read from the match records, against the move time of the
+tournament. docs/bots.md says how the bots work.
 """
+
+#: Everything from this line on is kept when the page is rewritten.
+NOTES = "<!-- notes: kept by scripts/ladder.py -->"
 
 
 def run(config: Path) -> None:
@@ -72,25 +86,40 @@ def search_times(out: Path) -> tuple[float, int, int]:
     return slowest, decisions, fallbacks
 
 
-def section(config: Path) -> tuple[str, bool]:
+def step(data: dict[str, Any], a: str, b: str) -> tuple[float, float]:
+    """``a``'s Elo less ``b``'s and the half-width of its 95 % interval.
+
+    Unlike a bot's own ±, the difference's error holds nothing of where the scale is anchored:
+    a bot that loses every match (random in tennis) has a rating only the prior bounds, and
+    centring the scale on the field mean spreads that to every bot's own interval.
+    """
+    rows = {r["bot"]: r for r in data["ratings"]["ratings"]}
+    sd = data["ratings"]["difference_sd"][a][b]
+    return rows[a]["elo"] - rows[b]["elo"], Z95 * sd
+
+
+def section(config: Path) -> tuple[str, bool, str]:
+    """The game's section of the page, whether it is ordered, and its row of the summary."""
     raw = tomllib.loads(config.read_text())
     out = ROOT / raw["output"]
     data = ratings(out)
     rows = {r["bot"]: r for r in data["ratings"]["ratings"]}
     lo = {b: r["elo"] - r["plus_minus"] for b, r in rows.items()}
     hi = {b: r["elo"] + r["plus_minus"] for b, r in rows.items()}
-    ordered = all(b in rows for b in ORDER) and all(
-        lo[ORDER[i]] > hi[ORDER[i + 1]] for i in range(len(ORDER) - 1)
-    )
+    complete = all(b in rows for b in ORDER)
+    apart = complete and all(lo[a] > hi[b] for a, b in itertools.pairwise(ORDER))
+    steps = [step(data, a, b) for a, b in itertools.pairwise(ORDER)] if complete else []
+    ordered = complete and all(diff - half > 0 for diff, half in steps)
     slowest, decisions, fallbacks = search_times(out)
     move_ms = raw.get("time_control", {}).get("move_ms", 0)
     timeouts = data["faults"].get("search", {})
     opts = ", ".join(f"{k} = {v}" for k, v in raw.get("options", {}).items())
     players = f", {raw['players']} players" if "players" in raw else ""
+    shown = config.relative_to(ROOT) if config.is_relative_to(ROOT) else config
     lines = [
         f"## {raw['game']}{players}: {opts}",
         "",
-        f"`arena tournament {config.relative_to(ROOT)}` — {data['matches_done']} of "
+        f"`arena tournament {shown}` — {data['matches_done']} of "
         f"{data['matches_total']} matches played.",
         "",
         "| rank | bot | Elo | 95 % interval | matches | score |",
@@ -114,15 +143,30 @@ def section(config: Path) -> tuple[str, bool]:
             cell = data["crosstable"].get(a, {}).get(b)
             cells.append("–" if cell is None else f"{cell['score']:g} / {cell['meetings']}")
         lines.append(f"| {a} | " + " | ".join(cells) + " |")
+    lines.append("")
+    for (a, b), (diff, half) in zip(itertools.pairwise(ORDER), steps, strict=True):
+        lines.append(
+            f"- {a} − {b}: {diff:+.0f} Elo, 95 % interval {diff - half:+.0f} – {diff + half:+.0f}"
+        )
     lines += [
         "",
-        f"Ordered search > rules > random without overlap: **{'yes' if ordered else 'no'}**. "
-        f"The search bot's slowest answer: {slowest:.0f} ms of {move_ms} ms, over {decisions:,} "
+        f"Ordered search > rules > random (each step's interval above 0): "
+        f"**{'yes' if ordered else 'no'}**; the bots' own intervals apart: "
+        f"{'yes' if apart else 'no'}. The search bot's slowest answer: {slowest:.0f} ms of "
+        f"{move_ms} ms, over {decisions:,} "
         f"decisions; faults {sum(timeouts.values()) if isinstance(timeouts, dict) else timeouts}, "
         f"decisions played for it by the referee {fallbacks}.",
         "",
     ]
-    return "\n".join(lines), ordered
+    elo = " | ".join(
+        f"{rows[b]['elo']:.0f} ± {rows[b]['plus_minus']:.0f}" if b in rows else "–" for b in ORDER
+    )
+    gaps = " | ".join(f"{d:+.0f} ± {h:.0f}" for d, h in steps) if steps else "– | –"
+    summary = (
+        f"| {config.stem} | {data['matches_done']} | {elo} | {gaps} | "
+        f"{'yes' if ordered else 'no'} | {'yes' if apart else 'no'} |"
+    )
+    return "\n".join(lines), ordered, summary
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -134,15 +178,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("configs", nargs="*", type=Path, help="configs (default: examples/ladder/)")
     args = parser.parse_args(argv)
     configs = [c.resolve() for c in args.configs] or sorted(CONFIGS.glob("*.toml"))
-    parts = [INTRO]
-    summary = []
+    parts, rows, summary = [], [], []
     for config in configs:
         if args.run:
             run(config)
-        text, ordered = section(config)
+        text, ordered, row = section(config)
         parts.append(text)
+        rows.append(row)
         summary.append(f"{config.stem}: {'ordered' if ordered else 'NOT ordered'}")
-    args.doc.write_text("\n".join(parts))
+    table = [
+        "| game | matches | search | rules | random | search − rules | rules − random "
+        "| ordered | intervals apart |",
+        "|---|---|---|---|---|---|---|---|---|",
+        *rows,
+        "",
+    ]
+    # Notes written by hand below the marker survive a rewrite of the tables above it.
+    old = args.doc.read_text() if args.doc.exists() else ""
+    notes = old[old.index(NOTES) :] if NOTES in old else ""
+    args.doc.write_text("\n".join([INTRO, *table, *parts, notes]))
     print(f"{args.doc}: " + "; ".join(summary))
     return 0
 

@@ -180,6 +180,24 @@ def test_superiority_matrix_is_consistent() -> None:
     assert table.superiority[bots[0], bots[-1]] > 0.999
 
 
+def test_difference_sd_matches_superiority_and_ignores_a_perfect_loser() -> None:
+    # a beats b 60 times in 100; c loses every match. c's rating is bounded by the prior only,
+    # so centring on the field mean widens a's and b's own intervals, but not their difference.
+    pair = [solo(("a", 1), ("b", 2))] * 60 + [solo(("b", 1), ("a", 2))] * 40
+    alone = fit_ratings(pair)
+    loser = [solo((w, 1), ("c", 2)) for w in ("a", "b") for _ in range(50)]
+    field = fit_ratings(pair + loser)
+    for table in (alone, field):
+        gap = elos(table)["a"] - elos(table)["b"]
+        sd = table.difference_sd["a", "b"]
+        assert table.difference_sd["b", "a"] == sd
+        assert table.superiority["a", "b"] == pytest.approx(0.5 * math.erfc(-gap / sd / 2**0.5))
+    assert field.difference_sd["a", "b"] == pytest.approx(alone.difference_sd["a", "b"], rel=0.05)
+    own = {r.bot: r.plus_minus for r in field.ratings}
+    assert own["a"] + own["b"] > 1.5 * (alone.ratings[0].plus_minus + alone.ratings[1].plus_minus)
+    assert "difference_sd" in field.to_dict()
+
+
 def test_large_fields_get_superiority_of_leaderboard_neighbours() -> None:
     rng = np.random.default_rng(6)
     table = fit_ratings(duels(rng.normal(0, 1, 6), 5, rng), superiority_limit=3)
