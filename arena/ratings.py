@@ -105,9 +105,6 @@ class RatingTable:
     #: Likelihood of superiority, P(a is stronger than b), for ordered pairs of distinct bots
     #: (every pair up to ``superiority_limit`` bots, else neighbours on the leaderboard).
     superiority: dict[tuple[str, str], float]
-    #: For the same pairs: the standard error of Elo(a) − Elo(b), which no choice of anchor
-    #: changes (a bot's own ± also holds the uncertainty of the field mean it is centred on).
-    difference_sd: dict[tuple[str, str], float] = field(default_factory=dict)
     #: Rated matches the fit used.
     matches: int = 0
     #: Fitted nuisance parameters: ``davidson_nu`` (draw propensity of two-sided matches) when
@@ -117,6 +114,9 @@ class RatingTable:
     #: one: groups that never met are not comparable; each is centred on the anchor and ranked
     #: on its own (the leaderboard lists them one after another).
     components: tuple[tuple[str, ...], ...] = ()
+    #: For the same pairs: the standard error of Elo(a) − Elo(b), which no choice of anchor
+    #: changes (a bot's own ± also holds the uncertainty of the field mean it is centred on).
+    difference_sd: dict[tuple[str, str], float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, object]:
         """JSON-ready form; superiority as ``{a: {b: P(a > b)}}``, difference_sd alike."""
