@@ -111,7 +111,9 @@ def test_a_competition_from_submissions_to_a_ladder_that_survives_kill_9(
             "ARENA_CA_CERT": str(tls[0]),
         }
         bot = subprocess.Popen(
-            [sys.executable, "-m", "arena.cli", "bot", "random"],
+            # Longer than a restart of the host can take on a loaded machine (the default,
+            # 10 s, is for a server that is gone, not one being restarted).
+            [sys.executable, "-m", "arena.cli", "bot", "random", "--give-up", "300"],
             env=env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
