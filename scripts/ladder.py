@@ -20,20 +20,19 @@ import argparse
 import gzip
 import itertools
 import json
-import statistics
 import subprocess
 import sys
 import tomllib
 from pathlib import Path
 from typing import Any
 
+from arena.ratings import Z95
+
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = ROOT / "examples" / "ladder"
 DOC = ROOT / "docs" / "ladder.md"
 ARENA = Path(sys.executable).with_name("arena")
 ORDER = ("search", "rules", "random")
-#: The two-sided 95 % quantile of the normal distribution, for the steps' intervals.
-Z95 = statistics.NormalDist().inv_cdf(0.975)
 
 INTRO = """# The ladder: random, rules and search in every game
 
@@ -86,16 +85,16 @@ def search_times(out: Path) -> tuple[float, int, int]:
     return slowest, decisions, fallbacks
 
 
-def step(data: dict[str, Any], a: str, b: str) -> tuple[float, float]:
+def step(
+    rows: dict[str, Any], sds: dict[str, dict[str, float]], a: str, b: str
+) -> tuple[float, float]:
     """``a``'s Elo less ``b``'s and the half-width of its 95 % interval.
 
     Unlike a bot's own ±, the difference's error holds nothing of where the scale is anchored:
     a bot that loses every match (random in tennis) has a rating only the prior bounds, and
     centring the scale on the field mean spreads that to every bot's own interval.
     """
-    rows = {r["bot"]: r for r in data["ratings"]["ratings"]}
-    sd = data["ratings"]["difference_sd"][a][b]
-    return rows[a]["elo"] - rows[b]["elo"], Z95 * sd
+    return rows[a]["elo"] - rows[b]["elo"], Z95 * sds[a][b]
 
 
 def section(config: Path) -> tuple[str, bool, str]:
@@ -108,7 +107,8 @@ def section(config: Path) -> tuple[str, bool, str]:
     hi = {b: r["elo"] + r["plus_minus"] for b, r in rows.items()}
     complete = all(b in rows for b in ORDER)
     apart = complete and all(lo[a] > hi[b] for a, b in itertools.pairwise(ORDER))
-    steps = [step(data, a, b) for a, b in itertools.pairwise(ORDER)] if complete else []
+    sds = data["ratings"]["difference_sd"]
+    steps = [step(rows, sds, a, b) for a, b in itertools.pairwise(ORDER)] if complete else []
     ordered = complete and all(diff - half > 0 for diff, half in steps)
     slowest, decisions, fallbacks = search_times(out)
     move_ms = raw.get("time_control", {}).get("move_ms", 0)
