@@ -28,7 +28,7 @@ from cardarena.messages import TimeControl
 
 from arena.bots.command import BotProgram
 from arena.bots.launch import Confinement, check_in_box, start_bot
-from arena.bots.process import RunningBot, bot_environment
+from arena.bots.process import EXIT_GRACE_S, RunningBot, bot_environment
 from arena.bots.reaper import bot_run
 from arena.bots.sandbox import SOCKET_NAME, Limits, prepare_socket
 from arena.errors import ArenaError, UsageError
@@ -53,9 +53,6 @@ from arena.server import (
     open_arena_server,
 )
 from engine import EngineError, OptionValue, get_game
-
-#: Seconds a bot has to exit on its own once its stream has ended after the match.
-EXIT_GRACE_S = 2.0
 
 #: Default directory for match records.
 DEFAULT_OUT = Path("out/matches")

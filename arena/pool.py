@@ -21,6 +21,7 @@ docs/tournaments.md.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +32,7 @@ from cardarena.messages import FaultInfo
 
 from arena.bots.command import BotProgram
 from arena.bots.launch import Confinement, start_bot
-from arena.bots.process import RunningBot, bot_environment
+from arena.bots.process import EXIT_GRACE_S, RunningBot, bot_environment
 from arena.errors import ArenaError
 from arena.seeds import derive_seed
 from arena.server import ArenaServer, MatchOutcome, MatchSpec, new_token
@@ -61,6 +62,8 @@ class PooledBot:
     dead: bool = False
     #: Why its command did not start, if it did not.
     start_error: str | None = None
+    #: Set when its process has exited.
+    exited: trio.Event = field(default_factory=trio.Event)
 
 
 class BotPool:
@@ -140,6 +143,7 @@ class BotPool:
         assert p.proc is not None
         await p.proc.wait()
         p.dead = True
+        p.exited.set()
         if p.seat is not None:
             match_id, seat = p.seat
             # Its output stays in its log: it may name the bot's private cards.
@@ -166,8 +170,18 @@ class BotPool:
             self._nursery.start_soon(p.proc.stop)
 
     async def close(self) -> None:
-        """Stop every process (shielded: also when the run is cancelled)."""
+        """End every process's stream and give it :data:`EXIT_GRACE_S` to exit on its own (its
+        last end_match may still be running), then stop what is left. Shielded: also when the
+        run is cancelled, which skips the grace."""
+        cancelled = trio.current_effective_deadline() == -math.inf
         with trio.CancelScope(shield=True):
+            live = [p for p in self._all if p.proc is not None and not p.dead]
+            for p in live:
+                self._server.dismiss(p.token)
+            if not cancelled:
+                with trio.move_on_after(EXIT_GRACE_S):
+                    for p in live:
+                        await p.exited.wait()
             async with trio.open_nursery() as stopper:
                 for p in self._all:
                     if p.proc is not None:

@@ -33,6 +33,10 @@ from arena.bots.sandbox import Sandbox, SandboxedCommand, wrap
 #: Seconds between SIGTERM and SIGKILL when stopping a bot.
 STOP_GRACE_S = 1.0
 
+#: Seconds a bot has to exit on its own once its stream has ended after its last match (to run
+#: its end_match, save what it learnt, flush its log) before it is stopped.
+EXIT_GRACE_S = 2.0
+
 
 def bot_environment(
     address: str, token: str, seed: int, base: Mapping[str, str] | None = None

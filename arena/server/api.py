@@ -166,6 +166,11 @@ class ArenaServer:
         play here (see :meth:`Hub.release`), so the bot exits on its own."""
         return self._call(self._hub.release, token)
 
+    def dismiss(self, token: str) -> bool:
+        """The run of ``token``'s long-lived bot is over (see :meth:`Hub.dismiss`): its stream
+        ends cleanly once it has nothing left to play, so it exits on its own."""
+        return self._call(self._hub.dismiss, token)
+
     def close_all(self) -> None:
         """End every bot stream (the server is shutting down)."""
         self._call(self._hub.close_all)
@@ -219,6 +224,12 @@ def run_trio(main: Callable[[], Awaitable[T]]) -> T:
         raise one_error(group) from None
 
 
+#: Seconds the streams that :meth:`ArenaServer.close_all` ended get to deliver their final status
+#: before the server closes the connections; it stops as soon as they have, so this bounds only a
+#: loaded machine (a connection cut earlier leaves the bot a "broken pipe" instead of its OK).
+SHUTDOWN_GRACE_S = 5.0
+
+
 @asynccontextmanager
 async def open_arena_server(
     listen: str = "127.0.0.1:0",
@@ -253,7 +264,7 @@ async def open_arena_server(
         with trio.CancelScope(shield=True):
             with contextlib.suppress(ArenaError, concurrent.futures.TimeoutError):
                 server.close_all()
-            await trio.to_thread.run_sync(host.stop, 0.5)
+            await trio.to_thread.run_sync(host.stop, SHUTDOWN_GRACE_S)
             if unix_path is not None:
                 unix_path.unlink(missing_ok=True)
             log.info("stopped", address=server.address)

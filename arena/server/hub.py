@@ -180,6 +180,12 @@ class Hub:
         self._drop(conn)
         return True
 
+    def dismiss(self, token: str) -> bool:
+        """Forget ``token`` as one that waits for matches (:meth:`add_token`) and :meth:`release`
+        it: a long-lived bot whose run is over ends its stream cleanly and exits on its own."""
+        self._tokens.discard(token)
+        return self.release(token)
+
     def close_all(self) -> None:
         """End every bot stream (the server is shutting down)."""
         self.closing = True

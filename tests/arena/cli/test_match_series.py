@@ -84,3 +84,29 @@ def test_a_crashed_process_is_charged_and_replaced(tmp_path: Path) -> None:
     pids = [h["seats"][0]["bot_version"] for h in headers]  # type: ignore[index]
     assert pids[2] != pids[0]  # a fresh process after the crash
     assert "seat0-p2.log" in {p.name for p in (tmp_path / "out" / "logs").iterdir()}
+
+
+SLOW_FINISHER = """\
+import sys
+import time
+from cardarena import RandomBot, run_bot
+
+class SlowFinisher(RandomBot):
+    ended = 0
+
+    def end_match(self, match_id, result):
+        # Work after the last MatchEnd (saving what it learnt): the arena must wait for it.
+        time.sleep(0.5)
+        self.ended += 1
+        print(f"finished match {self.ended}", file=sys.stderr, flush=True)
+
+run_bot(SlowFinisher())
+"""
+
+
+def test_every_process_finishes_its_last_match_before_it_is_stopped(tmp_path: Path) -> None:
+    (tmp_path / "slow.py").write_text(SLOW_FINISHER)
+    series(tmp_path, "python3 slow.py", "python3 slow.py")
+    for seat in (0, 1):
+        log = (tmp_path / "out" / "logs" / f"seat{seat}-p1.log").read_text()
+        assert "finished match 4" in log, log
