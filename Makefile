@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
 .PHONY: node-bot demo test lint typecheck pytest venv clean proto rules sandbox-tools wheels test-docker \
-  bytecode cpp-bot proto-tools web browser screenshots playthroughs
+  bytecode cpp-bot proto-tools web browser screenshots playthroughs test-cluster
 
 # arena/protocol/_wire.c is compiled by the install: an edit to it reinstalls. The Python SDK
 # (sdk/python, `cardarena`) is a distribution of its own, which the arena depends on.
@@ -41,7 +41,12 @@ typecheck: $(STAMP)
 	$(BIN)/mypy --strict engine arena sdk/python/cardarena
 
 pytest: $(STAMP) sandbox-tools bytecode cpp-bot proto-tools web browser
-	$(BIN)/pytest
+	$(BIN)/pytest -m 'not cluster'
+
+# The Dask suite (tests/cluster: real schedulers and workers, killed and restarted) on its own,
+# so that `make test` stays short; .ci/run runs it after `make test`.
+test-cluster: $(STAMP) sandbox-tools bytecode
+	$(BIN)/pytest -m cluster
 
 # The competition pages' script (web/src) bundled with its chart library (web/package-lock.json)
 # into arena/web/static/pages.js, which arena host serves; rebuilt when a source is newer.

@@ -729,8 +729,10 @@ class _WholeMatch:
                 self.results.put(got)
                 return
             self.results.put(("answer", k, got, (time.perf_counter() - start) * 1000.0, bot))
-        yield from self._end()
+        # Done before MatchEnd goes out: a bot may leave as soon as it has it, and gRPC need
+        # not resume this generator once the stream is gone.
         self.results.put(("done",))
+        yield from self._end()
 
     def _request(
         self, hello: messages.Hello, asked: Asked, request_id: int, events: list[bytes]

@@ -31,7 +31,8 @@ from tests.cluster.harness import (
 )
 from tests.waiting import wait_until
 
-pytestmark = pytest.mark.slow
+#: A real Dask scheduler and workers: `make test-cluster` runs these, not `make test`.
+pytestmark = [pytest.mark.slow, pytest.mark.cluster]
 
 TALKER = """\
 import sys

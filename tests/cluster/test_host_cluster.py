@@ -18,7 +18,8 @@ from tests.arena.host.processes import GOOD_BOT, Host, bot_archive
 from tests.cluster.harness import Cluster, running_cluster
 from tests.waiting import wait_until
 
-pytestmark = pytest.mark.slow
+#: A real Dask scheduler and workers: `make test-cluster` runs these, not `make test`.
+pytestmark = [pytest.mark.slow, pytest.mark.cluster]
 
 CONFIG = """\
 name = "cup"
