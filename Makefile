@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
 .PHONY: node-bot demo test lint typecheck pytest venv clean proto rules sandbox-tools wheels test-docker \
-  bytecode cpp-bot proto-tools web browser screenshots playthroughs test-cluster
+  bytecode cpp-bot proto-tools web browser screenshots playthroughs test-cluster test-browser
 
 # arena/protocol/_wire.c is compiled by the install: an edit to it reinstalls. The Python SDK
 # (sdk/python, `cardarena`) is a distribution of its own, which the arena depends on.
@@ -40,13 +40,17 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict engine arena sdk/python/cardarena
 
-pytest: $(STAMP) sandbox-tools bytecode cpp-bot proto-tools web browser
-	$(BIN)/pytest -m 'not cluster'
+pytest: $(STAMP) sandbox-tools bytecode cpp-bot proto-tools web
+	$(BIN)/pytest -m 'not cluster and not browser'
 
-# The Dask suite (tests/cluster: real schedulers and workers, killed and restarted) on its own,
-# so that `make test` stays short; .ci/run runs it after `make test`.
+# The two heavy suites on their own, so that `make test` stays short; .ci/run runs both after it:
+# the Dask suite (tests/cluster: real schedulers and workers, killed and restarted) and the
+# browser suite (tests/web: the pages and the replay viewer in Debian's Chromium).
 test-cluster: $(STAMP) sandbox-tools bytecode
 	$(BIN)/pytest -m cluster
+
+test-browser: $(STAMP) sandbox-tools bytecode web browser
+	$(BIN)/pytest -m browser
 
 # The competition pages' script (web/src) bundled with its chart library (web/package-lock.json)
 # into arena/web/static/pages.js, which arena host serves; rebuilt when a source is newer.

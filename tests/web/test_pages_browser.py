@@ -20,7 +20,8 @@ from tests.arena.host.processes import GOOD_BOT, Host, bot_archive
 from tests.waiting import wait_until
 from tests.web.conftest import WatchedPage
 
-pytestmark = pytest.mark.slow
+#: Debian's Chromium through Playwright: `make test-browser` runs these, not `make test`.
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "out" / "screenshots"
 

@@ -25,7 +25,8 @@ SHOTS = ROOT / "out" / "screenshots"
 SEED = 4
 SUITS = {"\u2663": "C", "\u2666": "D", "\u2665": "H", "\u2660": "S"}
 
-pytestmark = pytest.mark.slow
+#: Debian's Chromium through Playwright: `make test-browser` runs these, not `make test`.
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
 
 def write_page(tmp_path: Path, label: str, game: str, players: int | None) -> tuple[Path, Path]:
