@@ -22,13 +22,7 @@ from reference_bots.rules import strategy_for
 from reference_bots.search import pimc
 from reference_bots.search.belief import Belief
 from reference_bots.search.ismcts import EXPLORATION, search
-from reference_bots.search.rollout import (
-    Rollout,
-    left_to_rules,
-    past_horizon,
-    side_of_seats,
-    supported,
-)
+from reference_bots.search.rollout import Rollout, side_of_seats, supported
 
 log = get_logger("reference_bots.search")
 
@@ -82,8 +76,6 @@ class SearchBot(Bot):
         self.belief = Belief()
         #: Iterations of the last search (0 when none ran), for logs and benchmarks.
         self.last_iterations = 0
-        #: The actions the last search compared (PIMC; none when no search ran).
-        self.last_compared: tuple[str, ...] = ()
         #: Decisions played by the rule-based stand-in because no search could run.
         self.fallbacks = 0
 
@@ -95,14 +87,11 @@ class SearchBot(Bot):
 
     def choose(self, game: str, observation: Mapping[str, Any], legal: Sequence[Action]) -> int:
         self.last_iterations = 0
-        self.last_compared = ()
         if len(legal) == 1:
             return 0
         turn = self.turn
         if turn is None or not supported(game):
             return self._fallback(game, observation, legal, "no match context or unknown game")
-        if left_to_rules(game, observation):
-            return strategy_for(game)(observation, legal, self.rng)
         try:
             root = self.belief.root(game, turn, observation, self.rng)
         except EngineError as err:
@@ -141,49 +130,19 @@ class SearchBot(Bot):
         turn: Turn,
     ) -> int:
         seat, rng = turn.seat, self.rng
-        try:
-            rules: int | None = strategy_for(game)(observation, legal, rng)
-        except ValueError:
-            rules = None
-        # Actions whose differences lie mostly past the horizon are compared through one of
-        # them, the one the rules would choose among them.
-        tried = [i for i, a in enumerate(legal) if not past_horizon(game, a)]
-        group = [i for i in range(len(legal)) if i not in tried]
-        if group:
-            tried.append(self._stand_in(game, observation, legal, group, rules))
-        if len(tried) == 1:
-            return tried[0]
         tally = pimc.search(
-            lambda: root.determinize(seat, rng),
-            rollout,
-            rng,
-            self._budget(turn),
-            [legal[i] for i in tried],
+            lambda: root.determinize(seat, rng), rollout, rng, self._budget(turn), legal
         )
         self.last_iterations = sum(len(v) for v in tally.values.values())
-        self.last_compared = tuple(tally.values)
-        best = max(tried, key=lambda i: tally.mean(legal[i].text))
-        if rules is None or rules == best:
+        best = max(range(len(legal)), key=lambda i: tally.mean(legal[i].text))
+        try:
+            rules = strategy_for(game)(observation, legal, rng)
+        except ValueError:
+            return best
+        if rules == best:
             return best
         gain, error = tally.better_by(legal[best].text, legal[rules].text)
         return best if gain > RULES_SIGMAS * error else rules
-
-    def _stand_in(
-        self,
-        game: str,
-        observation: Mapping[str, Any],
-        legal: Sequence[Action],
-        group: list[int],
-        rules: int | None,
-    ) -> int:
-        """The action of ``group`` the search compares: the rule-based move if it is one, else
-        the rules' choice among the group's actions alone."""
-        if rules is None:
-            return group[0]
-        if rules in group:
-            return rules
-        pick = strategy_for(game)(observation, [legal[i] for i in group], self.rng)
-        return group[pick] if 0 <= pick < len(group) else group[0]
 
     def _budget(self, turn: Turn) -> Callable[[int], bool]:
         """Whether to run another iteration, given how many ran."""

@@ -356,22 +356,6 @@ def side_of_seats(state: MatchState) -> list[int]:
     return [next(i for i, side in enumerate(sides) if s in side) for s in range(state.num_seats)]
 
 
-def left_to_rules(game_id: str, observation: Mapping[str, Any]) -> bool:
-    """Whether the decision's worth lies past the horizon, so the rule-based move stands: tennis
-    doubles' exchange, which shapes the hands of a game the rollouts would play out with a random
-    exchange."""
-    return game_id == "tennis" and observation.get("phase") == "exchange"
-
-
-def past_horizon(game_id: str, action: Any) -> bool:
-    """Whether ``action`` is one of a group whose differences lie mostly past the horizon: in
-    tennis, the passes that discard a card (a dozen in doubles, one per card held). Which card
-    goes counts chiefly at the next refill, which the rollouts do not reach; searched one by
-    one they would share the budget for nothing. The search compares one of them, the one the
-    rules would discard, with the other moves (a plain pass among them)."""
-    return game_id == "tennis" and action.kind == "pass" and bool(action.arg)
-
-
 def supported(game_id: str) -> bool:
     """Whether the search knows ``game_id``'s horizon."""
     return game_id in HORIZONS
