@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
 .PHONY: node-bot demo test lint typecheck pytest venv clean proto rules sandbox-tools wheels test-docker \
-  bytecode cpp-bot proto-tools web browser screenshots playthroughs test-cluster test-browser
+  bytecode cpp-bot proto-tools web browser screenshots playthroughs test-cluster test-browser test-sandbox
 
 # arena/protocol/_wire.c is compiled by the install: an edit to it reinstalls. The Python SDK
 # (sdk/python, `cardarena`) is a distribution of its own, which the arena depends on.
@@ -41,13 +41,17 @@ typecheck: $(STAMP)
 	$(BIN)/mypy --strict engine arena sdk/python/cardarena
 
 pytest: $(STAMP) sandbox-tools bytecode cpp-bot proto-tools web
-	$(BIN)/pytest -m 'not cluster and not browser'
+	$(BIN)/pytest -m 'not cluster and not browser and not sandbox'
 
-# The two heavy suites on their own, so that `make test` stays short; .ci/run runs both after it:
+# The heavy suites on their own, so that `make test` stays short; .ci/run runs them after it:
+# the sandbox suite (tests/arena/bots: real bots boxed, flooding, killed with their arena),
 # the Dask suite (tests/cluster: real schedulers and workers, killed and restarted) and the
 # browser suite (tests/web: the pages and the replay viewer in Debian's Chromium).
 test-cluster: $(STAMP) sandbox-tools bytecode
 	$(BIN)/pytest -m cluster
+
+test-sandbox: $(STAMP) sandbox-tools bytecode
+	$(BIN)/pytest -m sandbox
 
 test-browser: $(STAMP) sandbox-tools bytecode web browser
 	$(BIN)/pytest -m browser

@@ -112,13 +112,15 @@ def _run(args: argparse.Namespace) -> int:
         no_sandbox=args.no_sandbox,
     )
 
-    stopped = False
+    stopped = ""
 
     async def main() -> None:
         nonlocal stopped
-        # SIGTERM (systemd, `docker stop` of a plain image, `kill`) stops the host as Ctrl-C
-        # does: matches cut off stay pending, bots and their containers are stopped.
-        with trio.open_signal_receiver(signal.SIGTERM) as signals:
+        # Ctrl-C (SIGINT) and SIGTERM (systemd, `docker stop` of a plain image, `kill`) arrive
+        # here as messages, not as a KeyboardInterrupt raised wherever the host happens to be:
+        # either is the same clean cancel at any moment. Matches cut off stay pending, bots and
+        # their containers are stopped.
+        with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
             async with trio.open_nursery() as nursery:
                 where: Listening = await nursery.start(run_host, config, directory, options)
                 print(
@@ -127,15 +129,15 @@ def _run(args: argparse.Namespace) -> int:
                     f"{directory / 'private' / 'admin.token'}; Ctrl-C stops",
                     flush=True,
                 )
-                async for _ in signals:
-                    stopped = True
+                async for signum in signals:
+                    stopped = signal.Signals(signum).name
                     nursery.cancel_scope.cancel()
                     break
 
     run_trio(main)
     if stopped:
-        print("arena: host stopped (SIGTERM)", file=sys.stderr)
-    return 0
+        print(f"arena: host stopped ({stopped})", file=sys.stderr)
+    return 130 if stopped == "SIGINT" else 0  # 130: the CLI's status for an interrupt
 
 
 def _add_author(args: argparse.Namespace) -> int:

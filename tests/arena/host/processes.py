@@ -96,9 +96,22 @@ class Host:
         return self.proc.stdout.read().decode()
 
     def stop(self) -> None:
+        """Ctrl-C; a host still running 30 s later is killed (its bots die with it) and the
+        test fails, rather than leaving it to play on after the tests."""
         if self.proc is not None and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGINT)
-            self.proc.wait(30)
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.kill()
+                raise AssertionError("the host did not stop within 30 s of a Ctrl-C") from None
+
+    def interrupt(self) -> str:
+        """Ctrl-C (SIGINT): the CLI's exit status for an interrupt (130); its output."""
+        assert self.proc is not None and self.proc.stdout is not None
+        self.proc.send_signal(signal.SIGINT)
+        assert self.proc.wait(30) == 130
+        return self.proc.stdout.read().decode()
 
     def client(self, token: str | None = None) -> httpx.Client:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
