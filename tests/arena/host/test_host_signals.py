@@ -8,22 +8,10 @@ from pathlib import Path
 import pytest
 
 from tests.arena.host.processes import GOOD_BOT, Host, bot_archive
+from tests.arena.host.test_host_service import CONFIG
 from tests.waiting import wait_until
 
 pytestmark = pytest.mark.slow
-
-CONFIG = """\
-name = "cup"
-game = "whist"
-[options]
-points_to_win = 1
-games_per_rubber = 1
-[time_control]
-move_ms = 2000
-bank_ms = 4000
-[ladder]
-concurrency = 2
-"""
 
 
 def _bots_of(directory: Path) -> list[str]:
