@@ -1,4 +1,5 @@
-"""Rule-based Spoil Five: rob with the weakest discard, win tricks cheaply, jinx only when sure.
+"""Rule-based Spoil Five: rob with the weakest discard, win tricks cheaply, lead low, jinx only
+when sure.
 
 The same play serves Forty-Five (``reference_bots.rules.forty_five``), which adds a partner.
 """
@@ -44,7 +45,7 @@ def choose_with_partners(
     tricks = obs["tricks"]
     current = tricks[-1] if tricks and tricks[-1]["winner"] == -1 else None
     if current is None:
-        return cards.index(_lead(cards, obs, trump, value))
+        return cards.index(_lead(cards, obs, trump, value, high=bool(partners)))
     played = [parse_card(t) for t in current["cards"]]
     leader_wins = current["seats"][trick_winner(played, trump, demoted)]
     if leader_wins in partners:
@@ -55,17 +56,23 @@ def choose_with_partners(
     return cards.index(min(cards, key=value))
 
 
-def _lead(cards: list[int], obs: Mapping[str, Any], trump: int, value: Callable[[int], int]) -> int:
-    """Lead a sure winner cheaply, else draw trumps with two or more, else the best plain card."""
+def _lead(
+    cards: list[int], obs: Mapping[str, Any], trump: int, value: Callable[[int], int], high: bool
+) -> int:
+    """Lead a sure winner cheaply; else a plain card, the highest when ``high`` (a partner may
+    follow it up) and else the lowest; else the lowest trump.
+
+    A trump led that is not the highest left is overtaken: it is better kept to win a trick
+    someone else leads. Alone at the table, a high plain card led is trumped too, and leading low
+    gives the lead away cheaply. Each choice beat "draw trumps with two or more, else the highest
+    plain card" in duplicate duels (docs/bots.md).
+    """
     bosses = [c for c in cards if _is_boss(c, obs, trump)]
     if bosses:
         return min(bosses, key=value)
-    trumps = [c for c in cards if is_trump(c, trump)]
-    if len(trumps) >= 2:
-        return max(trumps, key=value)
     plain = [c for c in cards if not is_trump(c, trump)]
     if plain:
-        return max(plain, key=value)
+        return (max if high else min)(plain, key=value)
     return min(cards, key=value)
 
 

@@ -58,6 +58,21 @@ def test_wins_cheaply_and_leaves_partner_tricks() -> None:
     assert _choice(state, "forty_five") == "play:4C"  # partner N is winning: throw the cheapest
 
 
+def test_leads_plain_cards_keeping_trumps_that_are_not_the_best() -> None:
+    # Trumps spades; seat 0 leads holding KS and 3S, with 5S, JS, AH and AS unseen.
+    hand = "KS 3S QD 9H 4C"
+    others = ["2D 3D 4D 5D 6D", "7D 8D 9D TD JD", "2H 3H 4H 5H 6H"]
+    # Alone, it gives the lead away with its lowest plain card (clubs: K Q J A 2 3 4 ...).
+    state = arranged([hand, *others, "7H 8H TH JH 2C"], "7S")
+    assert _choice(state) == "play:4C"
+    # With a partner, its highest plain card, which the partner may follow up.
+    state = arranged([hand, *others], "7S", game_id="forty_five")
+    assert _choice(state, "forty_five") == "play:QD"
+    # A trump that is the best left is led (cheaply) either way.
+    state = arranged(["5S 3S QD 9H 4C", *others, "7H 8H TH JH 2C"], "7S")
+    assert _choice(state) == "play:5S"
+
+
 def _tournament(game_id: str, players: int, matches: int, rules_seats: int) -> tuple[float, float]:
     """Mean score of the rules seats and of the random seats; the rules seats rotate."""
     game = get_game(game_id)
