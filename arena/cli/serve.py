@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import signal
+import sys
 
+import trio
 from cardarena.messages import TimeControl
 
 from arena.cli.arguments import parse_options
@@ -32,16 +35,34 @@ def serve_command(args: argparse.Namespace) -> int:
     if config.out is not None:
         make_output_dir(config.out)
 
+    stopped = ""
+
     async def main() -> None:
-        async with open_arena_server(args.listen, args.unix) as server:
-            if getattr(args, "registered_only", False):
-                # Only bots submitted to the arena's home (arena submit) may play.
-                registry = open_registry(getattr(args, "home", None))
-                server.token_owner = registry.owner
-            lobby = Lobby(server, config)
-            where = server.address + (f" and {server.unix_address}" if server.unix_address else "")
-            print(f"arena: serving {config.game} on {where}; Ctrl-C stops", flush=True)
-            await lobby.run()
+        nonlocal stopped
+        # Ctrl-C and SIGTERM arrive as messages and cancel the server cleanly wherever it is,
+        # as in `arena host`: a KeyboardInterrupt raised into a busy server could be held off.
+        with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+            async with open_arena_server(args.listen, args.unix) as server:
+                if getattr(args, "registered_only", False):
+                    # Only bots submitted to the arena's home (arena submit) may play.
+                    registry = open_registry(getattr(args, "home", None))
+                    server.token_owner = registry.owner
+                lobby = Lobby(server, config)
+                where = server.address + (
+                    f" and {server.unix_address}" if server.unix_address else ""
+                )
+                print(f"arena: serving {config.game} on {where}; Ctrl-C stops", flush=True)
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(lobby.run)
+                    async for signum in signals:
+                        stopped = signal.Signals(signum).name
+                        nursery.cancel_scope.cancel()
+                        break
 
     run_trio(main)
+    if stopped == "SIGINT":
+        print("arena: interrupted", file=sys.stderr)
+        return 130  # the CLI's status for an interrupt
+    if stopped:
+        print(f"arena: serve stopped ({stopped})", file=sys.stderr)
     return 0

@@ -96,6 +96,7 @@ def test_arena_serve_command_plays_bots_that_connect() -> None:
         stderr=subprocess.PIPE,
         text=True,
     )
+    bots: list[subprocess.Popen[bytes]] = []
     try:
         assert serve.stdout is not None
         banner = serve.stdout.readline()
@@ -110,10 +111,44 @@ def test_arena_serve_command_plays_bots_that_connect() -> None:
         ]
         assert [b.wait(timeout=60) for b in bots] == [0, 0, 0, 0]
     finally:
+        # Whatever failed, nothing this test started outlives it.
+        for bot in bots:
+            if bot.poll() is None:
+                bot.kill()
+                bot.communicate()
         serve.send_signal(signal.SIGINT)
-        _, err = serve.communicate(timeout=30)
+        try:
+            _, err = serve.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            serve.kill()
+            serve.communicate()
+            raise AssertionError("arena serve ignored Ctrl-C for 30 s and was killed") from None
     assert serve.returncode == 130, err
     assert err.strip().splitlines()[-1] == "arena: interrupted"
+
+
+def test_arena_serve_stops_on_sigterm_in_one_line() -> None:
+    # systemd, `docker stop`, `kill`: a clean stop, status 0, as for `arena host`.
+    port = free_port()
+    serve = subprocess.Popen(
+        [ARENA, "serve", "--listen", f"127.0.0.1:{port}", "--log-level", "error"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert serve.stdout is not None
+        assert serve.stdout.readline().startswith("arena: serving")
+    finally:
+        serve.send_signal(signal.SIGTERM)
+        try:
+            _, err = serve.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            serve.kill()
+            serve.communicate()
+            raise AssertionError("arena serve ignored SIGTERM for 30 s and was killed") from None
+    assert serve.returncode == 0, err
+    assert err.strip().splitlines() == ["arena: serve stopped (SIGTERM)"]
 
 
 def test_bot_names_are_cleaned_up() -> None:
