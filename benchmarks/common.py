@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import platform
 import statistics
@@ -191,3 +192,28 @@ def proc_table() -> tuple[dict[int, int], dict[int, float]]:
         parents[int(entry)] = int(fields[1])
         cpu[int(entry)] = (int(fields[11]) + int(fields[12])) / CLOCK_TICK
     return parents, cpu
+
+
+def duel_parser(description: str | None) -> argparse.ArgumentParser:
+    """The arguments every duplicate-deal duel takes: the game, how many seeds from which one,
+    the table's size and the game's options (``--option NAME=VALUE``, repeatable)."""
+    import engine
+
+    parser = argparse.ArgumentParser(
+        description=description, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("game", choices=sorted(engine.game_ids()))
+    parser.add_argument("seeds", type=int)
+    parser.add_argument("--players", type=int)
+    parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE")
+    parser.add_argument("--start", type=int, default=0, help="the first seed")
+    return parser
+
+
+def game_options(items: Sequence[str]) -> dict[str, int | str]:
+    """``NAME=VALUE`` pairs as a game's options; whole numbers become ints."""
+    options: dict[str, int | str] = {}
+    for item in items:
+        name, _, value = item.partition("=")
+        options[name] = int(value) if value.lstrip("-").isdigit() else value
+    return options

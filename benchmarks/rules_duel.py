@@ -13,7 +13,6 @@ before the ladder is rerun (docs/bots.md).
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import random
 import statistics
@@ -24,6 +23,7 @@ import time
 from pathlib import Path
 
 import engine
+from benchmarks.common import duel_parser, game_options
 from engine import OptionValue, get_game
 from reference_bots.rules import Strategy, strategy_for
 
@@ -60,20 +60,10 @@ def strategy_at(revision: str, game_id: str, workdir: Path) -> Strategy:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("game", choices=sorted(engine.game_ids()))
-    parser.add_argument("seeds", type=int)
+    parser = duel_parser(__doc__)
     parser.add_argument("--against", default="HEAD", help="a git revision, or 'random'")
-    parser.add_argument("--players", type=int)
-    parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE")
-    parser.add_argument("--start", type=int, default=0, help="the first seed")
     args = parser.parse_args()
-    options: dict[str, OptionValue] = {}
-    for item in args.option:
-        name, _, value = item.partition("=")
-        options[name] = int(value) if value.lstrip("-").isdigit() else value
+    options: dict[str, OptionValue] = dict(game_options(args.option))
     new = strategy_for(args.game)
     with tempfile.TemporaryDirectory() as workdir:
         old: Strategy = (

@@ -18,7 +18,6 @@ number of playouts is given (``--playouts``, repeatable exactly).
 
 from __future__ import annotations
 
-import argparse
 import random
 import statistics
 import time
@@ -28,6 +27,7 @@ from typing import cast
 from cardarena.bot import Turn
 
 import engine
+from benchmarks.common import duel_parser, game_options
 from engine import Action, Event, MatchState, OptionValue, get_game
 from reference_bots.rules import strategy_for
 from reference_bots.search import SearchBot
@@ -82,24 +82,14 @@ def play(state: MatchState, seats: Mapping[int, Chooser], stop: str | None = Non
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("game", choices=sorted(engine.game_ids()))
-    parser.add_argument("seeds", type=int)
-    parser.add_argument("--players", type=int)
-    parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE")
+    parser = duel_parser(__doc__)
     parser.add_argument("--budget-ms", type=float, default=100.0)
     parser.add_argument("--playouts", type=int, help="a budget in playouts instead of time")
     parser.add_argument("--algorithm", default="pimc", choices=("pimc", "ismcts"))
     parser.add_argument("--opponent", default="rules", choices=("rules", "random"))
     parser.add_argument("--first-deal", action="store_true", help="whist, forty-five: tricks")
-    parser.add_argument("--start", type=int, default=0, help="the first seed")
     args = parser.parse_args()
-    options: dict[str, OptionValue] = {}
-    for item in args.option:
-        name, _, value = item.partition("=")
-        options[name] = int(value) if value.lstrip("-").isdigit() else value
+    options: dict[str, OptionValue] = dict(game_options(args.option))
     if args.first_deal and args.game not in END:
         parser.error("--first-deal counts tricks: whist or forty_five")
     probe = engine.make(args.game, players=args.players, **options)

@@ -84,6 +84,18 @@ def test_lobby_ignores_bots_for_other_games() -> None:
 
 
 @pytest.mark.slow
+def _stop(serve: subprocess.Popen[str], signum: signal.Signals) -> str:
+    """Send ``signum`` to ``serve``; its stderr once it exited. A server still running 30 s
+    later is killed and the test fails: no test leaves one behind."""
+    serve.send_signal(signum)
+    try:
+        return serve.communicate(timeout=30)[1]
+    except subprocess.TimeoutExpired:
+        serve.kill()
+        serve.communicate()
+        raise AssertionError(f"arena serve ignored {signum.name} for 30 s and was killed") from None
+
+
 def test_arena_serve_command_plays_bots_that_connect() -> None:
     port = free_port()
     serve = subprocess.Popen(
@@ -116,13 +128,7 @@ def test_arena_serve_command_plays_bots_that_connect() -> None:
             if bot.poll() is None:
                 bot.kill()
                 bot.communicate()
-        serve.send_signal(signal.SIGINT)
-        try:
-            _, err = serve.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            serve.kill()
-            serve.communicate()
-            raise AssertionError("arena serve ignored Ctrl-C for 30 s and was killed") from None
+        err = _stop(serve, signal.SIGINT)
     assert serve.returncode == 130, err
     assert err.strip().splitlines()[-1] == "arena: interrupted"
 
@@ -140,13 +146,7 @@ def test_arena_serve_stops_on_sigterm_in_one_line() -> None:
         assert serve.stdout is not None
         assert serve.stdout.readline().startswith("arena: serving")
     finally:
-        serve.send_signal(signal.SIGTERM)
-        try:
-            _, err = serve.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            serve.kill()
-            serve.communicate()
-            raise AssertionError("arena serve ignored SIGTERM for 30 s and was killed") from None
+        err = _stop(serve, signal.SIGTERM)
     assert serve.returncode == 0, err
     assert err.strip().splitlines() == ["arena: serve stopped (SIGTERM)"]
 
