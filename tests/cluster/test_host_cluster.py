@@ -14,27 +14,14 @@ from typing import Any
 
 import pytest
 
-from tests.arena.host.processes import GOOD_BOT, Host, bot_archive
+from tests.arena.host.processes import GOOD_BOT, Host, bot_archive, competition_config
 from tests.cluster.harness import Cluster, running_cluster
 from tests.waiting import wait_until
 
 #: A real Dask scheduler and workers: `make test-cluster` runs these, not `make test`.
 pytestmark = [pytest.mark.slow, pytest.mark.cluster]
 
-CONFIG = """\
-name = "cup"
-game = "whist"
-[options]
-points_to_win = 1
-games_per_rubber = 1
-[time_control]
-move_ms = 2000
-bank_ms = 4000
-[ladder]
-concurrency = 2
-[workers]
-dask = "{address}"
-"""
+CONFIG = competition_config(extra='[workers]\ndask = "{address}"\n')
 
 OCTET = {"Content-Type": "application/octet-stream"}
 

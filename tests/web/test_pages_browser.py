@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.arena.host.processes import GOOD_BOT, Host, bot_archive
+from tests.arena.host.processes import GOOD_BOT, Host, bot_archive, competition_config
 from tests.waiting import wait_until
 from tests.web.conftest import WatchedPage
 
@@ -25,18 +25,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "out" / "screenshots"
 
-CONFIG = """\
-name = "whist-cup"
-game = "whist"
-[options]
-points_to_win = 1
-games_per_rubber = 1
-[time_control]
-move_ms = 2000
-bank_ms = 4000
-[ladder]
-concurrency = 2
-"""
+CONFIG = competition_config("whist-cup")
 # Fails its validation, saying so in markup that must show as text, never as HTML.
 BROKEN_BOT = b"import sys\nprint('<b>no model</b> file', file=sys.stderr)\nsys.exit(3)\n"
 RULES_BOT = b"from arena.cli.main import main\nmain(['bot', 'rules'])\n"

@@ -1,4 +1,4 @@
-"""A real ``arena host`` process for tests (the service's own test and the web pages' browser
+"""A real ``arena host`` process for tests (the service's own, the cluster's and the browser
 tests), the bots they submit, and a certificate the test makes."""
 
 from __future__ import annotations
@@ -20,6 +20,17 @@ from tests.waiting import wait_until
 
 GOOD_BOT = b"from cardarena import RandomBot, run_bot\nrun_bot(RandomBot())\n"
 BROKEN_BOT = b"import sys\nprint('cannot start: no model file', file=sys.stderr)\nsys.exit(3)\n"
+
+
+def competition_config(name: str = "cup", extra: str = "") -> str:
+    """A competition of one-deal whist matches, a ladder two matches at a time, then ``extra``
+    (more TOML sections: a final, workers)."""
+    return (
+        f'name = "{name}"\ngame = "whist"\n'
+        "[options]\npoints_to_win = 1\ngames_per_rubber = 1\n"
+        "[time_control]\nmove_ms = 2000\nbank_ms = 4000\n"
+        "[ladder]\nconcurrency = 2\n" + extra
+    )
 
 
 def archive(files: dict[str, bytes]) -> bytes:

@@ -22,27 +22,14 @@ from tests.arena.host.processes import (
     Host,
     archive,
     bot_archive,
+    competition_config,
     make_certificate,
 )
 from tests.waiting import wait_until
 
 pytestmark = pytest.mark.slow
 
-CONFIG = """\
-name = "cup"
-game = "whist"
-[options]
-points_to_win = 1
-games_per_rubber = 1
-[time_control]
-move_ms = 2000
-bank_ms = 4000
-[ladder]
-concurrency = 2
-[final]
-top = 3
-matches_per_pairing = 2
-"""
+CONFIG = competition_config(extra="[final]\ntop = 3\nmatches_per_pairing = 2\n")
 
 
 @pytest.fixture(scope="module")
