@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import signal
 import sys
 from pathlib import Path
 
@@ -96,6 +95,7 @@ def host_command(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     import trio
 
+    from arena.cli.signals import run_until_stopped
     from arena.host.config import load_competition
     from arena.host.service import HostOptions, Listening, run_host
     from arena.server.api import run_trio
@@ -112,29 +112,18 @@ def _run(args: argparse.Namespace) -> int:
         no_sandbox=args.no_sandbox,
     )
 
-    stopped = ""
-
     async def main() -> None:
-        nonlocal stopped
-        # Ctrl-C (SIGINT) and SIGTERM (systemd, `docker stop` of a plain image, `kill`) arrive
-        # here as messages, not as a KeyboardInterrupt raised wherever the host happens to be:
-        # either is the same clean cancel at any moment. Matches cut off stay pending, bots and
-        # their containers are stopped.
-        with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-            async with trio.open_nursery() as nursery:
-                where: Listening = await nursery.start(run_host, config, directory, options)
-                print(
-                    f"arena: hosting {config.name} ({config.game.id}) in {directory}: API "
-                    f"{where.http_url}, bots {where.grpc_address}; the admin token is in "
-                    f"{directory / 'private' / 'admin.token'}; Ctrl-C stops",
-                    flush=True,
-                )
-                async for signum in signals:
-                    stopped = signal.Signals(signum).name
-                    nursery.cancel_scope.cancel()
-                    break
+        # Matches cut off by Ctrl-C or SIGTERM stay pending; bots and their containers stop.
+        async with trio.open_nursery() as nursery:
+            where: Listening = await nursery.start(run_host, config, directory, options)
+            print(
+                f"arena: hosting {config.name} ({config.game.id}) in {directory}: API "
+                f"{where.http_url}, bots {where.grpc_address}; the admin token is in "
+                f"{directory / 'private' / 'admin.token'}; Ctrl-C stops",
+                flush=True,
+            )
 
-    run_trio(main)
+    stopped = run_trio(lambda: run_until_stopped(main))
     if stopped:
         print(f"arena: host stopped ({stopped})", file=sys.stderr)
     return 130 if stopped == "SIGINT" else 0  # 130: the CLI's status for an interrupt

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
 
-import trio
 from cardarena.messages import TimeControl
 
 from arena.cli.arguments import parse_options
+from arena.cli.signals import run_until_stopped
 from arena.layout import make_output_dir
 from arena.logging import configure
 from arena.policy import FaultPolicy
@@ -35,31 +34,18 @@ def serve_command(args: argparse.Namespace) -> int:
     if config.out is not None:
         make_output_dir(config.out)
 
-    stopped = ""
-
     async def main() -> None:
-        nonlocal stopped
-        # Ctrl-C and SIGTERM arrive as messages and cancel the server cleanly wherever it is,
-        # as in `arena host`: a KeyboardInterrupt raised into a busy server could be held off.
-        with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-            async with open_arena_server(args.listen, args.unix) as server:
-                if getattr(args, "registered_only", False):
-                    # Only bots submitted to the arena's home (arena submit) may play.
-                    registry = open_registry(getattr(args, "home", None))
-                    server.token_owner = registry.owner
-                lobby = Lobby(server, config)
-                where = server.address + (
-                    f" and {server.unix_address}" if server.unix_address else ""
-                )
-                print(f"arena: serving {config.game} on {where}; Ctrl-C stops", flush=True)
-                async with trio.open_nursery() as nursery:
-                    nursery.start_soon(lobby.run)
-                    async for signum in signals:
-                        stopped = signal.Signals(signum).name
-                        nursery.cancel_scope.cancel()
-                        break
+        async with open_arena_server(args.listen, args.unix) as server:
+            if getattr(args, "registered_only", False):
+                # Only bots submitted to the arena's home (arena submit) may play.
+                registry = open_registry(getattr(args, "home", None))
+                server.token_owner = registry.owner
+            lobby = Lobby(server, config)
+            where = server.address + (f" and {server.unix_address}" if server.unix_address else "")
+            print(f"arena: serving {config.game} on {where}; Ctrl-C stops", flush=True)
+            await lobby.run()
 
-    run_trio(main)
+    stopped = run_trio(lambda: run_until_stopped(main))
     if stopped == "SIGINT":
         print("arena: interrupted", file=sys.stderr)
         return 130  # the CLI's status for an interrupt
