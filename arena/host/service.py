@@ -46,6 +46,7 @@ from arena.host.client import is_loopback
 from arena.host.config import CompetitionConfig
 from arena.host.images import remove_partial_tarballs
 from arena.host.ladder import IDLE_POLL_S, Ladder, Wakeup
+from arena.host.live import LiveBots
 from arena.host.play import MatchPlayer, Player
 from arena.host.remote import ClusterPlayer
 from arena.host.store import IMAGES_DIR, CompetitionStore, Version
@@ -198,31 +199,15 @@ async def _serve(
     connect: Callable[[], Cluster] | None = None,
     limits: Limits | None = None,
 ) -> None:
-    # Live bots' tokens, learnt as they say Hello (the store keeps only hashes).
-    live: dict[int, str] = {}
-
-    def owner(t: str) -> tuple[str, str] | None:
-        v = store.version_for_live_token(t)
-        # Welcome while it waits for its (immediate) validation too: refused now, it would
-        # give up before the ladder could seat it.
-        if v is None or v.status in ("failed", "retired"):
-            return None
-        live[v.id] = t
-        trio_token.run_sync_soon(ladder.poke)
-        return v.bot, str(v.number)
-
-    def live_token(version_id: int) -> str | None:
-        t = live.get(version_id)
-        return t if t is not None and server.connected(t) else None
-
     trio_token = trio.lowlevel.current_trio_token()
+    live = LiveBots(store, server.connected, lambda: trio_token.run_sync_soon(ladder.poke))
     player = MatchPlayer(server, config, directory, confinement)
     remote = None
     if connect is not None:
         # The ladder's matches go out; validation stays here (arena/host/remote.py).
         remote = ClusterPlayer(connect, player, config, directory, store.secret_seed(), limits)
     ladder_player: Player = remote if remote is not None else player
-    ladder = Ladder(store, config, ladder_player, live_token)
+    ladder = Ladder(store, config, ladder_player, live.token)
     validations = Wakeup()
 
     def changed() -> None:
@@ -243,7 +228,7 @@ async def _serve(
     hc.errorlog = None
     if options.tls_cert is not None and options.tls_key is not None:
         hc.certfile, hc.keyfile = str(options.tls_cert), str(options.tls_key)
-    server.token_owner = owner
+    server.token_owner = live.owner
     stop = trio.Event()
     async with trio.open_nursery() as nursery:
         binds = await nursery.start(_serve_http, app, hc, stop)
