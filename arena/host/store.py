@@ -1281,21 +1281,19 @@ class CompetitionStore:
         """The done matches :meth:`finished_matches` lists, newest first: ``limit`` of them after
         the ``offset`` newest, each with its unit's state (its record is public once that is no
         longer pending). One query, however long the list."""
-        clauses: list[str] = ["m.state='done'"]
-        args: list[object] = []
-        if version_id is not None:
-            clauses.append("m.unit_id IN (SELECT unit_id FROM unit_versions WHERE version_id=?)")
-            args.append(version_id)
-        if phase is not None:
-            clauses.append("u.phase=?")
-            args.append(phase)
+        filters = [
+            ("m.unit_id IN (SELECT unit_id FROM unit_versions WHERE version_id=?)", version_id),
+            ("u.phase=?", phase),
+        ]
+        given = [(clause, value) for clause, value in filters if value is not None]
+        where = " AND ".join(["m.state='done'", *(clause for clause, _ in given)])
         sql = (
             f"SELECT u.state AS unit_state, {self._MATCH_SQL.removeprefix('SELECT ')} "
-            f"WHERE {' AND '.join(clauses)} "
+            f"WHERE {where} "
             "ORDER BY m.unit_id DESC, m.rotation DESC LIMIT ? OFFSET ?"
         )
         with self._reading("the matches table"):
-            rows = self._db.execute(sql, [*args, limit, offset]).fetchall()
+            rows = self._db.execute(sql, [*(v for _, v in given), limit, offset]).fetchall()
         out = []
         for row in rows:
             with self._reading(f"match {row['match_id']!r}"):
