@@ -39,10 +39,10 @@ import trio
 from cardarena import messages, rpc
 
 from arena.bots.command import BotProgram
-from arena.bots.launch import Confinement, check_in_box, start_bot
+from arena.bots.launch import Confinement, start_bot
 from arena.bots.process import bot_environment
-from arena.bots.reaper import BotRun, bot_run
-from arena.bots.sandbox import SOCKET_NAME, Limits, prepare_socket
+from arena.bots.sandbox import Limits, prepare_socket
+from arena.boxed import Box, open_box
 from arena.errors import ArenaError, UsageError
 from arena.layout import arena_home
 from arena.protocol import codec
@@ -309,13 +309,13 @@ def ask(
     service = _OneDecision(record.header, pos, token)
     program = BotProgram(bot_command)
     register = functools.partial(rpc.add_arena_servicer, service)
-    with _serving(register, bot_command, program, sandbox, hide) as (run, confinement, port):
+    with _serving(register, bot_command, program, sandbox, hide) as (box, port):
         # As a seat's bot: ARENA_ADDRESS (the socket's when confined), ARENA_TOKEN, and
         # ARENA_SEED = the seat's seed in that match.
         seed = _seat_seed(int(record.header.get("seed", 0)), pos.seat)
         env = bot_environment(f"127.0.0.1:{port}", token, seed)
-        log = run.directory / "bot.log"  # through a capped pipe, as in a match
-        got = trio.run(_ask_bot, service, program, env, log, confinement, timeout)
+        log = box.directory / "bot.log"  # through a capped pipe, as in a match
+        got = trio.run(_ask_bot, service, program, env, log, box.confinement, timeout)
         if got[0] != "answer":
             raise _failure(got, bot_command, timeout, log)
         shown = tuple(_tail_lines(log, _OUTPUT_LINES))
@@ -330,16 +330,15 @@ def _serving(
     program: BotProgram,
     sandbox: Limits | None,
     hide: Sequence[Path],
-) -> Iterator[tuple[BotRun, Confinement, int]]:
-    """A run for the bot (its directory and cgroups), its confinement (the command checked in
-    it), and a gRPC server that ``register`` fills, listening on a free loopback port and the
-    run's Unix socket: ``(run, confinement, port)``. All of it is gone when the block ends."""
-    with bot_run() as run:
-        confinement = Confinement.of_run(run, sandbox, hide=(*hide, arena_home()))
-        check_in_box([(f"--bot {bot_command!r}", program)], confinement)
+) -> Iterator[tuple[Box, int]]:
+    """A run for the bot (its directory, cgroups and confinement, the command checked in it),
+    and a gRPC server that ``register`` fills, listening on a free loopback port and the run's
+    Unix socket: ``(box, port)``. All of it is gone when the block ends."""
+    with open_box(sandbox, (*hide, arena_home())) as box:
+        box.check([(f"--bot {bot_command!r}", program)])
         server = grpc.server(ThreadPoolExecutor(max_workers=4), options=list(rpc.SERVER_OPTIONS))
         register(server)
-        sock = run.socket_dir / SOCKET_NAME
+        sock = box.socket
         try:
             port = server.add_insecure_port("127.0.0.1:0")
             listening = port != 0 and server.add_insecure_port(f"unix:{sock}") != 0
@@ -350,7 +349,7 @@ def _serving(
         server.start()
         try:
             prepare_socket(sock)  # a boxed bot runs as uid nobody
-            yield run, confinement, port
+            yield box, port
         finally:
             server.stop(grace=None)
 
@@ -846,11 +845,12 @@ def replay_seat(
     token = secrets.token_urlsafe(16)
     service = _WholeMatch(record.header, match, seat, token)
     program = BotProgram(bot_command)
-    with _serving(service.register, bot_command, program, sandbox, hide) as (run, box, port):
+    with _serving(service.register, bot_command, program, sandbox, hide) as (box, port):
         seed = _seat_seed(int(record.header.get("seed", 0)), seat)
         env = bot_environment(f"127.0.0.1:{port}", token, seed)
-        log = run.directory / "bot.log"
-        answers, got = trio.run(_replay_bot, service, program, env, log, box, timeout)
+        log = box.directory / "bot.log"
+        confinement = box.confinement
+        answers, got = trio.run(_replay_bot, service, program, env, log, confinement, timeout)
         if got[0] != "done":
             raise _failure(got, bot_command, timeout, log, service.decision())
         shown = tuple(_tail_lines(log, _OUTPUT_LINES))
