@@ -80,15 +80,6 @@ class BoxedArena:
     box: Box
     server: ArenaServer
 
-    @property
-    def confinement(self) -> Confinement:
-        return self.box.confinement
-
-    @property
-    def directory(self) -> Path:
-        """The run's own temporary directory."""
-        return self.box.directory
-
     def address(self, via_unix: bool = False) -> str:
         """Where a bot reaches the server: its TCP address, or its Unix socket's
         (``via_unix``; a boxed bot is given the socket's whatever this says)."""

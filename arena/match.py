@@ -135,7 +135,7 @@ async def play_commands(
         arena.server.register(spec)
         launches = [BotLaunch(p, log) for p, log in zip(programs, logs, strict=True)]
         address = arena.address(via_unix)
-        outcome = await run_with_bots(arena.server, spec, launches, address, arena.confinement)
+        outcome = await run_with_bots(arena.server, spec, launches, address, arena.box.confinement)
     path = out_dir / record_name(match_id)
     write_record(path, outcome.header, outcome.entries, outcome.result_dict())
     return CommandMatch(outcome, path, logs)
@@ -164,7 +164,7 @@ async def _play_series(
                 out_dir / LOGS_DIR,
                 first.seed,
                 processes,
-                arena.confinement,
+                arena.box.confinement,
                 arena.address(via_unix),
             )
             try:

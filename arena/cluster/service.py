@@ -124,7 +124,7 @@ class MatchService:
         self._stopping = trio.Event()
         limits = default_limits() if self.sandbox else None
         async with boxed_arena(limits, (self.directory,)) as arena:
-            self._confinement = arena.confinement
+            self._confinement = arena.box.confinement
             self._server = arena.server
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery

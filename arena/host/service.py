@@ -166,7 +166,7 @@ async def run_host(
                 directory,
                 options,
                 arena.server,
-                arena.confinement,
+                arena.box.confinement,
                 token,
                 task_status,
                 connect,
