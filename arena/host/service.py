@@ -31,14 +31,8 @@ from hypercorn.trio import serve
 from arena.bots.docker import DockerUnavailable
 from arena.bots.docker import check_available as check_docker
 from arena.bots.launch import Confinement
-from arena.bots.reaper import bot_run
-from arena.bots.sandbox import (
-    SOCKET_NAME,
-    Limits,
-    check_available,
-    default_limits,
-    prepare_socket,
-)
+from arena.bots.sandbox import Limits, check_available, default_limits
+from arena.boxed import boxed_arena
 from arena.cluster.task import Cluster
 from arena.errors import ArenaError, UsageError
 from arena.host.api import HostState, create_app
@@ -53,7 +47,7 @@ from arena.host.store import IMAGES_DIR, CompetitionStore, Version
 from arena.host.validation import validate
 from arena.layout import LOGS_DIR, RECORDS_DIR
 from arena.registry import hash_token
-from arena.server import ArenaServer, open_arena_server
+from arena.server import ArenaServer
 
 log = structlog.get_logger("arena.host")
 
@@ -165,24 +159,20 @@ async def run_host(
         tls = None
         if options.tls_cert is not None and options.tls_key is not None:
             tls = (options.tls_cert.read_bytes(), options.tls_key.read_bytes())
-        with bot_run() as run:
-            hidden = tuple(directory / d for d in (PRIVATE_DIR, RECORDS_DIR, LOGS_DIR))
-            confinement = Confinement.of_run(run, limits, hide=hidden)
-            sock = run.socket_dir / SOCKET_NAME
-            async with open_arena_server(options.grpc, unix=sock, tls=tls) as server:
-                prepare_socket(sock)
-                await _serve(
-                    store,
-                    config,
-                    directory,
-                    options,
-                    server,
-                    confinement,
-                    token,
-                    task_status,
-                    connect,
-                    limits,
-                )
+        hidden = tuple(directory / d for d in (PRIVATE_DIR, RECORDS_DIR, LOGS_DIR))
+        async with boxed_arena(limits, hidden, listen=options.grpc, tls=tls) as arena:
+            await _serve(
+                store,
+                config,
+                directory,
+                options,
+                arena.server,
+                arena.box.confinement,
+                token,
+                task_status,
+                connect,
+                limits,
+            )
     finally:
         await trio.to_thread.run_sync(store.close)
 

@@ -27,6 +27,7 @@ from arena.server.board import Board
 from arena.server.connections import Connection, MatchHandle, RequestBook, SeatSlot
 from arena.server.flood import FLOOD_BURST, FLOOD_DISCONNECT, FLOOD_RATE, FLOOD_STRIKE_INTERVAL_S
 from arena.server.referee import LiveMatch
+from arena.server.scripted import Script, ScriptedSeat
 from arena.server.spec import MatchOutcome, MatchSpec
 from arena.version import arena_version
 
@@ -139,6 +140,19 @@ class Hub:
             match.attach(conn, slots)
         return match
 
+    def add_script(self, script: Script) -> ScriptedSeat:
+        """Make a scripted seat's token known: its bot, once welcomed, is taken through the
+        script (arena/server/scripted.py), and its stream ends with it."""
+        seat = ScriptedSeat(script, self._requests, self._script_ended)
+        for slot in seat.slots:
+            self._token_slots.setdefault(slot.token, []).append(slot)
+        return seat
+
+    def _script_ended(self, seat: ScriptedSeat) -> None:
+        self._unregister(seat)
+        for slot in seat.slots:
+            self.release(slot.token)
+
     async def run_match(self, spec: MatchSpec) -> MatchOutcome:
         """Play the match of ``spec`` (registering it if needed) and return its outcome."""
         match = self._matches.get(spec.match_id)
@@ -212,8 +226,9 @@ class Hub:
             self._owner_pool.shutdown(wait=False, cancel_futures=True)
             self._owner_pool = None
 
-    def _unregister(self, match: LiveMatch) -> None:
-        self._matches.pop(match.match_id, None)
+    def _unregister(self, match: LiveMatch | ScriptedSeat) -> None:
+        if self._matches.get(match.match_id) is match:
+            del self._matches[match.match_id]
         idle = []
         for slot in match.slots:
             slots = self._token_slots.get(slot.token)
