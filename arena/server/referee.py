@@ -652,18 +652,6 @@ def _visible(events: Iterable[Event], seats: tuple[int, ...] | None) -> Iterable
     return (e for e in events if e.to is None or any(s in e.to for s in seats))
 
 
-def open_seats(matches: Iterable[LiveMatch], token: str) -> dict[LiveMatch, list[SeatSlot]]:
-    """The unfinished seats of ``token``, grouped by match."""
-    out: dict[LiveMatch, list[SeatSlot]] = {}
-    for m in matches:
-        if m.finished:
-            continue
-        for slot in m.slots:
-            if slot.token == token:
-                out.setdefault(m, []).append(slot)
-    return out
-
-
 #: Characters of a bot's text quoted in a fault: a 64 KiB answer would otherwise be printed,
 #: logged and recorded whole, several times over.
 QUOTE_LIMIT = 80
