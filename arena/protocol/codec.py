@@ -30,7 +30,7 @@ from cardarena.messages import (
 )
 from google.protobuf.message import DecodeError
 
-from arena.protocol import wireformat
+import arena.protocol.wireformat as wireformat
 from arena.protocol.observations import (
     GAME_KEYS,
     observation_bytes,

@@ -32,7 +32,9 @@ from typing import Any, cast
 import grpc
 import grpc.aio
 
-from cardarena import codec, messages, rpc
+import cardarena.codec as codec
+import cardarena.messages as messages
+import cardarena.rpc as rpc
 from cardarena.bot import Bot, Turn
 from cardarena.log import configure, get_logger
 
