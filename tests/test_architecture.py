@@ -15,6 +15,8 @@ edges; no project code is imported) and asserts:
    A lazy import that only dodges a cycle does not belong there: fix the layering instead.
 4. No module imports through its own package's ``__init__`` (``from pkg import module`` inside
    ``pkg``): a package-module cycle the edges of 1. do not show. Generated code is exempt.
+5. Output directories are named in arena/layout.py only: no other module gives a constant one of
+   its ``*_DIR`` names (``"private"``, ``Path("snapshots") / ...``).
 
 A failure names each offending edge as ``importer -> imported (file:line)``. The last tests run
 the same checker on a small package written into ``tmp_path``, to show it can fail.
@@ -22,8 +24,10 @@ the same checker on a small package written into ``tmp_path``, to show it can fa
 
 from __future__ import annotations
 
+import ast
 import functools
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -314,6 +318,70 @@ def test_lazy_import_allow_list_is_current() -> None:
     assert not stale, f"LAZY_IMPORTS entries with no function-local import left: {stale}"
 
 
+# --- Output directory names: arena/layout.py's alone ------------------------------------------
+
+LAYOUT = "arena.layout"
+
+
+def directory_names(source: Path) -> dict[str, str]:
+    """A module's directory names: its module-level ``*_DIR`` string constants, by value."""
+    names: dict[str, str] = {}
+    for node in ast.parse(source.read_bytes()).body:
+        target, value = _assignment(node)
+        literal = value.value if isinstance(value, ast.Constant) else None
+        if target and target.endswith("_DIR") and isinstance(literal, str):
+            names[literal] = target
+    return names
+
+
+def _assignment(node: ast.stmt) -> tuple[str | None, ast.expr | None]:
+    """``NAME = value`` or ``NAME: T = value`` at module level, else ``(None, None)``."""
+    if isinstance(node, ast.Assign) and len(node.targets) == 1:
+        target = node.targets[0]
+        return (target.id, node.value) if isinstance(target, ast.Name) else (None, None)
+    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value:
+        return node.target.id, node.value
+    return None, None
+
+
+def _path_parts(value: ast.expr) -> Iterator[str]:
+    """The string literals a path constant is built of: ``"x"``, ``Path("x")``, ``a / "y"``."""
+    if isinstance(value, ast.Constant) and isinstance(value.value, str):
+        yield value.value
+    elif isinstance(value, ast.Call) and getattr(value.func, "id", None) in ("Path", "PurePath"):
+        for arg in value.args:
+            yield from _path_parts(arg)
+    elif isinstance(value, ast.BinOp) and isinstance(value.op, ast.Div):
+        yield from _path_parts(value.left)
+        yield from _path_parts(value.right)
+
+
+def directory_names_redefined(graph: ImportGraph, owner: str) -> list[str]:
+    """Module-level constants outside ``owner`` spelling one of ``owner``'s directory names."""
+    owner_source = graph.modules[owner].source
+    assert owner_source is not None
+    names = directory_names(owner_source)
+    found = []
+    for module in graph.modules.values():
+        if module.name == owner or module.source is None:
+            continue
+        for node in ast.parse(module.source.read_bytes()).body:
+            target, value = _assignment(node)
+            for part in _path_parts(value) if target and value else ():
+                if part in names:
+                    where = module.source.relative_to(graph.root).as_posix()
+                    found.append(f"{where}:{node.lineno}: {target} spells {names[part]}")
+    return found
+
+
+def test_only_layout_names_output_directories() -> None:
+    found = directory_names_redefined(project(), LAYOUT)
+    assert not found, (
+        "output directory names belong to arena/layout.py (import them from there):\n"
+        + "\n".join(found)
+    )
+
+
 # --- The checker, on a package written for it ------------------------------------------------
 
 
@@ -441,4 +509,21 @@ def test_placements(synthetic: ImportGraph) -> None:
     assert [str(e) for e in lazy_imports_outside_cli(list(synthetic.edges))] == [
         "pkg.sub.sibling -> pkg.proto.codec (pkg/sub/sibling.py:12)",
         "pkg.sub.sibling -> pkg.proto._pb (pkg/sub/sibling.py:18)",
+    ]
+
+
+def test_checker_reports_a_directory_name_defined_twice(tmp_path: Path) -> None:
+    write_package(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/layout.py": 'CACHE_DIR = "cache"\nSUFFIX = ".gz"\n',
+            "pkg/a.py": 'from pathlib import Path\nWHERE = Path("cache") / "x"\nEND = ".gz"\n',
+            "pkg/b.py": 'OTHER: str = "cache"\n\ndef f():\n    local = "cache"\n',
+        },
+    )
+    graph = ImportGraph.read(tmp_path, ["pkg"])
+    assert directory_names_redefined(graph, "pkg.layout") == [
+        "pkg/a.py:2: WHERE spells CACHE_DIR",
+        "pkg/b.py:1: OTHER spells CACHE_DIR",
     ]

@@ -31,8 +31,6 @@ from arena.host.config import CompetitionConfig, check_units_per_minute
 from arena.host.images import image_path, is_image_tarball, load_image, store_image
 from arena.host.ladder import Standings
 from arena.host.store import (
-    IMAGES_DIR,
-    SNAPSHOTS_DIR,
     Author,
     CompetitionStore,
     CompetitionStoreError,
@@ -43,7 +41,7 @@ from arena.host.store import (
     StoredMatch,
     Version,
 )
-from arena.layout import LOGS_DIR, seat_log_name
+from arena.layout import IMAGES_DIR, LOGS_DIR, SNAPSHOTS_DIR, seat_log_name
 from arena.records.html import viewer_document
 from arena.registry import hash_token
 from arena.snapshots.archive import ArchiveLimits
