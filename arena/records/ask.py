@@ -159,7 +159,7 @@ def _match_start(
         match_id=match_id,
         game=state.game.id,
         game_version=state.game.version,
-        options={k: codec.option_text(v) for k, v in state.config.options},
+        options={k: codec.option_to_text(v) for k, v in state.config.options},
         seats=(seat,),
         players=tuple(
             messages.PlayerInfo(
@@ -193,33 +193,33 @@ class _OneDecision(rpc.ArenaServicer):
         self, request_iterator: Iterator[rpc.BotMessage], context: grpc.ServicerContext
     ) -> Iterator[rpc.ServerMessage]:
         first = next(request_iterator, None)
-        hello = codec.read_bot_message(first) if first is not None else None
+        hello = codec.bot_proto_to_plain(first) if first is not None else None
         if not isinstance(hello, messages.Hello):
             self.results.put(("error", "the bot's first message was not a Hello"))
-            yield codec.server_message(messages.Rejected("the first message must be Hello"))
+            yield codec.plain_to_proto(messages.Rejected("the first message must be Hello"))
             return
         if hello.token != self._token:
-            yield codec.server_message(messages.Rejected("unknown token"))
+            yield codec.plain_to_proto(messages.Rejected("unknown token"))
             return
         if self._done.is_set():  # a reconnect after the answer: nothing more to play
-            yield codec.server_message(
+            yield codec.plain_to_proto(
                 messages.Rejected("the replayed decision is already answered")
             )
             return
-        yield codec.server_message(messages.Welcome(arena_version(), f"ask-{secrets.token_hex(3)}"))
+        yield codec.plain_to_proto(messages.Welcome(arena_version(), f"ask-{secrets.token_hex(3)}"))
         yield from self._position_messages(hello)
         start = time.perf_counter()
         for msg in request_iterator:
-            got = codec.read_bot_message(msg)
+            got = codec.bot_proto_to_plain(msg)
             if isinstance(got, messages.Ping):
-                yield codec.server_message(messages.Pong(got.nonce))
+                yield codec.plain_to_proto(messages.Pong(got.nonce))
             elif isinstance(got, messages.Answer) and got.request_id == self._request_id:
                 ms = (time.perf_counter() - start) * 1000.0
                 self._done.set()
                 self.results.put(("answer", got, ms, f"{hello.bot_name} {hello.bot_version}"))
                 break
             elif isinstance(got, messages.Answer):
-                yield codec.server_message(
+                yield codec.plain_to_proto(
                     messages.ErrorInfo(
                         "unknown_request",
                         f"no open request {got.request_id}",
@@ -232,22 +232,24 @@ class _OneDecision(rpc.ArenaServicer):
             return
         n = self._pos.state.num_seats
         end = Result((0.0,) * n, (1,) * n, "replay", summary="one decision asked from a record")
-        yield codec.server_message(messages.MatchEnd(self._match_id, codec.result_value(end)))
+        yield codec.plain_to_proto(
+            messages.MatchEnd(self._match_id, codec.engine_result_to_plain(end))
+        )
 
     def _position_messages(self, hello: messages.Hello) -> Iterator[rpc.ServerMessage]:
         h, pos = self._header, self._pos
         state, seat = pos.state, pos.seat
         time_control = _time_control(h)
-        yield codec.server_message(_match_start(h, state, seat, self._match_id))
+        yield codec.plain_to_proto(_match_start(h, state, seat, self._match_id))
         events = [
             # Numbered over what the seat may see, as the arena numbers them.
-            codec.event_body(self._match_id, seq, event)
+            codec.event_to_body(self._match_id, seq, event)
             for seq, event in enumerate(state.visible_events(seat))
         ]
         if not hello.batch_events:
-            yield from (codec.server_message_of(codec.event_bytes(e)) for e in events)
+            yield from (codec.bytes_to_proto(codec.event_body_to_bytes(e)) for e in events)
         # As the arena sends it: with batch_events the events ride in the request.
-        request = codec.decision_bytes(
+        request = codec.decision_to_bytes(
             self._request_id,
             self._match_id,
             seat,
@@ -260,7 +262,7 @@ class _OneDecision(rpc.ArenaServicer):
             text=not hello.omit_text,
             json=not hello.omit_json,
         )
-        yield codec.server_message_of(request)
+        yield codec.bytes_to_proto(request)
 
 
 def _tail_lines(path: Path, count: int = _LOG_TAIL) -> list[str]:
@@ -680,7 +682,9 @@ class _WholeMatch:
 
     def register(self, server: grpc.Server) -> None:
         handlers = {
-            "Play": grpc.stream_stream_rpc_method_handler(self.Play, response_serializer=codec.wire)
+            "Play": grpc.stream_stream_rpc_method_handler(
+                self.Play, response_serializer=codec.proto_to_bytes
+            )
         }
         name = rpc.service_name("Arena")
         server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(name, handlers),))
@@ -695,33 +699,33 @@ class _WholeMatch:
             first = next(requests, None)
         except grpc.RpcError:
             first = None
-        hello = codec.read_bot_bytes(first) if first is not None else None
+        hello = codec.bot_bytes_to_plain(first) if first is not None else None
         if not isinstance(hello, messages.Hello):
             why = f"sent garbage before{self.decision()}: its first message was not a Hello"
             self.results.put(("error", why))
-            yield codec.server_message(messages.Rejected("the first message must be Hello"))
+            yield codec.plain_to_proto(messages.Rejected("the first message must be Hello"))
             return
         if hello.token != self._token:
-            yield codec.server_message(messages.Rejected("unknown token"))
+            yield codec.plain_to_proto(messages.Rejected("unknown token"))
             return
         with self._lock:
             taken, self._taken = self._taken, True
         if taken:  # a reconnect: the replay went on (or failed) with the first stream
-            yield codec.server_message(messages.Rejected("the replay is under way on a stream"))
+            yield codec.plain_to_proto(messages.Rejected("the replay is under way on a stream"))
             return
         bot = f"{hello.bot_name} {hello.bot_version}"
-        yield codec.server_message(messages.Welcome(arena_version(), f"ask-{secrets.token_hex(3)}"))
-        yield codec.server_message(
+        yield codec.plain_to_proto(messages.Welcome(arena_version(), f"ask-{secrets.token_hex(3)}"))
+        yield codec.plain_to_proto(
             _match_start(self._header, self._match.start, self._script.seat, self._match_id)
         )
         for k, asked in enumerate(self._script.asked):
             self.asking = k
             events = [
-                codec.event_body(self._match_id, asked.seq + i, e)
+                codec.event_to_body(self._match_id, asked.seq + i, e)
                 for i, e in enumerate(asked.events)
             ]
             if not hello.batch_events:
-                yield from (codec.event_bytes(e) for e in events)
+                yield from (codec.event_body_to_bytes(e) for e in events)
             yield self._request(hello, asked, self._first_id + k, events)
             start = time.perf_counter()
             got = yield from self._reply(requests, self._first_id + k)
@@ -738,7 +742,7 @@ class _WholeMatch:
         self, hello: messages.Hello, asked: Asked, request_id: int, events: list[bytes]
     ) -> bytes:
         tc = _time_control(self._header)
-        return codec.decision_bytes(
+        return codec.decision_to_bytes(
             request_id,
             self._match_id,
             self._script.seat,
@@ -759,13 +763,13 @@ class _WholeMatch:
         went wrong instead, naming the decision."""
         try:
             for data in requests:
-                got = codec.read_bot_bytes(data)
+                got = codec.bot_bytes_to_plain(data)
                 if isinstance(got, messages.Ping):
-                    yield codec.server_message(messages.Pong(got.nonce))
+                    yield codec.plain_to_proto(messages.Pong(got.nonce))
                 elif isinstance(got, messages.Answer) and got.request_id == request_id:
                     return got
                 elif isinstance(got, messages.Answer):
-                    yield codec.server_message(
+                    yield codec.plain_to_proto(
                         messages.ErrorInfo(
                             "unknown_request",
                             f"no open request {got.request_id}",
@@ -784,13 +788,15 @@ class _WholeMatch:
         """The events after the seat's last decision, then MatchEnd."""
         script, match = self._script, self._match
         for i, event in enumerate(script.tail):
-            yield codec.event_bytes(codec.event_body(self._match_id, script.tail_seq + i, event))
+            yield codec.event_body_to_bytes(
+                codec.event_to_body(self._match_id, script.tail_seq + i, event)
+            )
         result = match.result
         if result is None:  # stopped at a decision (--at K): nothing was decided after it
             n = match.start.num_seats
             result = Result((0.0,) * n, (1,) * n, "replay", summary="replayed up to a decision")
-        end = messages.MatchEnd(self._match_id, codec.result_value(result), match.faults)
-        yield codec.server_message(end)
+        end = messages.MatchEnd(self._match_id, codec.engine_result_to_plain(result), match.faults)
+        yield codec.plain_to_proto(end)
 
 
 @dataclass(frozen=True, slots=True)

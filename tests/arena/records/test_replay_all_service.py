@@ -16,8 +16,8 @@ from tests.arena.records.test_replay_all import count_bot_record
 
 
 def _read(sent: Any) -> bot_messages.ServerMessage | None:
-    raw = codec.server_message_of(sent) if isinstance(sent, bytes) else sent
-    return bot_codec.read_server_message(raw)
+    raw = codec.bytes_to_proto(sent) if isinstance(sent, bytes) else sent
+    return bot_codec.proto_to_plain(raw)
 
 
 def test_the_replay_is_done_once_match_end_is_sent(tmp_path: Path) -> None:
@@ -27,7 +27,7 @@ def test_the_replay_is_done_once_match_end_is_sent(tmp_path: Path) -> None:
     record = read_record(count_bot_record(tmp_path / "whist.jsonl.gz", "whist", None, seed=4))
     match = match_script(record, seat=1)
     service = _WholeMatch(record.header, match, 1, "token")
-    inbox = [bot_codec.hello_message(bot_messages.Hello("t", "1", "token")).SerializeToString()]
+    inbox = [bot_codec.hello_to_proto(bot_messages.Hello("t", "1", "token")).SerializeToString()]
 
     def requests() -> Iterator[bytes]:
         while True:
@@ -38,7 +38,7 @@ def test_the_replay_is_done_once_match_end_is_sent(tmp_path: Path) -> None:
     for sent in stream:
         message = _read(sent)
         if isinstance(message, bot_messages.Decision):
-            inbox.append(bot_codec.answer_message(message.request_id, index=0).SerializeToString())
+            inbox.append(bot_codec.answer_to_proto(message.request_id, index=0).SerializeToString())
             answered += 1
         elif isinstance(message, bot_messages.MatchEnd):
             break  # the stream is gone: the generator is not resumed

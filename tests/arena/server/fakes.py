@@ -11,7 +11,7 @@ real :class:`~arena.server.connections.Connection` without gRPC or the hub. It r
 referee puts in the connection's outbox (decoded with :mod:`arena.protocol.codec`, as a bot
 would) and answers each DecisionRequest as its script says: an index, late by some virtual ms,
 never, an illegal index, garbage, a text, or by disconnecting. Answers are encoded to wire bytes
-and read back with ``codec.read_bot_bytes`` (as the stream handler does) and handed to the open
+and read back with ``codec.bot_bytes_to_plain`` (as the stream handler does) and handed to the open
 request as :meth:`arena.server.hub.Hub.on_message` does; a disconnect does what
 :meth:`~arena.server.hub.Hub.on_close` does.
 
@@ -356,8 +356,8 @@ class FakeBot:
 
     def _receive(self, msg: Outgoing) -> None:
         loop = asyncio.get_running_loop()
-        pb_msg = codec.server_message_of(msg) if isinstance(msg, bytes) else msg
-        decoded = bot_codec.read_server_message(pb_msg)
+        pb_msg = codec.bytes_to_proto(msg) if isinstance(msg, bytes) else msg
+        decoded = bot_codec.proto_to_plain(pb_msg)
         if decoded is None:
             raise AssertionError(f"{self.name} received a message of unknown kind: {pb_msg}")
         self.received.append(Received(loop.time(), decoded))
@@ -385,14 +385,14 @@ class FakeBot:
             legal = len(decision.legal)
             if move.do is Do.INDEX:
                 index = move.index if move.index >= 0 else max(0, legal + move.index)
-                wire = bot_codec.answer_message(rid, index=index)
+                wire = bot_codec.answer_to_proto(rid, index=index)
             elif move.do is Do.ILLEGAL:
-                wire = bot_codec.answer_message(rid, index=legal)
+                wire = bot_codec.answer_to_proto(rid, index=legal)
             elif move.do is Do.TEXT:
-                wire = bot_codec.answer_message(rid, text=move.text)
+                wire = bot_codec.answer_to_proto(rid, text=move.text)
             else:
-                wire = bot_codec.answer_message(rid)
-            message = codec.read_bot_bytes(wire.SerializeToString())
+                wire = bot_codec.answer_to_proto(rid)
+            message = codec.bot_bytes_to_plain(wire.SerializeToString())
             assert isinstance(message, Answer)
         except Exception as err:
             self.problems.append(err)

@@ -90,8 +90,8 @@ def _watch(board: Board, match_id: str) -> list[ServerMessage]:
     for msg in q.items:
         if msg is None:
             break
-        decoded = bot_codec.read_server_message(
-            codec.server_message_of(msg) if isinstance(msg, bytes) else msg
+        decoded = bot_codec.proto_to_plain(
+            codec.bytes_to_proto(msg) if isinstance(msg, bytes) else msg
         )
         assert decoded is not None
         out.append(decoded)
