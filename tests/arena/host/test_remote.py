@@ -7,7 +7,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import socket
 import subprocess
 import tarfile
 from collections.abc import Iterator
@@ -25,6 +24,7 @@ from arena.ratings import fit_ratings
 from tests.arena.host.image_tarballs import image_tarball
 from tests.arena.host.serving import ADMIN, INVITE, Host, hosting
 from tests.arena.run_arena import ARENA, arena_error
+from tests.helpers import free_port
 
 WIN_FIRST = {"scores": [1, 0, 1, 0], "ranks": [1, 2, 1, 2], "reason": "normal", "summary": "N-S"}
 WIN_SECOND = {"scores": [0, 1, 0, 1], "ranks": [2, 1, 2, 1], "reason": "normal", "summary": "E-W"}
@@ -451,14 +451,6 @@ def test_an_http_error_without_the_api_s_json_still_reads_in_one_line(host: Host
         client.status()
     # A trailing /api/v1 or / is accepted as the same server.
     assert RemoteClient(host.url + "/api/v1/").status()["name"] == "cup"
-
-
-def free_port() -> int:
-    """A port nothing listens on (bound, then closed)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-    return port
 
 
 # --- TLS ----------------------------------------------------------------------------------------

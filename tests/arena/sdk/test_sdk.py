@@ -31,7 +31,8 @@ from arena.server import open_arena_server
 from engine import get_game
 from reference_bots.catalog import RulesOrRandomBot
 from tests.arena.run_arena import arena_error
-from tests.arena.wire import SHORT_WHIST, free_port, join_all, make_spec, play_with, raw, sdk
+from tests.arena.wire import SHORT_WHIST, join_all, make_spec, play_with, raw, sdk
+from tests.helpers import free_port
 from tests.waiting import async_wait_until, wait_until
 
 ARENA = str(Path(sys.executable).parent / "arena")

@@ -11,10 +11,9 @@ import threading
 
 import pytest
 from cardarena.client import BotRun, run_bot
-from cardarena.messages import TimeControl
 
 from arena.policy import RECONNECT_GRACE, STRIKES_TO_FORFEIT, FaultKind, FaultPolicy
-from arena.server.spec import MatchOutcome, MatchSpec, SeatSpec
+from arena.server.spec import MatchOutcome, MatchSpec
 from reference_bots.catalog import make_bot
 from tests.arena.server.fakes import FakeBot, FakeServer, answer, disconnect, run_virtual
 from tests.arena.wire import SHORT_WHIST, RawBot, make_spec, play_loop, run_scenario, sdk
@@ -29,14 +28,17 @@ GRACE_MS = (MOVE_MS + BANK_MS) * RECONNECT_GRACE
 
 
 def _spec(policy: FaultPolicy = FaultPolicy.LENIENT) -> MatchSpec:
-    return MatchSpec(
-        match_id="reconnect",
-        game="whist",
-        seats=tuple(SeatSpec(f"token-seat{i}") for i in range(4)),
-        seed=3,
+    tokens = [f"token-seat{i}" for i in range(4)]
+    return make_spec(
+        "whist",
+        4,
         options=SHORT_WHIST,
-        time_control=TimeControl(MOVE_MS, BANK_MS),
-        fault_policy=policy,
+        seed=3,
+        policy=policy,
+        move_ms=MOVE_MS,
+        bank_ms=BANK_MS,
+        match_id="reconnect",
+        tokens=tokens,
     )
 
 

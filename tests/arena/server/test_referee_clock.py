@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Sequence
 
 import pytest
-from cardarena.messages import Answer, Decision, MatchStart, TimeControl
+from cardarena.messages import Answer, Decision, MatchStart
 
 from arena.policy import (
     ERROR_CODE,
@@ -28,7 +28,7 @@ from arena.policy import (
     FaultPolicy,
     forfeit_reason,
 )
-from arena.server.spec import MatchOutcome, MatchSpec, SeatSpec
+from arena.server.spec import MatchOutcome, MatchSpec
 from engine import JSON, OptionValue, get_game
 from tests.arena.server.fakes import (
     FakeBot,
@@ -47,6 +47,7 @@ from tests.arena.server.fakes import (
     run_virtual,
     silent,
 )
+from tests.arena.wire import make_spec
 
 #: One deal of whist to one point: 52 decisions, 13 per seat.
 SHORT_WHIST: dict[str, OptionValue] = {"points_to_win": 1, "games_per_rubber": 1}
@@ -66,15 +67,18 @@ def _spec(
     policy: FaultPolicy = FaultPolicy.LENIENT,
     connect_timeout_s: float = 10.0,
 ) -> MatchSpec:
-    return MatchSpec(
-        match_id="clock",
-        game="whist",
-        seats=tuple(SeatSpec(f"token-seat{i}") for i in range(SEATS)),
-        seed=7,
+    tokens = [f"token-seat{i}" for i in range(SEATS)]
+    return make_spec(
+        "whist",
+        SEATS,
         options=SHORT_WHIST,
-        time_control=TimeControl(move_ms, bank_ms),
-        fault_policy=policy,
+        seed=7,
+        policy=policy,
+        move_ms=move_ms,
+        bank_ms=bank_ms,
         connect_timeout_s=connect_timeout_s,
+        match_id="clock",
+        tokens=tokens,
     )
 
 
