@@ -43,16 +43,15 @@ from arena.host.ladder import IDLE_POLL_S, Ladder, Wakeup
 from arena.host.live import LiveBots
 from arena.host.play import MatchPlayer, Player
 from arena.host.remote import ClusterPlayer
-from arena.host.store import IMAGES_DIR, CompetitionStore, Version
+from arena.host.store import CompetitionStore, Version
 from arena.host.validation import validate
-from arena.layout import LOGS_DIR, RECORDS_DIR
+from arena.layout import IMAGES_DIR, LOGS_DIR, PRIVATE_DIR, RECORDS_DIR
 from arena.registry import hash_token
 from arena.server import ArenaServer
 
 log = structlog.get_logger("arena.host")
 
 #: The host's own files in the competition directory, hidden from every bot.
-PRIVATE_DIR = "private"
 ADMIN_TOKEN_FILE = "admin.token"
 #: Where a running host says it listens (for ``arena host add-author`` and the tests).
 HOST_FILE = "host.json"

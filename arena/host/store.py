@@ -43,7 +43,7 @@ from typing import Any, Concatenate, Final, Literal, ParamSpec, TypeVar, cast, g
 
 from arena.errors import ArenaError
 from arena.host.config import CompetitionConfig, check_units_per_minute
-from arena.layout import LOGS_DIR, RECORDS_DIR, make_output_dir
+from arena.layout import LOGS_DIR, RECORDS_DIR, SNAPSHOTS_DIR, make_output_dir
 from arena.ratings import Entry, RatingTable
 from arena.registry import NAME_RE, RESERVED, hash_token
 from arena.sqlite import reading, write_transaction
@@ -56,10 +56,6 @@ T = TypeVar("T")
 DB_NAME: Final = "competition.sqlite"
 #: The lock file a running host holds beside it.
 LOCK_NAME: Final = DB_NAME + ".lock"
-#: Where the archive store keeps content-addressed snapshots (beside records/ and logs/).
-SNAPSHOTS_DIR: Final = "snapshots"
-#: Image tarballs (versions submitted as Docker images), in the competition directory.
-IMAGES_DIR: Final = "images"
 #: One write waits this long inside SQLite for a lock another process holds (an ``sqlite3`` shell,
 #: a backup) before :class:`DatabaseLocked`; the caller may retry.
 BUSY_TIMEOUT_S: Final = 1.0

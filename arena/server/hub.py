@@ -324,7 +324,7 @@ class Hub:
                 self._reject(conn, "the first message must be Hello")
             return
         if isinstance(msg, Ping):
-            conn.send(codec.server_message(Pong(msg.nonce)))
+            conn.send(codec.plain_to_proto(Pong(msg.nonce)))
         elif isinstance(msg, Answer):
             self._stray_answer(conn, msg)
         elif isinstance(msg, Hello):
@@ -421,7 +421,7 @@ class Hub:
         conn.token = token
         old = self._by_token.get(token)
         self._by_token[token] = conn
-        conn.send(codec.server_message(Welcome(self._version, conn.session_id, resume_token=token)))
+        conn.send(codec.plain_to_proto(Welcome(self._version, conn.session_id, resume_token=token)))
         log.info(
             "bot welcomed", session=conn.session_id, bot=hello.bot_name, version=hello.bot_version
         )
@@ -447,7 +447,7 @@ class Hub:
 
     def _reject(self, conn: Connection, reason: str) -> None:
         log.info("bot rejected", session=conn.session_id, peer=conn.peer, reason=reason)
-        conn.send(codec.server_message(Rejected(reason)))
+        conn.send(codec.plain_to_proto(Rejected(reason)))
         self._drop(conn)
 
     def _drop(self, conn: Connection) -> None:
@@ -455,7 +455,7 @@ class Hub:
         self.on_close(conn)
 
     def _warn(self, conn: Connection, code: str, message: str, request_id: int = 0) -> None:
-        conn.send(codec.server_message(ErrorInfo(code, message, request_id=request_id)))
+        conn.send(codec.plain_to_proto(ErrorInfo(code, message, request_id=request_id)))
 
     def _stray_answer(self, conn: Connection, answer: Answer) -> None:
         rid = answer.request_id

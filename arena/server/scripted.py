@@ -111,7 +111,7 @@ class ScriptedSeat:
             slot.hello_name, slot.hello_version = conn.hello.bot_name, conn.hello.bot_version
             if slot not in conn.slots:
                 conn.slots.append(slot)
-        conn.send(codec.server_message(self.script.start))
+        conn.send(codec.plain_to_proto(self.script.start))
         for decision in self.script.decisions[: self._k + 1]:
             self._send_events(conn, decision.events, decision.seq)
         pending = self._pending
@@ -149,13 +149,13 @@ class ScriptedSeat:
             error = messages.ErrorInfo(
                 ERROR_CODE[kind], private or detail, 0, self.match_id, request_id, kind, seat
             )
-            conn.send(codec.server_message(error))
+            conn.send(codec.plain_to_proto(error))
 
     # --- the script ------------------------------------------------------------------------
 
     def _send_events(self, conn: Connection, events: tuple[Event, ...], seq: int) -> None:
         for i, event in enumerate(events):
-            conn.send_event(codec.event_body(self.match_id, seq + i, event))
+            conn.send_event(codec.event_to_body(self.match_id, seq + i, event))
 
     def _ask(self, conn: Connection) -> None:
         """Decision ``_k``: its request (its events went before it)."""
@@ -172,7 +172,7 @@ class ScriptedSeat:
         decision = self.script.decisions[self._k]
         hello = conn.hello
         tc = self.script.start.time_control
-        return codec.decision_bytes(
+        return codec.decision_to_bytes(
             rid,
             self.match_id,
             self.script.seat,
@@ -205,7 +205,7 @@ class ScriptedSeat:
         # Done before MatchEnd goes out: a bot may leave as soon as it has it.
         self.results.put(("done",))
         self._send_events(conn, self.script.tail, self.script.tail_seq)
-        conn.send(codec.server_message(self.script.end))
+        conn.send(codec.plain_to_proto(self.script.end))
         self._finish(None)
 
     def _close_request(self, pending: PendingDecision) -> None:

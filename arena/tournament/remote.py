@@ -21,13 +21,11 @@ from arena.bots.sandbox import Limits
 from arena.cluster.bundles import BundleError, bundle_bot, named_files
 from arena.cluster.results import keep_result
 from arena.cluster.task import BotRef, Cluster, ClusterMatch, SlotsLike
+from arena.layout import SNAPSHOTS_DIR
 from arena.tournament.config import TournamentConfig
 from arena.tournament.job import PlayedMatch
 from arena.tournament.schedule import MatchPlan
 from arena.version import arena_version
-
-#: Where a tournament keeps its bots' snapshots, under its output directory.
-SNAPSHOTS_DIR = "snapshots"
 
 
 class RemoteRun:

@@ -12,7 +12,12 @@ from __future__ import annotations
 
 from fastapi import FastAPI
 
-from arena.host.api import admin, authors, bots, matches, status, submissions
+import arena.host.api.admin as admin
+import arena.host.api.authors as authors
+import arena.host.api.bots as bots
+import arena.host.api.matches as matches
+import arena.host.api.status as status
+import arena.host.api.submissions as submissions
 from arena.host.api.deps import HostState
 from arena.host.api.errors import add_error_handlers
 from arena.version import arena_version

@@ -14,7 +14,7 @@ from arena.host.api.deps import PREFIX, Authed, Host, VersionId, Viewer
 from arena.host.api.views import all_refs, bots_out, owned, pairwise, read_text, version_out
 from arena.host.apitypes import BotOut, HeadToHead, VersionOut
 from arena.host.images import image_path
-from arena.host.store import IMAGES_DIR, SNAPSHOTS_DIR
+from arena.layout import IMAGES_DIR, SNAPSHOTS_DIR
 from arena.snapshots.tree import snapshot_path
 
 router = APIRouter(prefix=PREFIX)

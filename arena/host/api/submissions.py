@@ -13,7 +13,8 @@ from arena.host.api.views import version_out
 from arena.host.apitypes import LiveVersion, VersionOut
 from arena.host.config import CompetitionConfig
 from arena.host.images import is_image_tarball, load_image, store_image
-from arena.host.store import IMAGES_DIR, SNAPSHOTS_DIR, Author, CompetitionStore, Version
+from arena.host.store import Author, CompetitionStore, Version
+from arena.layout import IMAGES_DIR, SNAPSHOTS_DIR
 from arena.snapshots.archive import ArchiveLimits
 from arena.snapshots.tree import store_snapshot
 

@@ -91,7 +91,7 @@ def _match_start(
         match_id=match_id,
         game=state.game.id,
         game_version=state.game.version,
-        options={k: codec.option_text(v) for k, v in state.config.options},
+        options={k: codec.option_to_text(v) for k, v in state.config.options},
         seats=(seat,),
         players=tuple(
             messages.PlayerInfo(
@@ -131,7 +131,7 @@ def position_script(header: Mapping[str, Any], pos: Position, token: str) -> Scr
         (asked,),
         (),
         0,
-        messages.MatchEnd(match_id, codec.result_value(end)),
+        messages.MatchEnd(match_id, codec.engine_result_to_plain(end)),
     )
 
 
@@ -202,7 +202,7 @@ class MatchScript:
             tuple(a.sent for a in mine.asked),
             mine.tail,
             mine.tail_seq,
-            messages.MatchEnd(match_id, codec.result_value(result), self.faults),
+            messages.MatchEnd(match_id, codec.engine_result_to_plain(result), self.faults),
         )
 
 

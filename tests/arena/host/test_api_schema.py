@@ -12,7 +12,7 @@ import schemathesis
 from hypothesis import HealthCheck, given, settings
 
 from arena.host.client import pack_directory
-from arena.host.store import SNAPSHOTS_DIR
+from arena.layout import SNAPSHOTS_DIR
 from arena.snapshots.archive import ArchiveLimits
 from arena.snapshots.tree import store_snapshot
 from tests.arena.host.serving import ADMIN, hosting

@@ -7,7 +7,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import socket
 import subprocess
 import tarfile
 from collections.abc import Iterator
@@ -28,6 +27,7 @@ from arena.ratings import fit_ratings
 from tests.arena.host.image_tarballs import image_tarball
 from tests.arena.host.serving import ADMIN, INVITE, Host, hosting, serving
 from tests.arena.run_arena import ARENA, arena_error
+from tests.helpers import free_port
 
 WIN_FIRST = {"scores": [1, 0, 1, 0], "ranks": [1, 2, 1, 2], "reason": "normal", "summary": "N-S"}
 WIN_SECOND = {"scores": [0, 1, 0, 1], "ranks": [2, 1, 2, 1], "reason": "normal", "summary": "E-W"}
@@ -481,14 +481,6 @@ def test_an_answer_that_is_not_the_api_s_model_is_refused_in_one_line(
             f"{url} answered GET /bots with something other than the API's JSON: is it a Card "
             "Arena host?"
         )
-
-
-def free_port() -> int:
-    """A port nothing listens on (bound, then closed)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-    return port
 
 
 # --- TLS ----------------------------------------------------------------------------------------

@@ -21,8 +21,8 @@ from tests.arena.records.test_replay_all import count_bot_record
 
 
 def _read(sent: Outgoing) -> bot_messages.ServerMessage | None:
-    raw = codec.server_message_of(sent) if isinstance(sent, bytes) else sent
-    return bot_codec.read_server_message(raw)
+    raw = codec.bytes_to_proto(sent) if isinstance(sent, bytes) else sent
+    return bot_codec.proto_to_plain(raw)
 
 
 def _play(
