@@ -504,6 +504,11 @@ class SQLiteStore:
     def _tables(self) -> set[str]:
         return _table_names(self._db)
 
+    @serialized
+    def meta(self, key: str) -> str | None:
+        """A stored ``meta`` value (``schema``, ``created``, …)."""
+        return self._meta_value(key)
+
     def _meta_value(self, key: str) -> str | None:
         with self._reading(f"meta {key!r}"):
             row = self._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()

@@ -173,11 +173,6 @@ class Store(SQLiteStore):
             return config
 
     @serialized
-    def meta(self, key: str) -> str | None:
-        """A stored meta value."""
-        return self._meta_value(key)
-
-    @serialized
     def initialize(
         self,
         identity: Mapping[str, Any],

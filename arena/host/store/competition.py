@@ -201,8 +201,3 @@ class CompetitionStore(RatingTables):
             if not 0 <= seed < 2**63:
                 raise ValueError(f"not a 63-bit seed: {seed}")
             return seed
-
-    @serialized
-    def meta(self, key: str) -> str | None:
-        """A stored meta value (``name``, ``created``, ``schema``, …)."""
-        return self._meta_value(key)
