@@ -27,7 +27,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -44,9 +44,6 @@ S = TypeVar("S", bound="SQLiteStore")
 
 #: What a damaged file raises while read: bad pages, a dropped table, a value of the wrong type.
 DAMAGE = (sqlite3.DatabaseError, ValueError, TypeError, KeyError, IndexError)
-#: SQLite's failures, for a caller that must tell them apart from its own (a taken name, say).
-Error = sqlite3.Error
-IntegrityError = sqlite3.IntegrityError
 #: A row read back: by column name or index.
 Row = sqlite3.Row
 #: An open connection inside a transaction (what :meth:`SQLiteStore._transaction` yields).
@@ -500,6 +497,37 @@ class SQLiteStore:
                     f"{self.path}: the database is locked by another process ({err})"
                 ) from err
             raise self.ERROR(f"{self.path}: cannot write ({err})") from err
+
+    def _rows(
+        self,
+        table: str,
+        sql: str,
+        args: Sequence[object],
+        name: Callable[[sqlite3.Row], str],
+        parse: Callable[[sqlite3.Row], T],
+    ) -> list[T]:
+        """The rows of ``sql`` parsed one by one: a damaged one is one line naming it
+        (``name(row)``, ``match 'x'``), as is a damaged ``table``."""
+        with self._reading(table):
+            rows = self._db.execute(sql, args).fetchall()
+        out = []
+        for row in rows:
+            with self._reading(name(row)):
+                out.append(parse(row))
+        return out
+
+    def _refuse_other_config(
+        self, stored: Mapping[str, Any], identity: Mapping[str, Any], holds: str, advice: str
+    ) -> None:
+        """A file made for another config is refused, naming the keys that differ: results are
+        never mixed."""
+        differs = sorted(
+            k for k in stored.keys() | identity.keys() if stored.get(k) != identity.get(k)
+        )
+        if differs:
+            raise self.ERROR(
+                f"{holds} with a different config (differs in: {', '.join(differs)}); {advice}"
+            )
 
     def _tables(self) -> set[str]:
         return _table_names(self._db)

@@ -82,6 +82,9 @@ SCHEMA_VERSION: Final = len(MIGRATIONS)
 #: Environment variable: the runner's patience with another process's lock (seconds).
 LOCK_WAIT_ENV: Final = arena.sqlite.LOCK_WAIT_ENV
 
+#: A fault charged during a match, as stored: ``{seat, kind, detail}``.
+Fault = Mapping[str, Any]
+
 #: The lock file :meth:`Store.lock` holds next to the database of a running tournament.
 LOCK_NAME = DB_NAME + ".lock"
 
@@ -218,14 +221,12 @@ class Store(SQLiteStore):
     def _check_same(
         self, stored: dict[str, Any], identity: dict[str, Any], plans: Sequence[MatchPlan]
     ) -> None:
-        differs = sorted(
-            k for k in stored.keys() | identity.keys() if stored.get(k) != identity.get(k)
+        self._refuse_other_config(
+            stored,
+            identity,
+            f"{self.path} holds a tournament",
+            "use another output directory, or delete it to start over",
         )
-        if differs:
-            raise StoreError(
-                f"{self.path} holds a tournament with a different config (differs in: "
-                f"{', '.join(differs)}); use another output directory, or delete it to start over"
-            )
         with self._reading("the matches table"):
             rows = self._db.execute("SELECT match_id, seed, seats FROM matches ORDER BY position")
             stored_plans = [(m, s, tuple(json.loads(seats))) for m, s, seats in rows]
@@ -255,7 +256,7 @@ class Store(SQLiteStore):
         self,
         match_id: str,
         result: Mapping[str, Any],
-        faults: Sequence[Mapping[str, Any]],
+        faults: Sequence[Fault],
         record_path: str | None,
         seconds: float,
     ) -> bool:
@@ -296,13 +297,8 @@ class Store(SQLiteStore):
         if status is not None:
             sql += " WHERE status=?"
             args = (status,)
-        with self._reading("the matches table"):
-            rows = self._db.execute(sql + " ORDER BY position", args).fetchall()
-        out = []
-        for row in rows:
-            with self._reading(f"match {row[0]!r}"):
-                out.append(_stored_match(row))
-        return out
+        sql += " ORDER BY position"
+        return self._rows("the matches table", sql, args, _match_name, _stored_match)
 
     @serialized
     def counts(self) -> tuple[int, int]:
@@ -331,6 +327,10 @@ def _check_identity(config: object) -> None:
         raise ValueError(f"seed must be a whole number; got {seed!r}")
     if "bots" in config and not isinstance(config["bots"], list):
         raise ValueError(f"bots must be a list; got {config['bots']!r}")
+
+
+def _match_name(row: Sequence[Any]) -> str:
+    return f"match {row[0]!r}"
 
 
 def _stored_match(row: Sequence[Any]) -> StoredMatch:

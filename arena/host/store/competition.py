@@ -95,15 +95,8 @@ class CompetitionStore(RatingTables):
         stored = self._stored_identity() if opened.version else None
         if stored is None:
             return
-        identity = config.identity()
-        differs = sorted(
-            k for k in stored.keys() | identity.keys() if stored.get(k) != identity.get(k)
-        )
-        if differs:
-            raise CompetitionStoreError(
-                f"{self.directory} holds a competition with a different config (differs in: "
-                f"{', '.join(differs)}); use another directory"
-            )
+        holds = f"{self.directory} holds a competition"
+        self._refuse_other_config(stored, config.identity(), holds, "use another directory")
 
     def _stored_identity(self) -> dict[str, Any] | None:
         with self._reading("the stored config"):

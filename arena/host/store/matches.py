@@ -150,13 +150,8 @@ class MatchTables(VersionTables):
     def units(self, state: UnitState | None = None, phase: Phase | None = None) -> list[Unit]:
         """Units (with ``state``, of ``phase``), in creation order."""
         where, args = where_clause(("state", state), ("phase", phase))
-        with self._reading("the units table"):
-            rows = self._db.execute(f"SELECT * FROM units{where} ORDER BY id", args).fetchall()
-        out = []
-        for row in rows:
-            with self._reading(f"unit {row['id']}"):
-                out.append(read_unit(row))
-        return out
+        sql = f"SELECT * FROM units{where} ORDER BY id"
+        return self._rows("the units table", sql, args, lambda r: f"unit {r['id']}", read_unit)
 
     @serialized
     def fail_unit(self, unit_id: int, reason: str) -> bool:
@@ -178,15 +173,10 @@ class MatchTables(VersionTables):
     )
 
     def _matches(self, where: str, args: Sequence[object]) -> list[StoredMatch]:
-        with self._reading("the matches table"):
-            rows = self._db.execute(
-                f"{self._MATCH_SQL} {where} ORDER BY m.unit_id, m.rotation", args
-            ).fetchall()
-        out = []
-        for row in rows:
-            with self._reading(f"match {row['match_id']!r}"):
-                out.append(read_match(row))
-        return out
+        sql = f"{self._MATCH_SQL} {where} ORDER BY m.unit_id, m.rotation"
+        return self._rows(
+            "the matches table", sql, args, lambda r: f"match {r['match_id']!r}", read_match
+        )
 
     @serialized
     def match(self, match_id: str) -> StoredMatch:

@@ -128,21 +128,11 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS bots (
     name TEXT PRIMARY KEY, position INTEGER NOT NULL, command TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS matches (
-    match_id    TEXT PRIMARY KEY,
-    position    INTEGER NOT NULL UNIQUE,
-    table_no    INTEGER NOT NULL,
-    deal        INTEGER NOT NULL,
-    rotation    INTEGER NOT NULL,
-    seed        INTEGER NOT NULL,
-    seats       TEXT NOT NULL,
-    status      TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'done')),
-    attempts    INTEGER NOT NULL DEFAULT 0,
-    result      TEXT,
-    faults      TEXT,
-    record_path TEXT,
-    seconds     REAL,
-    finished_at TEXT
-);
+    match_id TEXT PRIMARY KEY, position INTEGER NOT NULL UNIQUE, table_no INTEGER NOT NULL,
+    deal INTEGER NOT NULL, rotation INTEGER NOT NULL, seed INTEGER NOT NULL, seats TEXT NOT NULL,
+    status TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'done')),
+    attempts INTEGER NOT NULL DEFAULT 0, result TEXT, faults TEXT, record_path TEXT,
+    seconds REAL, finished_at TEXT);
 """
 
 
