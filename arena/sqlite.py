@@ -306,18 +306,17 @@ def serialized(method: Callable[Concatenate[S, P], T]) -> Callable[Concatenate[S
 
 @dataclass(frozen=True, slots=True)
 class Opened:
-    """What opening found: the file's schema version (0: a new file) and its tables."""
+    """What opening found: the file's schema version (0: a new file)."""
 
     version: int
-    tables: frozenset[str]
 
 
 class SQLiteStore:
     """One SQLite file: its connection, lock, checks, migrations and transactions.
 
     A store sets the class attributes below and calls :meth:`_open`; its own methods hold the
-    tables and queries, reads under :meth:`_reading` and writes in :meth:`_transaction`, each
-    public one :func:`serialized`.
+    tables and queries, reads under :meth:`_reading` (several that must agree in one
+    :meth:`_snapshot`) and writes in :meth:`_transaction`, each public one :func:`serialized`.
     """
 
     #: The store's one-line error, and its subclass for a lock held past the busy timeout.
@@ -326,7 +325,6 @@ class SQLiteStore:
     #: What the file is, in messages: ``not a usable {FILE}``; ``{SCHEMA} schema 3``.
     FILE: ClassVar[str] = "database"
     SCHEMA: ClassVar[str] = "database"
-    #: The schema: applied in order, append only (a released migration is never edited).
     #: The connection, from :meth:`_open` on.
     _db: sqlite3.Connection
 
@@ -408,7 +406,7 @@ class SQLiteStore:
                 f"{self.path}: the {missing[0]} table is damaged (no such table: {missing[0]}); "
                 "was the file changed outside the arena?"
             )
-        return Opened(version, tables)
+        return Opened(version)
 
     def _schema_version(
         self, migrations: tuple[str, ...], tables: frozenset[str], unversioned: int | None
@@ -497,6 +495,20 @@ class SQLiteStore:
                     f"{self.path}: the database is locked by another process ({err})"
                 ) from err
             raise self.ERROR(f"{self.path}: cannot write ({err})") from err
+
+    @contextmanager
+    def _snapshot(self) -> Iterator[None]:
+        """Several reads that see one state of the file: a read transaction (under WAL never
+        blocked by a writer, nor blocking one). Inside another transaction, that one."""
+        if self._db.in_transaction:
+            yield
+            return
+        self._db.execute("BEGIN")
+        try:
+            yield
+        finally:
+            with contextlib.suppress(sqlite3.Error):
+                self._db.execute("COMMIT")
 
     def _rows(
         self,

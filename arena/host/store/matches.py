@@ -268,12 +268,12 @@ class MatchTables(VersionTables):
     def rated_matches(self, phase: Phase) -> tuple[list[list[Entry]], list[int]]:
         """:meth:`rating_entries` and, read with them, each match's unit id: its cluster for
         ``fit_ratings(entries, clusters=units)`` (one deal in all its rotations)."""
-        refs = {v.id: v.ref for v in self.versions()}
+        with self._snapshot():  # every version a match names is among those read
+            refs = {v.id: v.ref for v in self.versions()}
+            done = self._matches("WHERE m.state='done' AND u.state='done' AND u.phase=?", (phase,))
         entries: list[list[Entry]] = []
         units: list[int] = []
-        for match in self._matches(
-            "WHERE m.state='done' AND u.state='done' AND u.phase=?", (phase,)
-        ):
+        for match in done:
             assert match.result is not None
             ranks = match.result["ranks"]
             with self._reading(f"match {match.match_id!r}"):

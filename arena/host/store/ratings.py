@@ -36,7 +36,7 @@ class RatingTables(MatchTables):
     def rating_history(self, phase: Phase, points: int = 200) -> list[RatingPoint]:
         """The phase's rating history, oldest first, thinned to at most ``points`` fits (evenly
         spaced, the latest always kept)."""
-        with self._reading("the rating history"):
+        with self._snapshot(), self._reading("the rating history"):
             ids = [
                 int(r[0])
                 for r in self._db.execute(
@@ -87,15 +87,16 @@ class RatingTables(MatchTables):
     def activity(self, phase: Phase = "ladder") -> dict[int, Activity]:
         """Per version with any unit of ``phase``: units chosen for, the last one, those still
         pending, matches done (what matchmaking's candidates need)."""
-        with self._reading("the units table"):
-            rows = self._db.execute(
-                "SELECT uv.version_id, COUNT(DISTINCT u.id), MAX(u.id), "
-                "COUNT(DISTINCT CASE WHEN u.state='pending' THEN u.id END) "
-                "FROM unit_versions uv JOIN units u ON u.id = uv.unit_id "
-                "WHERE u.phase=? GROUP BY uv.version_id",
-                (phase,),
-            ).fetchall()
-        done = self.match_counts(phase)
+        with self._snapshot():
+            with self._reading("the units table"):
+                rows = self._db.execute(
+                    "SELECT uv.version_id, COUNT(DISTINCT u.id), MAX(u.id), "
+                    "COUNT(DISTINCT CASE WHEN u.state='pending' THEN u.id END) "
+                    "FROM unit_versions uv JOIN units u ON u.id = uv.unit_id "
+                    "WHERE u.phase=? GROUP BY uv.version_id",
+                    (phase,),
+                ).fetchall()
+            done = self.match_counts(phase)
         return {
             int(v): Activity(int(n), int(last), int(running), done.get(int(v), 0))
             for v, n, last, running in rows
