@@ -210,7 +210,8 @@ RULES = [
     ),
     pytest.param(
         Rule(
-            "arena.records knows no server (arena.records.ask, a one-shot gRPC server, excepted)",
+            "arena.records knows no server (arena.records.ask, which plays a recorded seat through "
+            "its hub, excepted)",
             importers=("arena.records",),
             importer_exceptions=("arena.records.ask",),
             imported=("arena.server",),

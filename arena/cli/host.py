@@ -150,7 +150,7 @@ def _add_author(args: argparse.Namespace) -> int:
             where["http"], token=admin_token(directory), cafile=where.get("cafile")
         )
         made = client.admin_add_author(args.name)
-        name, token = made["author"]["name"], made["token"]
+        name, token = made.author.name, made.token
     else:
         with store:
             author, token = store.add_author(args.name)

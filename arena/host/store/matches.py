@@ -9,7 +9,13 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from arena.host.store.rows import read_match, read_unit, result_problem, where_clause
+from arena.host.store.rows import (
+    read_match,
+    read_unit,
+    read_unit_state,
+    result_problem,
+    where_clause,
+)
 from arena.host.store.schema import (
     PHASES,
     CompetitionStoreError,
@@ -255,6 +261,36 @@ class MatchTables(VersionTables):
             clauses.append("u.phase=?")
             args.append(phase)
         return self._matches("WHERE " + " AND ".join(clauses), args)
+
+    @serialized
+    def finished_matches_page(
+        self,
+        version_id: int | None = None,
+        phase: Phase | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> list[tuple[StoredMatch, UnitState]]:
+        """The done matches :meth:`finished_matches` lists, newest first: ``limit`` of them after
+        the ``offset`` newest, each with its unit's state (its record is public once that is no
+        longer pending). One query, however long the list."""
+        filters = [
+            ("m.unit_id IN (SELECT unit_id FROM unit_versions WHERE version_id=?)", version_id),
+            ("u.phase=?", phase),
+        ]
+        given = [(clause, value) for clause, value in filters if value is not None]
+        where = " AND ".join(["m.state='done'", *(clause for clause, _ in given)])
+        sql = (
+            f"SELECT u.state AS unit_state, {self._MATCH_SQL.removeprefix('SELECT ')} "
+            f"WHERE {where} "
+            "ORDER BY m.unit_id DESC, m.rotation DESC LIMIT ? OFFSET ?"
+        )
+        return self._rows(
+            "the matches table",
+            sql,
+            [*(v for _, v in given), limit, offset],
+            lambda r: f"match {r['match_id']!r}",
+            lambda r: (read_match(r), read_unit_state(r["unit_state"])),
+        )
 
     @serialized
     def rating_entries(self, phase: Phase) -> list[list[Entry]]:

@@ -99,6 +99,13 @@ def read_unit(row: Row) -> Unit:
     )
 
 
+def read_unit_state(value: object) -> UnitState:
+    state = str(value)
+    if state not in UNIT_STATES:
+        raise ValueError(f"unit state {state!r}")
+    return cast(UnitState, state)
+
+
 def read_match(row: Row) -> StoredMatch:
     seats = int_list(row["seats"], "seats")
     result = None if row["result"] is None else json.loads(row["result"])

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hmac
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from arena.host.store.rows import check_name, new_token, read_version, where_clause
@@ -237,6 +237,18 @@ class VersionTables(SQLiteStore):
                 self._VERSION_SQL + " WHERE v.live_token_hash=?", (hash_token(token),)
             ).fetchone()
             return None if row is None else read_version(row)
+
+    @serialized
+    def version_refs(self, version_ids: Sequence[int]) -> dict[int, str]:
+        """``BOT@NUMBER`` of each of ``version_ids`` that exists, in one query."""
+        ids = json.dumps(sorted(set(version_ids)))
+        with self._reading("the versions table"):
+            rows = self._db.execute(
+                "SELECT v.id, b.name, v.number FROM versions v JOIN bots b ON b.id = v.bot_id "
+                "WHERE v.id IN (SELECT value FROM json_each(?))",
+                (ids,),
+            ).fetchall()
+        return {int(r[0]): f"{r[1]}@{r[2]}" for r in rows}
 
     @serialized
     def set_status(
