@@ -117,8 +117,13 @@ def locked_line(path: Path, waited: float) -> str:
 
 
 def _pauses(wait_s: float, clock: Callable[[], float]) -> Iterator[float]:
-    """The pauses between attempts, with backoff, until ``wait_s`` has passed since the first."""
+    """The pauses between attempts, with backoff, until ``wait_s`` has passed since this call
+    (before the first attempt)."""
     start = clock()
+    return _backoff(wait_s, clock, start)
+
+
+def _backoff(wait_s: float, clock: Callable[[], float], start: float) -> Iterator[float]:
     pause = RETRY_FIRST_S
     while (waited := clock() - start) < wait_s:
         yield min(pause, wait_s - waited)
