@@ -15,8 +15,8 @@ class UsageError(ArenaError):
 
 def one_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
     """What a user should see of an exception group escaping trio: Ctrl-C as KeyboardInterrupt,
-    a single error of the arena or the engine as itself (the CLI prints it as one line), else
-    the group (a bug: its traceback)."""
+    a single error of the arena or the engine as itself (the CLI prints it as one line; the same
+    one raised by several tasks counts once), else the group (a bug: its traceback)."""
     if group.subgroup(KeyboardInterrupt) is not None:
         return KeyboardInterrupt()
     leaves: list[BaseException] = []
@@ -27,6 +27,10 @@ def one_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
             pending.extend(exc.exceptions)
         else:
             leaves.append(exc)
-    if len(leaves) == 1 and isinstance(leaves[0], ArenaError | EngineError):
+    # Several tasks may stop for one cause (each of a unit's matches finding the database
+    # locked, say): the same line once.
+    if all(isinstance(e, ArenaError | EngineError) for e in leaves) and (
+        len({(type(e), str(e)) for e in leaves}) == 1
+    ):
         return leaves[0]
     return group

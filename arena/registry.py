@@ -11,10 +11,9 @@ config's is (:mod:`arena.bots.command`): one whose program is not found is refus
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import secrets
-import sqlite3
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -23,9 +22,16 @@ from pathlib import Path
 from arena.bots.command import BotKind, BotProgram, check_command
 from arena.errors import ArenaError
 from arena.layout import arena_home, ensure_home, registry_path
+from arena.sqlite import (
+    Row,
+    SQLiteStore,
+    lock_wait_seconds,
+    locked_line,
+    now,
+    patiently,
+    serialized,
+)
 
-#: Layout version of the database.
-SCHEMA_VERSION = 1
 #: Bot names: as tournament bot names.
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,31}")
 #: Versions: letters, digits and ``_ . + -``.
@@ -33,7 +39,8 @@ VERSION_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,31}")
 #: Names the reference bots use in tournaments; a submission may not shadow them.
 RESERVED = ("random", "rules", "node")
 
-_SCHEMA = """
+# Schema 1. Released migrations are never edited: a change is a new entry in MIGRATIONS.
+_V1 = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS bots (
     seq        INTEGER PRIMARY KEY AUTOINCREMENT,  -- submission order: NAME means the latest
@@ -49,9 +56,18 @@ CREATE TABLE IF NOT EXISTS bots (
 );
 """
 
+#: The schema, as the migrations that build it (:class:`arena.sqlite.SQLiteStore`).
+MIGRATIONS: tuple[str, ...] = (_V1,)
+#: Layout version of the database: how many migrations this code knows.
+SCHEMA_VERSION = len(MIGRATIONS)
+
 
 class RegistryError(ArenaError):
     """A bot cannot be registered or found; the message says why."""
+
+
+class RegistryLocked(RegistryError):
+    """Another process held the registry's write lock past the busy timeout."""
 
 
 def hash_token(token: str) -> str:
@@ -112,7 +128,7 @@ def split_ref(ref: str) -> tuple[str, str | None]:
     return name, (version if sep else None)
 
 
-def _row(row: sqlite3.Row) -> RegisteredBot:
+def _row(row: Row) -> RegisteredBot:
     return RegisteredBot(
         name=row["name"],
         version=row["version"],
@@ -156,43 +172,30 @@ def check_submission(
             raise RegistryError(f"--command {command.strip()!r}: {err}") from None
 
 
-class Registry:
+class Registry(SQLiteStore):
     """The registry database of one arena home."""
 
+    ERROR = RegistryError
+    LOCKED = RegistryLocked
+    FILE = "bot registry"
+    SCHEMA = "registry"
+
     def __init__(self, path: Path) -> None:
-        #: The database file.
-        self.path = path
+        super().__init__(path)
         ensure_home(path.parent)
-        fresh = not path.exists()
-        try:
-            # Not tied to its thread: ``arena serve --registered-only`` checks tokens from the
-            # server's loop thread (sqlite3 here is built fully thread-safe).
-            self._db = sqlite3.connect(
-                path, isolation_level=None, timeout=30.0, check_same_thread=False
-            )
-            if fresh:
-                path.chmod(0o600)
-            self._db.row_factory = sqlite3.Row
-            self._db.executescript(_SCHEMA)
-            version = self._db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
-            if version is None:
-                self._db.execute(
-                    "INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),)
-                )
-            elif version[0] != str(SCHEMA_VERSION):
-                raise RegistryError(f"{path}: registry schema {version[0]} is not supported")
-        except sqlite3.DatabaseError as err:
-            raise RegistryError(f"{path}: not a usable bot registry ({err})") from None
-
-    def close(self) -> None:
-        """Close the database."""
-        self._db.close()
-
-    def __enter__(self) -> Registry:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+        if not path.exists():
+            # Owner only from its first byte: it holds the tokens' hashes.
+            try:
+                os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+            except FileExistsError:
+                pass
+            except OSError as err:
+                raise RegistryError(
+                    f"{path}: cannot create the registry ({err.strerror})"
+                ) from None
+        # Not tied to a thread: ``arena serve --registered-only`` checks tokens from the server's
+        # loop thread. A registry from before the schema's version was always stored is at 1.
+        self._open(MIGRATIONS, unversioned=1)
 
     def submit(
         self,
@@ -208,37 +211,56 @@ class Registry:
         check_submission(name, version, command=command, image=image, workdir=workdir)
         kind: BotKind = "command" if command is not None else "image"
         token = new_bot_token()
-        created = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         where = str((workdir or Path.cwd()).resolve()) if kind == "command" else None
-        try:
-            self._db.execute(
-                "INSERT INTO bots (name, version, kind, command, image, workdir, token_hash, "
-                "created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    name,
-                    version,
-                    kind,
-                    command.strip() if command else None,
-                    image.strip() if image else None,
-                    where,
-                    hash_token(token),
-                    created,
-                ),
-            )
-        except sqlite3.IntegrityError:
-            raise RegistryError(
-                f"{name}@{version} is already registered; submit a new version"
-            ) from None
+        row = (
+            name,
+            version,
+            kind,
+            command.strip() if command else None,
+            image.strip() if image else None,
+            where,
+            hash_token(token),
+            now(),
+        )
+        wait_s = lock_wait_seconds(RegistryError)
+        patiently(
+            lambda: self._insert(row),
+            wait_s,
+            RegistryLocked,
+            lambda: RegistryError(locked_line(self.path, wait_s)),
+        )
         return self.resolve(f"{name}@{version}"), token
 
+    @serialized
+    def _insert(self, row: tuple[str | None, ...]) -> None:
+        with self._transaction() as db:
+            if db.execute(
+                "SELECT 1 FROM bots WHERE name=? AND version=?", (row[0], row[1])
+            ).fetchone():
+                raise RegistryError(
+                    f"{row[0]}@{row[1]} is already registered; submit a new version"
+                )
+            db.execute(
+                "INSERT INTO bots (name, version, kind, command, image, workdir, token_hash, "
+                "created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                row,
+            )
+
+    @serialized
     def bots(self) -> list[RegisteredBot]:
         """Every registered version, by name then submission order."""
-        rows = self._db.execute("SELECT * FROM bots ORDER BY name, seq").fetchall()
-        return [_row(r) for r in rows]
+        with self._reading("the bots table"):
+            rows = self._db.execute("SELECT * FROM bots ORDER BY name, seq").fetchall()
+            return [_row(r) for r in rows]
 
+    @serialized
     def resolve(self, ref: str) -> RegisteredBot:
         """The bot ``NAME@VERSION``, or the latest version of ``NAME``."""
         name, version = split_ref(ref)
+        with self._reading("the bots table"):
+            return self._resolve(name, version)
+
+    def _resolve(self, name: str, version: str | None) -> RegisteredBot:
         if version is None:
             row = self._db.execute(
                 "SELECT * FROM bots WHERE name = ? ORDER BY seq DESC LIMIT 1", (name,)
@@ -261,12 +283,14 @@ class Registry:
             )
         raise RegistryError(f"no bot named {name!r} is registered in {self.path.parent}")
 
+    @serialized
     def by_token(self, token: str) -> RegisteredBot | None:
         """The bot whose token this is, if any."""
-        row = self._db.execute(
-            "SELECT * FROM bots WHERE token_hash = ?", (hash_token(token),)
-        ).fetchone()
-        return _row(row) if row is not None else None
+        with self._reading("the bots table"):
+            row = self._db.execute(
+                "SELECT * FROM bots WHERE token_hash = ?", (hash_token(token),)
+            ).fetchone()
+            return _row(row) if row is not None else None
 
     def owner(self, token: str) -> tuple[str, str] | None:
         """``(name, version)`` of the bot whose token this is, if any."""

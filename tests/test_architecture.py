@@ -383,6 +383,51 @@ def test_only_layout_names_output_directories() -> None:
     )
 
 
+#: The only modules that may import ``sqlite3``: the stores' base (the tournament store, the
+#: competition store and the registry are built on it, and keep only their tables and queries).
+SQLITE_MODULES = ("arena.sqlite",)
+
+
+def sqlite3_importers(root: Path, package_dirs: tuple[str, ...]) -> list[str]:
+    """``module (file:line)`` of every ``import sqlite3`` / ``from sqlite3 import …``."""
+    found = []
+    for package_dir in package_dirs:
+        base = root / package_dir
+        for path in sorted(base.rglob("*.py")):
+            tree = ast.parse(path.read_text(), str(path))
+            for node in ast.walk(tree):
+                names = (
+                    [a.name for a in node.names]
+                    if isinstance(node, ast.Import)
+                    else [node.module or ""]
+                    if isinstance(node, ast.ImportFrom) and not node.level
+                    else []
+                )
+                if any(n == "sqlite3" or n.startswith("sqlite3.") for n in names):
+                    relative = path.relative_to(base.parent).with_suffix("")
+                    module = ".".join(relative.parts).removesuffix(".__init__")
+                    found.append(f"{module} ({path.relative_to(root)}:{node.lineno})")
+    return found
+
+
+def test_only_the_store_base_speaks_to_sqlite() -> None:
+    found = [
+        f for f in sqlite3_importers(ROOT, PACKAGE_DIRS) if f.split(" ")[0] not in SQLITE_MODULES
+    ]
+    assert not found, (
+        "sqlite3 is for the stores' base (arena/sqlite.py: connection, checks, migrations, "
+        "transactions, the locked-database policy); build on it instead:\n" + "\n".join(found)
+    )
+
+
+def test_the_sqlite_rule_sees_an_import(tmp_path: Path) -> None:
+    write_package(
+        tmp_path,
+        {"pkg/__init__.py": "", "pkg/a.py": "import os\nimport sqlite3\n", "pkg/b.py": ""},
+    )
+    assert sqlite3_importers(tmp_path, ("pkg",)) == ["pkg.a (pkg/a.py:2)"]
+
+
 # --- The checker, on a package written for it ------------------------------------------------
 
 

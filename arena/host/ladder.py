@@ -11,11 +11,13 @@ round-robin among the ladder's best, rated on its own.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import structlog
 import trio
@@ -26,12 +28,17 @@ from arena.host.matchmaking import Candidate, choose_table, unit_matches, unit_s
 from arena.host.play import Entrant, Player, version_program
 from arena.host.store import (
     CompetitionStore,
+    CompetitionStoreError,
+    DatabaseLocked,
     Phase,
     StoredMatch,
     Version,
 )
 from arena.ratings import RatingTable, fit_ratings
 from arena.seeds import derive_seed
+from arena.sqlite import lock_wait_seconds, locked_line, patiently_async
+
+T = TypeVar("T")
 
 log = structlog.get_logger("arena.host.ladder")
 
@@ -80,10 +87,15 @@ class Ladder:
         config: CompetitionConfig,
         player: Player,
         live_token: Callable[[int], str | None],
+        lock_wait_s: float | None = None,
     ) -> None:
         """``live_token(version_id)`` is the token of a live version's connected bot, or
-        ``None`` while it is not connected."""
+        ``None`` while it is not connected. ``lock_wait_s``: how long a write waits for another
+        process's lock on the database (default :func:`arena.sqlite.lock_wait_seconds`)."""
         self._store = store
+        self._lock_wait_s = (
+            lock_wait_seconds(CompetitionStoreError) if lock_wait_s is None else lock_wait_s
+        )
         self._config = config
         self._player = player
         self._live_token = live_token
@@ -120,7 +132,27 @@ class Ladder:
             self._store.record_ratings("ladder", self.standings.ladder)
             self._store.record_ratings("final", self.standings.final)
 
-        await trio.to_thread.run_sync(keep)
+        await self._write(keep)
+
+    async def _write(self, write: Callable[[], T]) -> T:
+        """``write()`` in a worker thread, riding out another process's lock on the database as
+        every patient writer does (:func:`arena.sqlite.patiently_async`); past the lock wait the
+        ladder stops in one line, and the matches not stored stay pending for the next start."""
+        path, wait_s = self._store.path, self._lock_wait_s
+
+        def waiting(started: bool) -> None:
+            if started:
+                log.warning("database locked by another process; waiting", wait_s=wait_s)
+            else:
+                log.info("database no longer locked")
+
+        def give_up() -> CompetitionStoreError:
+            return CompetitionStoreError(
+                f"{locked_line(path, wait_s)}; the matches not yet stored stay pending: end that "
+                "process, then start the host again"
+            )
+
+        return await patiently_async(write, wait_s, DatabaseLocked, give_up, waiting)
 
     async def run(self) -> None:
         """Forever: finish what a previous run left, then play units as the state allows."""
@@ -199,7 +231,7 @@ class Ladder:
             made = store.create_unit("ladder", seed, table, matches, unit_id=unit_id)
             return made, store.unit_matches(made)
 
-        created = await trio.to_thread.run_sync(create)
+        created = await self._write(create)
         if created is None:
             return False
         unit_id, matches = created
@@ -225,12 +257,18 @@ class Ladder:
                         "match not played", match_id=match.match_id, attempt=attempt, error=str(err)
                     )
                     continue
-            await trio.to_thread.run_sync(
-                store.commit_match, match.match_id, played.result, played.faults, played.record_path
+            await self._write(
+                functools.partial(
+                    store.commit_match,
+                    match.match_id,
+                    played.result,
+                    played.faults,
+                    played.record_path,
+                )
             )
             return
         reason = f"match {match.match_id} could not be played in {MATCH_ATTEMPTS} attempts"
-        await trio.to_thread.run_sync(store.fail_unit, unit_id, reason)
+        await self._write(functools.partial(store.fail_unit, unit_id, reason))
 
     def _entrants(self, seats: Sequence[int]) -> list[Entrant]:
         """The entrant of each seat (a version may have several: partners)."""
@@ -269,7 +307,7 @@ class Ladder:
             return
         self._final_started = True
         await self.refit()
-        for unit_id, matches in await trio.to_thread.run_sync(plan):
+        for unit_id, matches in await self._write(plan):
             nursery.start_soon(self._play_unit, unit_id, matches)
 
     def _plan_final(self) -> None:

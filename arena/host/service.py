@@ -4,7 +4,7 @@ It serves the gRPC arena (bots: the ladder's sandboxed versions over a Unix sock
 over TCP) and the HTTP API, validates new versions, and runs the ladder, all in one process and
 one competition directory::
 
-    DIR/competition.sqlite   authors, bots, versions, units, matches (arena/host/store.py)
+    DIR/competition.sqlite   authors, bots, versions, units, matches (arena/host/store/)
     DIR/snapshots/SHA256/    each version's files, read-only (arena/snapshots/tree.py)
     DIR/records/ DIR/logs/   match records, seat logs
     DIR/private/             the admin token and where the host listens (mode 0700)

@@ -9,10 +9,8 @@ options, a fixed seed so the demo is reproducible. Output goes to ``out/demo`` (
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
-import sqlite3
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -29,10 +27,11 @@ from arena.bots.sandbox import (
 )
 from arena.errors import ArenaError
 from arena.layout import LOGS_DIR, RECORDS_DIR, make_output_dir
+from arena.sqlite import try_lock
 from arena.tournament.config import TournamentConfig, check_config, node_bot_status
 from arena.tournament.progress import feedback_for
 from arena.tournament.runner import run_tournament
-from arena.tournament.store import DB_NAME, LOCK_NAME, try_lock
+from arena.tournament.store import DB_NAME, LOCK_NAME, peek_config
 from engine import EngineError, game_ids
 
 #: Per game: players and options that keep a match short, and the deals per table.
@@ -104,24 +103,6 @@ def demo_config(out: Path, game_id: str, bots: Sequence[dict[str, str]]) -> Tour
     )
 
 
-def _stored_config(db: Path) -> dict[str, Any] | None:
-    """The tournament config stored in the results database ``db``, read without writing
-    anything next to it; ``None`` when there is none to read."""
-    # ``immutable`` reads the file alone and creates no journal files; with a WAL journal left
-    # by a killed run the config may only be in the journal, which ``mode=ro`` reads.
-    mode = "mode=ro" if db.with_name(f"{db.name}-wal").exists() else "immutable=1"
-    try:
-        con = sqlite3.connect(f"{db.resolve().as_uri()}?{mode}", uri=True)
-        try:
-            row = con.execute("SELECT value FROM meta WHERE key = 'config'").fetchone()
-        finally:
-            con.close()
-        config = json.loads(row[0]) if row is not None else None
-    except (sqlite3.Error, OSError, ValueError, TypeError):
-        return None
-    return config if isinstance(config, dict) else None
-
-
 def _is_unmarked_demo_output(game_dir: Path) -> bool:
     """Whether ``game_dir``, in an output directory without the marker, is exactly what a demo
     from before the marker wrote there: its game's tournament and nothing else.
@@ -148,7 +129,7 @@ def _is_unmarked_demo_output(game_dir: Path) -> bool:
                     return False
         else:
             return False
-    stored = _stored_config(game_dir / DB_NAME)
+    stored = peek_config(game_dir / DB_NAME)
     if stored is None:
         return False
     names = [b.get("name") for b in stored.get("bots") or [] if isinstance(b, dict)]

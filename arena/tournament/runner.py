@@ -35,6 +35,7 @@ from arena.layout import LOGS_DIR, RECORDS_DIR, arena_home
 from arena.pool import BotPool
 from arena.records.format import remove_stale_temps
 from arena.seeds import fresh_seed
+from arena.sqlite import patiently, patiently_async
 from arena.tournament.config import TournamentConfig
 from arena.tournament.job import MatchFn, PlayedMatch, play_match, play_pooled_match
 from arena.tournament.progress import Feedback
@@ -113,26 +114,10 @@ def summary_line(plan: MatchPlan, played: PlayedMatch) -> str:
     return f"{','.join(plan.seats)}: {text}"
 
 
-#: Seconds between two write attempts while another process holds the lock: the first pause,
-#: doubled after each attempt up to the last. (Each attempt itself waits BUSY_TIMEOUT_S.)
-RETRY_FIRST_S = 0.05
-RETRY_MAX_S = 1.0
-
-
 def _patiently(store: Store, wait_s: float, write: Callable[[], T]) -> T:
     """``write()``, retried while another process holds the file's lock, for up to ``wait_s``
     seconds (outside the trio loop: opening a tournament)."""
-    start = time.monotonic()
-    pause = RETRY_FIRST_S
-    while True:
-        try:
-            return write()
-        except StoreLocked:
-            waited = time.monotonic() - start
-            if waited >= wait_s:
-                raise locked_error(store.path, wait_s) from None
-            time.sleep(min(pause, wait_s - waited))
-            pause = min(2 * pause, RETRY_MAX_S)
+    return patiently(write, wait_s, StoreLocked, lambda: locked_error(store.path, wait_s))
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,28 +139,18 @@ class _Finished:
 async def _write(store: Store, feedback: Feedback, wait_s: float, write: Callable[[], T]) -> T:
     """``write()`` in a worker thread, retried with backoff while another process holds the
     file's lock; after ``wait_s`` seconds of that, the one-line error that stops the run."""
-    start = trio.current_time()
-    pause = RETRY_FIRST_S
-    waiting = False
-    while True:
-        try:
-            result = await trio.to_thread.run_sync(write)
-        except StoreLocked:
-            waited = trio.current_time() - start
-            if waited >= wait_s:
-                raise locked_error(store.path, wait_s) from None
-            if not waiting:
-                waiting = True
-                feedback.note(
-                    f"{store.path} is locked by another process; waiting up to {wait_s:g} s to "
-                    "store results (matches go on meanwhile)"
-                )
-            await trio.sleep(min(pause, wait_s - waited))
-            pause = min(2 * pause, RETRY_MAX_S)
-            continue
-        if waiting:
+
+    def waiting(started: bool) -> None:
+        if started:
+            feedback.note(
+                f"{store.path} is locked by another process; waiting up to {wait_s:g} s to "
+                "store results (matches go on meanwhile)"
+            )
+        else:
             feedback.note(f"{store.path} is no longer locked; storing results again")
-        return result
+
+    give_up = functools.partial(locked_error, store.path, wait_s)
+    return await patiently_async(write, wait_s, StoreLocked, give_up, waiting)
 
 
 async def _store_writes(

@@ -3,8 +3,10 @@ tournaments, and a registered bot connecting on its own with its token."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import time
@@ -162,6 +164,53 @@ def test_name_resolves_to_the_latest_version_and_name_at_version_to_that_one(
     assert by_name["alice@1"].program.command == "arena bot random"
     assert by_name["imgbot@7"].program == BotProgram(image="imgbot:7")
     assert config.identity()["bots"][2] == {"name": "imgbot@7", "command": "", "image": "imgbot:7"}
+
+
+#: The registry as the code before the stores' shared base wrote it: ``executescript`` of this,
+#: then ``meta`` ``schema`` '1' in a statement of its own (a kill between them left none).
+OLD_REGISTRY_DDL = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS bots (
+    seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+    name       TEXT NOT NULL,
+    version    TEXT NOT NULL,
+    kind       TEXT NOT NULL CHECK (kind IN ('command', 'image')),
+    command    TEXT,
+    image      TEXT,
+    workdir    TEXT,
+    token_hash TEXT NOT NULL UNIQUE,
+    created    TEXT NOT NULL,
+    UNIQUE (name, version)
+);
+"""
+
+
+@pytest.mark.parametrize("schema_row", [True, False])
+def test_a_registry_written_by_the_earlier_code_opens_and_keeps_its_bots(
+    tmp_path: Path, schema_row: bool
+) -> None:
+    db = tmp_path / "bots.sqlite"
+    with contextlib.closing(sqlite3.connect(db)) as con, con:
+        con.executescript(OLD_REGISTRY_DDL)
+        if schema_row:
+            con.execute("INSERT INTO meta VALUES ('schema', '1')")
+        con.execute(
+            "INSERT INTO bots (name, version, kind, image, token_hash, created) "
+            "VALUES ('old', '1', 'image', 'old:1', ?, '2026-01-02T03:04:05Z')",
+            (hash_token("cab_old"),),
+        )
+    with Registry(db) as reg:
+        old = reg.resolve("old")
+        assert (old.ref, old.program.image, old.created) == (
+            "old@1",
+            "old:1",
+            "2026-01-02T03:04:05Z",
+        )
+        assert reg.owner("cab_old") == ("old", "1")
+        new, _ = reg.submit("old", "2", image="old:2")
+        assert [b.ref for b in reg.bots()] == ["old@1", "old@2"]
+        assert new.created.endswith("Z") and new.created > old.created
+        assert reg.meta("schema") == ("1" if schema_row else None)
 
 
 @pytest.mark.parametrize(

@@ -31,7 +31,7 @@ from arena.host.store import (
 )
 from arena.ratings import Entry, fit_ratings
 from arena.registry import hash_token
-from arena.tournament.store import try_lock
+from arena.sqlite import try_lock
 
 SHA = "ab" * 32
 MANIFEST = {"command": "python bot.py", "runtime": "python3.11"}

@@ -4,17 +4,20 @@ what was left, pausing stops new units, and closing plays the final among the be
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
+import structlog
 import trio
 
+from arena.errors import one_error
 from arena.host.config import CompetitionConfig, check_competition
 from arena.host.ladder import Ladder
 from arena.host.play import Entrant, Played
-from arena.host.store import CompetitionStore, LadderState
+from arena.host.store import CompetitionStore, CompetitionStoreError, LadderState
 from tests.waiting import async_wait_until
 
 SHORT = {"game": "whist", "options": {"points_to_win": 1, "games_per_rubber": 1}}
@@ -55,8 +58,13 @@ def _store(tmp_path: Path, config: CompetitionConfig, versions: int) -> Competit
     return store
 
 
-def _ladder(store: CompetitionStore, config: CompetitionConfig, player: StandIn) -> Ladder:
-    ladder = Ladder(store, config, player, lambda version_id: None)  # type: ignore[arg-type]
+def _ladder(
+    store: CompetitionStore,
+    config: CompetitionConfig,
+    player: StandIn,
+    lock_wait_s: float | None = None,
+) -> Ladder:
+    ladder = Ladder(store, config, player, lambda version_id: None, lock_wait_s)  # type: ignore[arg-type]
     # Versions are stand-ins: nothing to start.
     ladder._entrant = lambda version: Entrant(version.ref)  # type: ignore[method-assign]
     return ladder
@@ -179,3 +187,71 @@ def test_a_lone_version_waits_for_company(tmp_path: Path, versions: int) -> None
 
     trio.run(main)
     assert player.played == [] and store.units() == []
+
+
+class Locking(StandIn):
+    """A stand-in that, as its first match ends, takes the database's write lock from another
+    connection (an ``sqlite3`` shell's ``BEGIN IMMEDIATE``, say) and keeps it until released."""
+
+    def __init__(self, config: CompetitionConfig, db: Path) -> None:
+        super().__init__(config)
+        self._db = db
+        self.lock: sqlite3.Connection | None = None
+        self.first = ""
+
+    async def play(self, match_id: str, seed: int, entrants: Sequence[Entrant]) -> Played:
+        played = await super().play(match_id, seed, entrants)
+        if self.lock is None:
+            self.first = match_id
+            self.lock = sqlite3.connect(self._db, isolation_level=None)
+            self.lock.execute("BEGIN IMMEDIATE")
+        return played
+
+    def release(self) -> None:
+        assert self.lock is not None
+        self.lock.execute("ROLLBACK")
+        self.lock.close()
+
+
+def test_a_match_result_waits_out_another_process_s_lock_and_is_stored(tmp_path: Path) -> None:
+    config = check_competition(SHORT, "t", "cup")
+    store = _store(tmp_path, config, 2)
+    player = Locking(config, store.path)
+    ladder = _ladder(store, config, player, lock_wait_s=30.0)
+
+    def done() -> bool:
+        return bool(player.first) and store.match(player.first).state == "done"
+
+    async def main() -> None:
+        with structlog.testing.capture_logs() as logs, trio.fail_after(60):
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(ladder.run)
+                await async_wait_until(
+                    lambda: any("locked" in e["event"] for e in logs), 30, what="the lock met"
+                )
+                # The ladder waits (its result kept, not lost): nothing is stored meanwhile.
+                assert store.match(player.first).state == "pending"
+                player.release()
+                await async_wait_until(done, 30, what="the result stored")
+                nursery.cancel_scope.cancel()
+
+    trio.run(main)
+    assert store.match(player.first).result is not None
+
+
+def test_a_lock_held_past_the_wait_stops_the_ladder_in_one_line(tmp_path: Path) -> None:
+    config = check_competition(SHORT, "t", "cup")
+    store = _store(tmp_path, config, 2)
+    player = Locking(config, store.path)
+    ladder = _ladder(store, config, player, lock_wait_s=0.5)
+    try:
+        with pytest.raises(BaseExceptionGroup) as info:
+            trio.run(_run_until, ladder, lambda: False, "the ladder stopped by the lock")
+    finally:
+        player.release()
+    err = one_error(info.value)
+    assert isinstance(err, CompetitionStoreError), info.value
+    line = str(err)
+    assert "\n" not in line and line.startswith(f"{store.path}: the database is locked by another")
+    assert "waited 0.5 s; ARENA_DB_LOCK_TIMEOUT sets how long" in line
+    assert store.match(player.first).state == "pending"  # played again at the next start

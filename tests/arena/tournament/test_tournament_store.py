@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
 import sqlite3
 from pathlib import Path
 
@@ -77,7 +79,7 @@ def test_the_file_is_in_wal_mode_and_a_foreign_schema_is_refused(tmp_path: Path)
     with sqlite3.connect(tmp_path / DB_NAME) as con:
         assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         con.execute("UPDATE meta SET value='99' WHERE key='schema'")
-    with pytest.raises(StoreError, match="schema 99 is not supported"):
+    with pytest.raises(StoreError, match=r"results schema 99 is newer than this arena.s \(1\)"):
         Store(tmp_path / DB_NAME)
     with pytest.raises(StoreError, match="no results file"):
         open_existing(tmp_path / "elsewhere")
@@ -117,3 +119,55 @@ def test_an_output_directory_that_cannot_be_created_is_one_store_error(tmp_path:
     blocker.write_text("")
     with pytest.raises(StoreError, match="cannot create the output directory"):
         Store(blocker / "out" / DB_NAME)
+
+
+#: The layout the results file had before the stores shared one base (schema 1), as that code
+#: wrote it: its tables, ``meta`` ``schema`` '1', and timestamps to the second.
+OLD_DDL = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS bots (
+    name TEXT PRIMARY KEY, position INTEGER NOT NULL, command TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS matches (
+    match_id TEXT PRIMARY KEY, position INTEGER NOT NULL UNIQUE, table_no INTEGER NOT NULL,
+    deal INTEGER NOT NULL, rotation INTEGER NOT NULL, seed INTEGER NOT NULL, seats TEXT NOT NULL,
+    status TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'done')),
+    attempts INTEGER NOT NULL DEFAULT 0, result TEXT, faults TEXT, record_path TEXT,
+    seconds REAL, finished_at TEXT);
+"""
+
+
+def test_a_results_file_written_by_the_earlier_code_opens_and_keeps_its_rows(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / DB_NAME
+    schedule = plans()
+    first = schedule[0]
+    with contextlib.closing(sqlite3.connect(db)) as con, con:
+        con.executescript(OLD_DDL)
+        meta = {"schema": "1", "config": json.dumps(IDENTITY, sort_keys=True)}
+        con.executemany("INSERT INTO meta VALUES (?, ?)", [*meta.items(), ("created_at", "x")])
+        con.executemany(
+            "INSERT INTO bots VALUES (?, ?, ?)", [(b, i, f"cmd {b}") for i, b in enumerate(BOTS)]
+        )
+        con.executemany(
+            "INSERT INTO matches (match_id, position, table_no, deal, rotation, seed, seats) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [
+                (p.match_id, p.index, p.table, p.deal, p.rotation, p.seed, json.dumps(p.seats))
+                for p in schedule
+            ],
+        )
+        con.execute(
+            "UPDATE matches SET status='done', attempts=1, result=?, faults='[]', "
+            "finished_at='2026-01-02T03:04:05Z' WHERE match_id=?",
+            (json.dumps(win_for(first.seats, "a")), first.match_id),
+        )
+    with new_store(tmp_path) as store:  # the same tournament: a resume
+        assert store.meta("schema") == "1"
+        assert store.bots() == [(b, f"cmd {b}") for b in BOTS]
+        assert store.counts() == (1, len(schedule))
+        assert store.matches("done")[0].result == win_for(first.seats, "a")
+        second = store.matches("pending")[0]
+        assert store.finish(second.match_id, win_for(second.seats, "b"), [], None, 0.1)
+    with open_existing(tmp_path) as store:
+        assert store.counts() == (2, len(schedule))

@@ -1,0 +1,326 @@
+"""The competition's play: units (one duplicate deal at one table of versions, played in every
+rotation of its places: one match per rotation) and their matches. A unit and all its matches are
+inserted in one transaction; a match's result is committed with its ``done`` status only while it
+is still ``pending``, and a unit is ``done`` in the transaction that stores its last match."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from arena.host.store.rows import (
+    read_match,
+    read_unit,
+    read_unit_state,
+    result_problem,
+    where_clause,
+)
+from arena.host.store.schema import (
+    PHASES,
+    CompetitionStoreError,
+    Conflict,
+    NotFound,
+    Phase,
+    StoredMatch,
+    Unit,
+    UnitState,
+)
+from arena.host.store.versions import VersionTables
+from arena.ratings import Entry
+from arena.sqlite import now, serialized
+
+
+class MatchTables(VersionTables):
+    """The units and matches tables of :class:`~arena.host.store.CompetitionStore`."""
+
+    #: The seats of each place (``CompetitionConfig.places``), and their number.
+    _places: tuple[tuple[int, ...], ...]
+    _n_seats: int
+
+    # --- units and matches --------------------------------------------------------------------
+
+    @serialized
+    def next_unit_id(self) -> int:
+        """The id the next :meth:`create_unit` gets (ids are never reused), so a caller can
+        derive its seed and match ids first. Only one scheduler creates units."""
+        with self._reading("the units table"):
+            (last,) = self._db.execute("SELECT COALESCE(MAX(id), 0) FROM units").fetchone()
+            return int(last) + 1
+
+    @serialized
+    def create_unit(
+        self,
+        phase: Phase,
+        seed: int,
+        table: Sequence[int],
+        matches: Sequence[tuple[str, int, tuple[int, ...]]],
+        *,
+        unit_id: int | None = None,
+    ) -> int:
+        """Store a unit and its matches (``(match_id, rotation, seats)``: the version of each
+        seat) in one transaction; its id (``unit_id`` when given: :meth:`next_unit_id`).
+
+        Every version of the table must be validated; every seat's version one of the table's,
+        the same for all seats of a place.
+        """
+        if phase not in PHASES:
+            raise CompetitionStoreError(f"phase must be ladder or final; got {phase!r}")
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
+            raise CompetitionStoreError(f"a unit's seed must be a 63-bit integer; got {seed!r}")
+        places = list(table)
+        if len(places) != len(self._places):
+            raise CompetitionStoreError(
+                f"a table is one version per place: {len(self._places)}; got {len(places)}"
+            )
+        if len(set(places)) < 2:
+            raise CompetitionStoreError(f"a table needs at least 2 distinct versions; got {places}")
+        if not matches:
+            raise CompetitionStoreError("a unit needs at least one match")
+        if len({m[0] for m in matches}) != len(matches) or len({m[1] for m in matches}) != len(
+            matches
+        ):
+            raise CompetitionStoreError("a unit's match ids and rotations must be distinct")
+        for match_id, rotation, seats in matches:
+            self._check_seats(match_id, rotation, seats, places)
+        at = now()
+        with self._transaction() as db:
+            for version_id in dict.fromkeys(places):
+                row = db.execute(self._VERSION_SQL + " WHERE v.id=?", (version_id,)).fetchone()
+                if row is None:
+                    raise NotFound(f"no version {version_id}")
+                if row["status"] != "validated":
+                    raise Conflict(
+                        f"version {row['bot']}@{row['number']} is {row['status']}; only "
+                        "validated versions play"
+                    )
+            taken = db.execute(
+                f"SELECT match_id FROM matches WHERE match_id IN "
+                f"({', '.join('?' * len(matches))}) LIMIT 1",
+                [m[0] for m in matches],
+            ).fetchone()
+            if taken is not None:
+                raise Conflict(f"match {taken[0]!r} already exists")
+            if (
+                unit_id is not None
+                and db.execute("SELECT 1 FROM units WHERE id=?", (unit_id,)).fetchone()
+            ):
+                raise Conflict(f"unit {unit_id} already exists")
+            cur = db.execute(
+                "INSERT INTO units (id, phase, seed, table_versions, created) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (unit_id, phase, seed, json.dumps(places), at),
+            )
+            new_id = cur.lastrowid
+            assert new_id is not None
+            db.executemany(
+                "INSERT INTO unit_versions (unit_id, place, version_id) VALUES (?, ?, ?)",
+                [(new_id, place, v) for place, v in enumerate(places)],
+            )
+            db.executemany(
+                "INSERT INTO matches (unit_id, rotation, match_id, seats) VALUES (?, ?, ?, ?)",
+                [(new_id, r, m, json.dumps(list(s))) for m, r, s in matches],
+            )
+            return new_id
+
+    def _check_seats(
+        self, match_id: str, rotation: int, seats: Sequence[int], table: Sequence[int]
+    ) -> None:
+        if not isinstance(match_id, str) or not match_id:
+            raise CompetitionStoreError(f"a match id must be a non-empty string; got {match_id!r}")
+        if isinstance(rotation, bool) or not isinstance(rotation, int) or rotation < 0:
+            raise CompetitionStoreError(f"match {match_id}: rotation must be >= 0; got {rotation}")
+        if len(seats) != self._n_seats:
+            raise CompetitionStoreError(
+                f"match {match_id}: {self._n_seats} seats; got {len(seats)}"
+            )
+        for group in self._places:
+            if len({seats[s] for s in group}) != 1:
+                raise CompetitionStoreError(
+                    f"match {match_id}: the seats {list(group)} of a place need one version"
+                )
+        if not set(seats) <= set(table):
+            raise CompetitionStoreError(
+                f"match {match_id}: seats {list(seats)} hold versions not at the table {table}"
+            )
+
+    @serialized
+    def unit(self, unit_id: int) -> Unit:
+        with self._reading("the units table"):
+            row = self._db.execute("SELECT * FROM units WHERE id=?", (unit_id,)).fetchone()
+            if row is None:
+                raise NotFound(f"no unit {unit_id}")
+            return read_unit(row)
+
+    @serialized
+    def units(self, state: UnitState | None = None, phase: Phase | None = None) -> list[Unit]:
+        """Units (with ``state``, of ``phase``), in creation order."""
+        where, args = where_clause(("state", state), ("phase", phase))
+        sql = f"SELECT * FROM units{where} ORDER BY id"
+        return self._rows("the units table", sql, args, lambda r: f"unit {r['id']}", read_unit)
+
+    @serialized
+    def fail_unit(self, unit_id: int, reason: str) -> bool:
+        """Give up a pending unit (a version of it retired, say): its unplayed matches are no
+        longer pending and none of its results is rated. ``False`` when it was not pending."""
+        with self._transaction() as db:
+            if db.execute("SELECT 1 FROM units WHERE id=?", (unit_id,)).fetchone() is None:
+                raise NotFound(f"no unit {unit_id}")
+            cur = db.execute(
+                "UPDATE units SET state='failed', reason=?, finished=? "
+                "WHERE id=? AND state='pending'",
+                (reason, now(), unit_id),
+            )
+            return cur.rowcount == 1
+
+    _MATCH_SQL = (
+        "SELECT m.match_id, m.unit_id, u.phase, u.seed, m.rotation, m.seats, m.state, m.result, "
+        "m.faults, m.record_path, m.finished FROM matches m JOIN units u ON u.id = m.unit_id"
+    )
+
+    def _matches(self, where: str, args: Sequence[object]) -> list[StoredMatch]:
+        sql = f"{self._MATCH_SQL} {where} ORDER BY m.unit_id, m.rotation"
+        return self._rows(
+            "the matches table", sql, args, lambda r: f"match {r['match_id']!r}", read_match
+        )
+
+    @serialized
+    def match(self, match_id: str) -> StoredMatch:
+        """One match by its id; :class:`NotFound` if there is none."""
+        found = self._matches("WHERE m.match_id=?", (match_id,))
+        if not found:
+            raise NotFound(f"no match {match_id!r}")
+        return found[0]
+
+    @serialized
+    def unit_matches(self, unit_id: int) -> list[StoredMatch]:
+        """A unit's matches, by rotation."""
+        return self._matches("WHERE m.unit_id=?", (unit_id,))
+
+    @serialized
+    def pending_matches(self) -> list[StoredMatch]:
+        """The matches still to play, of units still pending, in creation order: after a restart
+        exactly those whose results were not committed."""
+        return self._matches("WHERE m.state='pending' AND u.state='pending'", ())
+
+    @serialized
+    def commit_match(
+        self,
+        match_id: str,
+        result: Mapping[str, Any],
+        faults: Sequence[Mapping[str, Any]],
+        record_path: str | None,
+    ) -> bool:
+        """Store a match's result together with its ``done`` status, only if it is still pending
+        (in a pending unit); ``False``, changing nothing, otherwise: a match replayed after a
+        crash is never counted twice. The unit is done in the same transaction as its last
+        match."""
+        with self._transaction() as db:
+            row = db.execute(
+                "SELECT m.unit_id, m.seats, m.state, u.state AS unit_state FROM matches m "
+                "JOIN units u ON u.id = m.unit_id WHERE m.match_id=?",
+                (match_id,),
+            ).fetchone()
+            if row is None:
+                raise NotFound(f"no match {match_id!r}")
+            if row["state"] != "pending" or row["unit_state"] != "pending":
+                return False
+            problem = result_problem(len(json.loads(row["seats"])), result, faults)
+            if problem:
+                raise CompetitionStoreError(f"match {match_id!r}: {problem}")
+            try:
+                result_json = json.dumps(dict(result), sort_keys=True, allow_nan=False)
+                faults_json = json.dumps([dict(f) for f in faults], sort_keys=True, allow_nan=False)
+            except (TypeError, ValueError) as err:
+                raise CompetitionStoreError(f"match {match_id!r}: not JSON ({err})") from None
+            at = now()
+            db.execute(
+                "UPDATE matches SET state='done', result=?, faults=?, record_path=?, finished=? "
+                "WHERE match_id=? AND state='pending'",
+                (result_json, faults_json, record_path, at, match_id),
+            )
+            unit_id = int(row["unit_id"])
+            left = db.execute(
+                "SELECT 1 FROM matches WHERE unit_id=? AND state='pending' LIMIT 1", (unit_id,)
+            ).fetchone()
+            if left is None:
+                db.execute("UPDATE units SET state='done', finished=? WHERE id=?", (at, unit_id))
+            return True
+
+    @serialized
+    def finished_matches(
+        self, version_id: int | None = None, phase: Phase | None = None
+    ) -> list[StoredMatch]:
+        """Every done match (those ``version_id`` played in, of ``phase``), in creation order."""
+        clauses: list[str] = ["m.state='done'"]
+        args: list[object] = []
+        if version_id is not None:
+            clauses.append("m.unit_id IN (SELECT unit_id FROM unit_versions WHERE version_id=?)")
+            args.append(version_id)
+        if phase is not None:
+            clauses.append("u.phase=?")
+            args.append(phase)
+        return self._matches("WHERE " + " AND ".join(clauses), args)
+
+    @serialized
+    def finished_matches_page(
+        self,
+        version_id: int | None = None,
+        phase: Phase | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> list[tuple[StoredMatch, UnitState]]:
+        """The done matches :meth:`finished_matches` lists, newest first: ``limit`` of them after
+        the ``offset`` newest, each with its unit's state (its record is public once that is no
+        longer pending). One query, however long the list."""
+        filters = [
+            ("m.unit_id IN (SELECT unit_id FROM unit_versions WHERE version_id=?)", version_id),
+            ("u.phase=?", phase),
+        ]
+        given = [(clause, value) for clause, value in filters if value is not None]
+        where = " AND ".join(["m.state='done'", *(clause for clause, _ in given)])
+        sql = (
+            f"SELECT u.state AS unit_state, {self._MATCH_SQL.removeprefix('SELECT ')} "
+            f"WHERE {where} "
+            "ORDER BY m.unit_id DESC, m.rotation DESC LIMIT ? OFFSET ?"
+        )
+        return self._rows(
+            "the matches table",
+            sql,
+            [*(v for _, v in given), limit, offset],
+            lambda r: f"match {r['match_id']!r}",
+            lambda r: (read_match(r), read_unit_state(r["unit_state"])),
+        )
+
+    @serialized
+    def rating_entries(self, phase: Phase) -> list[list[Entry]]:
+        """What :func:`arena.ratings.fit_ratings` takes: for every match of the ``phase``'s done
+        units, one :class:`Entry` per place (its versions by :attr:`Version.ref`, its rank), as
+        a tournament's standings feed it. Only whole units count: the duplicate deal's luck
+        cancels over all its rotations, not over some."""
+        return self.rated_matches(phase)[0]
+
+    @serialized
+    def rated_matches(self, phase: Phase) -> tuple[list[list[Entry]], list[int]]:
+        """:meth:`rating_entries` and, read with them, each match's unit id: its cluster for
+        ``fit_ratings(entries, clusters=units)`` (one deal in all its rotations)."""
+        with self._snapshot():  # every version a match names is among those read
+            refs = {v.id: v.ref for v in self.versions()}
+            done = self._matches("WHERE m.state='done' AND u.state='done' AND u.phase=?", (phase,))
+        entries: list[list[Entry]] = []
+        units: list[int] = []
+        for match in done:
+            assert match.result is not None
+            ranks = match.result["ranks"]
+            with self._reading(f"match {match.match_id!r}"):
+                entries.append(
+                    [
+                        Entry(
+                            tuple(dict.fromkeys(refs[match.seats[s]] for s in group)),
+                            int(ranks[group[0]]),
+                        )
+                        for group in self._places
+                    ]
+                )
+            units.append(match.unit_id)
+        return entries, units

@@ -1,0 +1,302 @@
+"""The competition database's schema (its migrations), its values and its errors."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final, Literal, get_args
+
+import arena.sqlite
+from arena.errors import ArenaError
+
+#: The database's file name inside the competition directory.
+DB_NAME: Final = "competition.sqlite"
+#: The lock file a running host holds beside it.
+LOCK_NAME: Final = DB_NAME + ".lock"
+#: One write waits this long inside SQLite for a lock another process holds (an ``sqlite3`` shell,
+#: a backup) before :class:`DatabaseLocked`; the caller may retry.
+BUSY_TIMEOUT_S: Final = arena.sqlite.BUSY_TIMEOUT_S
+
+Phase = Literal["ladder", "final"]
+VersionKind = Literal["archive", "image", "live"]
+VersionStatus = Literal["pending", "validating", "validated", "failed", "retired"]
+UnitState = Literal["pending", "done", "failed"]
+MatchState = Literal["pending", "done"]
+LadderState = Literal["running", "paused", "closed"]
+
+PHASES: Final = get_args(Phase)
+VERSION_KINDS: Final = get_args(VersionKind)
+VERSION_STATUSES: Final = get_args(VersionStatus)
+UNIT_STATES: Final = get_args(UnitState)
+LADDER_STATES: Final = get_args(LadderState)
+
+#: The status a version may move to from each status. A retired version never comes back, and a
+#: verdict (validated, failed) is never revised: results stored under a version keep one meaning.
+#: ``pending → retired`` lets an author withdraw a version still waiting for its validation.
+TRANSITIONS: Final[Mapping[str, frozenset[str]]] = {
+    "pending": frozenset({"validating", "retired"}),
+    "validating": frozenset({"validated", "failed"}),
+    "validated": frozenset({"retired"}),
+    "failed": frozenset({"retired"}),
+    "retired": frozenset(),
+}
+#: The ladder's states: paused and running alternate; closed is for good (the final follows).
+LADDER_TRANSITIONS: Final[Mapping[str, frozenset[str]]] = {
+    "running": frozenset({"paused", "closed"}),
+    "paused": frozenset({"running", "closed"}),
+    "closed": frozenset(),
+}
+
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+#: Token prefixes: an author's API token and a live bot's connection token are told apart at a
+#: glance (and never start with ``-``, which would read as an option on a command line).
+AUTHOR_TOKEN_PREFIX: Final = "cau_"
+LIVE_TOKEN_PREFIX: Final = "cal_"
+
+# Schema 1. Released migrations are never edited: a change is a new entry in MIGRATIONS.
+_V1 = """
+CREATE TABLE meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE authors (
+    id         INTEGER PRIMARY KEY,
+    name       TEXT NOT NULL UNIQUE,
+    token_hash TEXT NOT NULL UNIQUE,   -- SHA-256 of the API token, hex
+    created    TEXT NOT NULL
+);
+CREATE TABLE bots (
+    id        INTEGER PRIMARY KEY,
+    author_id INTEGER NOT NULL REFERENCES authors (id),
+    name      TEXT NOT NULL UNIQUE,    -- competition-wide
+    created   TEXT NOT NULL
+);
+CREATE TABLE versions (
+    id              INTEGER PRIMARY KEY,
+    bot_id          INTEGER NOT NULL REFERENCES bots (id),
+    number          INTEGER NOT NULL CHECK (number >= 1),
+    kind            TEXT NOT NULL CHECK (kind IN ('archive', 'image', 'live')),
+    sha256          TEXT CHECK ((kind = 'live') = (sha256 IS NULL)),
+    manifest        TEXT NOT NULL,     -- JSON object: {command, runtime} of the snapshot
+    status          TEXT NOT NULL DEFAULT 'pending'
+                    CHECK (status IN ('pending', 'validating', 'validated', 'failed', 'retired')),
+    reason          TEXT NOT NULL DEFAULT '',
+    log_path        TEXT,              -- relative to the competition directory
+    live_token_hash TEXT UNIQUE CHECK ((kind = 'live') = (live_token_hash IS NOT NULL)),
+    created         TEXT NOT NULL,
+    updated         TEXT NOT NULL,
+    UNIQUE (bot_id, number)
+);
+CREATE INDEX versions_by_status ON versions (status);
+-- What a version is never changes: results stored under it always mean the same code.
+CREATE TRIGGER versions_immutable
+BEFORE UPDATE OF id, bot_id, number, kind, sha256, manifest, live_token_hash, created ON versions
+BEGIN
+    SELECT RAISE(ABORT, 'a version is immutable');
+END;
+CREATE TRIGGER versions_kept BEFORE DELETE ON versions
+BEGIN
+    SELECT RAISE(ABORT, 'a version is never deleted');
+END;
+-- The second line behind CompetitionStore.set_status (TRANSITIONS).
+CREATE TRIGGER versions_status BEFORE UPDATE OF status ON versions
+WHEN OLD.status <> NEW.status AND (OLD.status, NEW.status) NOT IN (VALUES
+    ('pending', 'validating'), ('pending', 'retired'), ('validating', 'validated'),
+    ('validating', 'failed'), ('validated', 'retired'), ('failed', 'retired'))
+BEGIN
+    SELECT RAISE(ABORT, 'illegal status change');
+END;
+CREATE TABLE units (
+    id             INTEGER PRIMARY KEY,
+    phase          TEXT NOT NULL CHECK (phase IN ('ladder', 'final')),
+    seed           INTEGER NOT NULL,  -- the deal, secret: derived one-way from the secret seed
+    table_versions TEXT NOT NULL,     -- JSON list: the version of each place
+    state          TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'done', 'failed')),
+    reason         TEXT NOT NULL DEFAULT '',
+    created        TEXT NOT NULL,
+    finished       TEXT
+);
+CREATE INDEX units_by_state ON units (state);
+-- The table again, one row per place: foreign keys to the versions, and "units of a version".
+CREATE TABLE unit_versions (
+    unit_id    INTEGER NOT NULL REFERENCES units (id),
+    place      INTEGER NOT NULL,
+    version_id INTEGER NOT NULL REFERENCES versions (id),
+    PRIMARY KEY (unit_id, place)
+);
+CREATE INDEX unit_versions_by_version ON unit_versions (version_id);
+CREATE TRIGGER units_final BEFORE UPDATE ON units WHEN OLD.state <> 'pending'
+BEGIN
+    SELECT RAISE(ABORT, 'a finished unit is never changed');
+END;
+CREATE TABLE matches (
+    id          INTEGER PRIMARY KEY,
+    unit_id     INTEGER NOT NULL REFERENCES units (id),
+    rotation    INTEGER NOT NULL CHECK (rotation >= 0),
+    match_id    TEXT NOT NULL UNIQUE,
+    seats       TEXT NOT NULL,        -- JSON list: the version of each seat
+    state       TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'done')),
+    result      TEXT,                 -- JSON: Result.to_dict()
+    faults      TEXT,                 -- JSON list of {seat, kind, detail}
+    record_path TEXT,                 -- relative to the competition directory
+    finished    TEXT,
+    UNIQUE (unit_id, rotation),
+    CHECK ((state = 'done') = (result IS NOT NULL))
+);
+CREATE INDEX matches_by_state ON matches (state);
+CREATE TRIGGER matches_final BEFORE UPDATE ON matches WHEN OLD.state = 'done'
+BEGIN
+    SELECT RAISE(ABORT, 'a finished match is never changed');
+END;
+"""
+
+# Schema 2: the leaderboard over time, one row per refit that counted new matches (the web
+# pages' rating history; a fit is not cheap enough to redo for every past moment on request).
+_V2 = """
+CREATE TABLE rating_history (
+    id      INTEGER PRIMARY KEY,
+    phase   TEXT NOT NULL CHECK (phase IN ('ladder', 'final')),
+    at      TEXT NOT NULL,
+    matches INTEGER NOT NULL CHECK (matches >= 0),
+    ratings TEXT NOT NULL              -- JSON list of [ref, elo, plus_minus]
+);
+CREATE INDEX rating_history_by_phase ON rating_history (phase, id);
+"""
+
+#: The schema, as the migrations that build it in order; the file's schema version is how many
+#: it has applied. Append only: a released migration is never edited or removed.
+MIGRATIONS: Final[tuple[str, ...]] = (_V1, _V2)
+
+
+class CompetitionStoreError(ArenaError):
+    """The competition's database cannot be used, or refuses a change; one line saying why."""
+
+
+class NotFound(CompetitionStoreError):
+    """No author, version, unit or match by that id."""
+
+
+class Conflict(CompetitionStoreError):
+    """The change contradicts what is stored (a taken name, an illegal transition)."""
+
+
+class Forbidden(CompetitionStoreError):
+    """The caller may not do this (another author's bot, a wrong invite code)."""
+
+
+class DatabaseLocked(CompetitionStoreError):
+    """Another process held the write lock past :data:`BUSY_TIMEOUT_S`; nothing was written
+    (retrying may succeed)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Author:
+    """A registered author (the token is never part of it)."""
+
+    id: int
+    name: str
+    created: str
+
+
+@dataclass(frozen=True, slots=True)
+class Bot:
+    """A bot: a name, competition-wide, owned by one author."""
+
+    id: int
+    author_id: int
+    name: str
+    created: str
+
+
+@dataclass(frozen=True, slots=True)
+class RatingPoint:
+    """The leaderboard after one refit."""
+
+    #: When (UTC, ISO 8601).
+    at: str
+    #: Rated matches the fit counted.
+    matches: int
+    #: ``(ref, elo, plus_minus)`` of each rated version, best first.
+    ratings: tuple[tuple[str, float, float], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Version:
+    """One submitted version of a bot."""
+
+    id: int
+    bot_id: int
+    #: The bot's name.
+    bot: str
+    author_id: int
+    #: 1, 2, … per bot.
+    number: int
+    kind: VersionKind
+    #: The snapshot's content address; ``None`` for a live bot.
+    sha256: str | None
+    #: ``{command, runtime}`` from the archive's manifest.
+    manifest: dict[str, Any]
+    status: VersionStatus
+    #: Why it failed or was retired.
+    reason: str
+    #: Its validation log, relative to the competition directory.
+    log_path: str | None
+    created: str
+    updated: str
+
+    @property
+    def ref(self) -> str:
+        """``BOT@NUMBER``: its name on leaderboards and in :meth:`CompetitionStore.rating_entries`
+        (bot names have no ``@``)."""
+        return f"{self.bot}@{self.number}"
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """One duplicate deal at one table, played in every rotation."""
+
+    #: Also its serial: ids grow in creation order and are never reused.
+    id: int
+    phase: Phase
+    seed: int
+    #: The version of each place, in place order.
+    table: tuple[int, ...]
+    state: UnitState
+    reason: str
+    created: str
+    finished: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class StoredMatch:
+    """One rotation of a unit, as stored."""
+
+    match_id: str
+    unit_id: int
+    phase: Phase
+    #: The unit's seed (the same deal in every rotation).
+    seed: int
+    rotation: int
+    #: The version of each engine seat.
+    seats: tuple[int, ...]
+    state: MatchState
+    #: ``Result.to_dict()`` once done.
+    result: dict[str, Any] | None
+    faults: list[dict[str, Any]]
+    record_path: str | None
+    finished: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Activity:
+    """A version's share of one phase, for matchmaking (``arena.host.matchmaking.Candidate``)."""
+
+    #: Units it was chosen for (any state).
+    units: int
+    #: The id of the last unit it was chosen for; ``None`` if never.
+    last_unit: int | None
+    #: Its units still pending.
+    running: int
+    #: Its finished matches.
+    matches: int

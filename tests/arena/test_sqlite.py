@@ -1,0 +1,102 @@
+"""The stores' base (arena/sqlite.py), seen through the smallest store on it, the bot registry:
+one policy for a database another process holds locked (wait, retry, then one line), one
+timestamp form, and the schema-version scheme's refusals."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import sqlite3
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from arena.registry import Registry, RegistryError
+from arena.sqlite import BUSY_TIMEOUT_S, LOCK_WAIT_ENV, lock_wait_seconds, now
+
+
+@contextlib.contextmanager
+def write_lock(db: Path) -> Iterator[sqlite3.Connection]:
+    """Another process's write lock on ``db`` (``BEGIN IMMEDIATE`` in an ``sqlite3`` shell)."""
+    con = sqlite3.connect(db, isolation_level=None)
+    try:
+        con.execute("BEGIN IMMEDIATE")
+        yield con
+    finally:
+        con.execute("ROLLBACK")
+        con.close()
+
+
+def test_a_write_waits_out_a_lock_and_succeeds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(LOCK_WAIT_ENV, "30")
+    db = tmp_path / "bots.sqlite"
+    with Registry(db) as reg:
+        done = threading.Event()
+        failed: list[BaseException] = []
+
+        def submit() -> None:
+            try:
+                reg.submit("late", "1", image="late:1")
+            except BaseException as err:  # reported below
+                failed.append(err)
+            done.set()
+
+        with write_lock(db) as lock:
+            writer = threading.Thread(target=submit)
+            writer.start()
+            # A real wait, past SQLite's own busy timeout: the write must still be waiting (its
+            # first attempt failed, it retries), not failed.
+            assert not done.wait(BUSY_TIMEOUT_S + 0.5)
+            assert not failed
+            assert lock.execute("SELECT COUNT(*) FROM bots").fetchone()[0] == 0
+        writer.join(30)
+        assert done.is_set() and not failed, failed
+        assert [b.ref for b in reg.bots()] == ["late@1"]
+
+
+def test_a_lock_held_past_the_wait_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(LOCK_WAIT_ENV, "0.5")
+    db = tmp_path / "bots.sqlite"
+    with Registry(db) as reg, write_lock(db), pytest.raises(RegistryError) as info:
+        reg.submit("late", "1", image="late:1")
+    line = str(info.value)
+    assert "\n" not in line
+    assert line == (
+        f"{db}: the database is locked by another process (waited 0.5 s; {LOCK_WAIT_ENV} sets "
+        "how long)"
+    )
+    with Registry(db) as reg:
+        assert reg.bots() == []  # nothing half-written
+
+
+@pytest.mark.parametrize("raw", ["soon", "-1", "nan", "inf"])
+def test_a_malformed_lock_wait_is_one_line(monkeypatch: pytest.MonkeyPatch, raw: str) -> None:
+    monkeypatch.setenv(LOCK_WAIT_ENV, raw)
+    with pytest.raises(RegistryError, match=f"{LOCK_WAIT_ENV}=.*expected a number of seconds"):
+        lock_wait_seconds(RegistryError)
+
+
+def test_one_timestamp_form() -> None:
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", now())
+
+
+def test_a_newer_or_foreign_file_is_refused_and_left_as_it_was(tmp_path: Path) -> None:
+    db = tmp_path / "bots.sqlite"
+    Registry(db).close()
+    with contextlib.closing(sqlite3.connect(db)) as con, con:
+        con.execute("UPDATE meta SET value='7' WHERE key='schema'")
+    before = db.read_bytes()
+    with pytest.raises(RegistryError, match=r"registry schema 7 is newer than this arena's \(1\)"):
+        Registry(db)
+    assert db.read_bytes() == before
+    other = tmp_path / "photos.sqlite"
+    with contextlib.closing(sqlite3.connect(other)) as con, con:
+        con.execute("CREATE TABLE photos (x)")
+    with pytest.raises(RegistryError, match=r"not a bot registry \(its tables: photos\)"):
+        Registry(other)
