@@ -44,7 +44,9 @@ PACKAGE_DIRS = ("engine", "arena", "reference_bots", "sdk/python/cardarena")
 #: The arena's plain-value modules, at the bottom of its layers.
 PLAIN_VALUES = (
     "arena.errors",
+    "arena.checks",
     "arena.policy",
+    "arena.rules",
     "arena.seeds",
     "arena.layout",
     "arena.logging",
@@ -145,8 +147,8 @@ RULES = [
     ),
     pytest.param(
         Rule(
-            "the plain values every part shares (errors, policy, seeds, layout, logging, "
-            "version) import nothing else of the arena",
+            "the plain values every part shares (errors, config checks, policy, match rules, "
+            "seeds, layout, logging, version) import nothing else of the arena",
             importers=PLAIN_VALUES,
             imported=("arena", "reference_bots"),
             imported_exceptions=PLAIN_VALUES,

@@ -190,17 +190,8 @@ class MatchService:
             run.pool.add_program(bot, program)
 
         def spec_for(tokens: Sequence[str]) -> MatchSpec:
-            return MatchSpec(
-                match_id=task.match_id,
-                game=task.game,
-                seats=tuple(SeatSpec(t, b) for t, b in zip(tokens, task.seats, strict=True)),
-                seed=task.seed,
-                players=task.players,
-                options=dict(task.options),
-                time_control=task.time_control,
-                fault_policy=task.fault_policy,
-                connect_timeout_s=task.connect_timeout_s,
-            )
+            seats = [SeatSpec(t, b) for t, b in zip(tokens, task.seats, strict=True)]
+            return MatchSpec.of(task.rules, task.match_id, seats, task.seed, task.connect_timeout_s)
 
         assert self._server is not None
         seated: list[PooledBot] = []

@@ -97,18 +97,8 @@ class MatchPlayer:
     async def play(self, match_id: str, seed: int, entrants: Sequence[Entrant]) -> Played:
         """Play one match and write its record; :class:`ArenaError` when the arena (not a bot)
         failed, so the caller may leave the match pending and play it again."""
-        cfg = self._config
-        spec = MatchSpec(
-            match_id=match_id,
-            game=cfg.game.id,
-            seats=tuple(SeatSpec(e.token or new_token(), e.name) for e in entrants),
-            seed=seed,
-            players=cfg.match_config.players,
-            options=dict(cfg.match_config.options),
-            time_control=cfg.time_control,
-            fault_policy=cfg.fault_policy,
-            connect_timeout_s=CONNECT_TIMEOUT_S,
-        )
+        seats = [SeatSpec(e.token or new_token(), e.name) for e in entrants]
+        spec = MatchSpec.of(self._config.rules, match_id, seats, seed, CONNECT_TIMEOUT_S)
         logs: list[str | None] = []
         launches: list[BotLaunch | None] = []
         for seat, entrant in enumerate(entrants):

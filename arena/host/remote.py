@@ -34,13 +34,12 @@ import trio
 from arena.bots.sandbox import Limits
 from arena.cluster.bundles import bundle_bot
 from arena.cluster.results import keep_result
-from arena.cluster.task import BotRef, Cluster, ClusterLost, ClusterMatch, SlotsLike
+from arena.cluster.task import BotRef, Cluster, ClusterLost, ClusterRun, SlotsLike
 from arena.host.config import CompetitionConfig
 from arena.host.play import CONNECT_TIMEOUT_S, Entrant, Played, Player
 from arena.host.store import SNAPSHOTS_DIR
 from arena.seeds import derive_seed
 from arena.snapshots.tree import Snapshot, open_snapshot
-from arena.version import arena_version
 
 log = structlog.get_logger("arena.host.remote")
 
@@ -93,8 +92,8 @@ class ClusterPlayer:
         self._local = local
         self._config = config
         self._directory = directory
-        self._run, self._run_seed = run_key(secret_seed)
-        self._sandbox = sandbox
+        run, run_seed = run_key(secret_seed)
+        self._run = ClusterRun(run, run_seed, config.rules, sandbox, CONNECT_TIMEOUT_S)
         self._conn: _Connection | None = None
         self._connecting = trio.Lock()
         self._offering = trio.Lock()
@@ -165,24 +164,8 @@ class ClusterPlayer:
                     conn.refs[entrant.name] = await trio.to_thread.run_sync(
                         conn.cluster.offer, entrant.name, snapshot
                     )
-        cfg = self._config
         seats = tuple(e.name for e in entrants)
-        task = ClusterMatch(
-            run=self._run,
-            run_seed=self._run_seed,
-            match_id=match_id,
-            game=cfg.game.id,
-            seed=seed,
-            seats=seats,
-            bots={name: conn.refs[name] for name in seats},
-            players=cfg.match_config.players,
-            options=dict(cfg.match_config.options),
-            time_control=cfg.time_control,
-            fault_policy=cfg.fault_policy,
-            connect_timeout_s=CONNECT_TIMEOUT_S,
-            sandbox=self._sandbox,
-            version=arena_version(),
-        )
+        task = self._run.task(match_id, seed, seats, conn.refs)
         await self._acquire(conn)
         try:
             got = await conn.cluster.play(task)

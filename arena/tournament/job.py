@@ -58,16 +58,8 @@ def match_spec(
     """The server's spec for ``plan``, with fresh secret tokens (or the seats' ``tokens``: the
     pooled processes that play them)."""
     seat_tokens = list(tokens) if tokens is not None else [new_token() for _ in plan.seats]
-    return MatchSpec(
-        match_id=plan.match_id,
-        game=config.game.id,
-        seats=tuple(SeatSpec(t, bot) for t, bot in zip(seat_tokens, plan.seats, strict=True)),
-        seed=plan.seed,
-        players=config.match_config.players,
-        options=dict(config.match_config.options),
-        time_control=config.time_control,
-        fault_policy=config.fault_policy,
-    )
+    seats = [SeatSpec(t, bot) for t, bot in zip(seat_tokens, plan.seats, strict=True)]
+    return MatchSpec.of(config.rules, plan.match_id, seats, plan.seed)
 
 
 async def play_match(

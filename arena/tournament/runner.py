@@ -67,8 +67,8 @@ def plan_tournament(config: TournamentConfig) -> list[MatchPlan]:
     if config.seed is None:
         raise ValueError("plan_tournament needs the tournament's seed; open_store settles it")
     return build_schedule(
-        config.game,
-        config.match_config,
+        config.rules.game,
+        config.rules.config,
         [b.name for b in config.bots],
         config.format,
         config.matches_per_pairing,
