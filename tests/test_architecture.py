@@ -13,6 +13,8 @@ edges; no project code is imported) and asserts:
 3. Function-local imports of project modules only in ``arena.cli`` (command handlers load
    lazily, so ``arena --help`` starts fast) and in :data:`LAZY_IMPORTS`, each with its reason.
    A lazy import that only dodges a cycle does not belong there: fix the layering instead.
+4. No module imports a ``_``-prefixed name from another package: what two packages share is
+   public, in the package that owns it (or one both may import).
 
 A failure names each offending edge as ``importer -> imported (file:line)``. The last tests run
 the same checker on a small package written into ``tmp_path``, to show it can fail.
@@ -33,6 +35,7 @@ from tests.import_graph import (
     Rule,
     describe,
     find_cycles,
+    private_names,
     unresolved,
     within,
 )
@@ -292,6 +295,15 @@ def test_function_local_imports_only_where_allowed() -> None:
     )
 
 
+def test_no_module_imports_another_packages_private_names() -> None:
+    graph = project()
+    found = private_names(graph.names, graph.modules)
+    assert not found, (
+        "private names imported from another package (make them public where both may import "
+        "them):\n" + "\n".join(f"  {n}" for n in found)
+    )
+
+
 def test_lazy_import_allow_list_is_current() -> None:
     lazy = {(e.importer, e.imported) for e in lazy_imports_outside_cli(list(project().edges))}
     stale = sorted(set(LAZY_IMPORTS) - lazy)
@@ -366,6 +378,30 @@ def test_checker_reports_the_cycle(synthetic: ImportGraph) -> None:
             "pkg.sub.deep -> pkg.sub.sibling (pkg/sub/deep.py:3)",
             "pkg.sub.sibling -> pkg.sub.deep (pkg/sub/sibling.py:15)",
         ],
+    ]
+
+
+def test_checker_reports_private_names_from_another_package(tmp_path: Path) -> None:
+    user = "from pkg.a.util import _HIDDEN\nimport pkg.a._inner\nfrom ..a import _inner\n"
+    write_package(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/_own.py": "",
+            "pkg/a/__init__.py": "",
+            "pkg/a/_inner.py": "",
+            "pkg/a/util.py": "_HIDDEN = 1\n",
+            # Its own package's private names, a dunder, and its parent package's: all fine.
+            "pkg/a/mine.py": "from pkg.a.util import _HIDDEN, __all__\nfrom . import _inner\n",
+            "pkg/b/__init__.py": "",
+            "pkg/b/user.py": user + "from pkg import _own\n",
+        },
+    )
+    graph = ImportGraph.read(tmp_path, ["pkg"])
+    assert [str(n) for n in private_names(graph.names, graph.modules)] == [
+        "pkg.b.user -> pkg.a.util._HIDDEN (pkg/b/user.py:1)",
+        "pkg.b.user -> pkg.a._inner (pkg/b/user.py:2)",
+        "pkg.b.user -> pkg.a._inner (pkg/b/user.py:3)",
     ]
 
 
