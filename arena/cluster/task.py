@@ -1,8 +1,8 @@
 """What crosses the wire between a coordinator and a worker: plain, picklable values.
 
 A :class:`ClusterMatch` holds everything that fixes one match and names its bots by their
-snapshots' SHA-256; a :class:`ClusterResult` holds what the match left: the result and faults as
-stored, the record's bytes and each seat's log for that match, bounded.
+snapshots' SHA-256; a :class:`ClusterResult` holds what the match left: the result and faults,
+the record's bytes and each seat's log for that match, bounded.
 """
 
 from __future__ import annotations
@@ -11,10 +11,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from cardarena.messages import FaultInfo
+
 from arena.bots.sandbox import Limits
 from arena.errors import ArenaError
 from arena.rules import MatchRules
 from arena.version import arena_version
+from engine import Result
 
 #: The Dask resource an ``arena worker`` offers, one unit per match it plays at once; tasks ask
 #: for one, so they land only on arena workers, never more at once than their slots.
@@ -98,10 +101,10 @@ class ClusterResult:
     """What one match left, sent back to the coordinator."""
 
     match_id: str
-    #: ``Result.to_dict()``.
-    result: dict[str, Any]
-    #: ``{"seat", "kind", "detail"}`` per fault charged.
-    faults: list[dict[str, Any]]
+    #: The engine's result (a normal or a forfeit result).
+    result: Result
+    #: Every fault charged, in order.
+    faults: tuple[FaultInfo, ...]
     #: The record file's bytes (a gzipped JSON-lines record, arena/records/format.py).
     record: bytes
     #: Each seat's log for this match, at most :data:`SEAT_LOG_CAP` bytes each.

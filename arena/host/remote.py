@@ -36,8 +36,9 @@ from arena.cluster.bundles import bundle_bot
 from arena.cluster.results import keep_result
 from arena.cluster.task import BotRef, Cluster, ClusterLost, ClusterRun, SlotsLike
 from arena.host.config import CompetitionConfig
-from arena.host.play import CONNECT_TIMEOUT_S, Entrant, Played, Player
+from arena.host.play import CONNECT_TIMEOUT_S, Entrant, Player
 from arena.host.store import SNAPSHOTS_DIR
+from arena.rules import PlayedMatch
 from arena.seeds import derive_seed
 from arena.snapshots.tree import Snapshot, open_snapshot
 
@@ -141,7 +142,7 @@ class ClusterPlayer:
 
     # --- matches ----------------------------------------------------------------------------
 
-    async def play(self, match_id: str, seed: int, entrants: Sequence[Entrant]) -> Played:
+    async def play(self, match_id: str, seed: int, entrants: Sequence[Entrant]) -> PlayedMatch:
         """Play one match, on the cluster when every seat can go there; an
         :class:`~arena.errors.ArenaError` when it could not be played (left pending by the
         caller). While the cluster is lost the match waits for it."""
@@ -156,7 +157,7 @@ class ClusterPlayer:
 
     async def _play_on(
         self, conn: _Connection, match_id: str, seed: int, entrants: Sequence[Entrant]
-    ) -> Played:
+    ) -> PlayedMatch:
         async with self._offering:  # one offer per bot and connection, however many matches
             for entrant in {e.name: e for e in entrants}.values():
                 if entrant.name not in conn.refs:
@@ -175,7 +176,7 @@ class ClusterPlayer:
         record, logs = await trio.to_thread.run_sync(keep_result, self._directory, got)
         paths: list[str | None] = list(logs)
         paths += [None] * (len(seats) - len(paths))
-        return Played(result=got.result, faults=got.faults, record_path=record, logs=tuple(paths))
+        return PlayedMatch(got.result, got.faults, record, tuple(paths))
 
     def _snapshot(self, entrant: Entrant) -> Snapshot:
         if entrant.snapshot is not None:  # checked against its address once more

@@ -41,6 +41,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Concatenate, Final, Literal, ParamSpec, TypeVar, cast, get_args
 
+from cardarena.messages import FaultInfo
+
 from arena.errors import ArenaError
 from arena.host.config import CompetitionConfig, check_units_per_minute
 from arena.layout import LOGS_DIR, RECORDS_DIR, make_output_dir
@@ -48,6 +50,7 @@ from arena.ratings import Entry, RatingTable
 from arena.registry import NAME_RE, RESERVED, hash_token
 from arena.sqlite import reading, write_transaction
 from arena.tournament.store import try_lock
+from engine import Result
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -1023,8 +1026,8 @@ class CompetitionStore:
     def commit_match(
         self,
         match_id: str,
-        result: Mapping[str, Any],
-        faults: Sequence[Mapping[str, Any]],
+        result: Result,
+        faults: Sequence[FaultInfo],
         record_path: str | None,
     ) -> bool:
         """Store a match's result together with its ``done`` status, only if it is still pending
@@ -1041,12 +1044,13 @@ class CompetitionStore:
                 raise NotFound(f"no match {match_id!r}")
             if row["state"] != "pending" or row["unit_state"] != "pending":
                 return False
-            problem = _result_problem(len(json.loads(row["seats"])), result, faults)
+            stored, stored_faults = result.to_dict(), [f.to_dict() for f in faults]
+            problem = _result_problem(len(json.loads(row["seats"])), stored, stored_faults)
             if problem:
                 raise CompetitionStoreError(f"match {match_id!r}: {problem}")
             try:
-                result_json = json.dumps(dict(result), sort_keys=True, allow_nan=False)
-                faults_json = json.dumps([dict(f) for f in faults], sort_keys=True, allow_nan=False)
+                result_json = json.dumps(stored, sort_keys=True, allow_nan=False)
+                faults_json = json.dumps(stored_faults, sort_keys=True, allow_nan=False)
             except (TypeError, ValueError) as err:
                 raise CompetitionStoreError(f"match {match_id!r}: not JSON ({err})") from None
             now = _now()

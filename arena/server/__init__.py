@@ -14,8 +14,8 @@ rate limiter), ``board`` (spectators), ``service`` (the gRPC glue and the loop t
 above ``api`` runs on), ``lobby`` (pairs up whoever connects), ``health`` (is a server answering).
 The referee imports ``connections``, never the reverse: what a connection needs of its match is
 the ``MatchHandle`` protocol. May use: ``engine``, ``arena.protocol``, ``arena.policy``,
-``arena.records``, ``arena.seeds``, ``arena.layout``, ``arena.logging``, ``arena.version``,
-``arena.errors``.
+``arena.rules``, ``arena.records``, ``arena.seeds``, ``arena.layout``, ``arena.logging``,
+``arena.version``, ``arena.errors``.
 """
 
 from __future__ import annotations

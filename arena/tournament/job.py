@@ -17,30 +17,16 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any
 
 from arena.bots.launch import Confinement, confine
 from arena.bots.sandbox import Limits
 from arena.layout import LOGS_DIR, seat_log_name
 from arena.match import BotLaunch, run_with_bots, save_record
 from arena.pool import BotPool, play_seated
+from arena.rules import PlayedMatch
 from arena.server import ArenaServer, MatchOutcome, MatchSpec, SeatSpec, new_token
 from arena.tournament.config import TournamentConfig
 from arena.tournament.schedule import MatchPlan
-
-
-@dataclass(frozen=True, slots=True)
-class PlayedMatch:
-    """What one finished match produced, ready to store."""
-
-    #: ``Result.to_dict()`` (a normal or forfeit result).
-    result: dict[str, Any]
-    #: Faults charged: ``{"seat", "kind", "detail"}`` each.
-    faults: list[dict[str, Any]] = field(default_factory=list)
-    #: The record file, relative to the output directory.
-    record_path: str | None = None
-
 
 #: Plays one match: the job the runner schedules.
 MatchFn = Callable[[MatchPlan], Awaitable[PlayedMatch]]
@@ -98,8 +84,4 @@ async def _finish(config: TournamentConfig, plan: MatchPlan, outcome: MatchOutco
     # ArenaError: the match is reported as not played and stays pending, so the same command
     # replays it.
     record = await save_record(outcome, config.output)
-    return PlayedMatch(
-        result=outcome.result.to_dict(),
-        faults=[f.to_dict() for f in outcome.faults],
-        record_path=record,
-    )
+    return PlayedMatch(outcome.result, outcome.faults, record)

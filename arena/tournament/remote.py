@@ -21,8 +21,8 @@ from arena.bots.sandbox import Limits
 from arena.cluster.bundles import BundleError, bundle_bot, named_files
 from arena.cluster.results import keep_result
 from arena.cluster.task import BotRef, Cluster, ClusterMatch, ClusterRun, SlotsLike
+from arena.rules import PlayedMatch
 from arena.tournament.config import TournamentConfig
-from arena.tournament.job import PlayedMatch
 from arena.tournament.schedule import MatchPlan
 
 #: Where a tournament keeps its bots' snapshots, under its output directory.
@@ -74,4 +74,4 @@ class RemoteRun:
         got = await self._cluster.play(self.task(plan))
         # A RecordError (disk full) is an ArenaError: the match stays pending, as locally.
         record, _ = await trio.to_thread.run_sync(keep_result, self._config.output, got)
-        return PlayedMatch(result=got.result, faults=got.faults, record_path=record)
+        return PlayedMatch(got.result, got.faults, record)

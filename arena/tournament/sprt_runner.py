@@ -18,9 +18,9 @@ from typing import Any
 from arena.bots.sandbox import Limits
 from arena.cluster.task import Cluster
 from arena.errors import ArenaError
+from arena.rules import PlayedMatch
 from arena.sprt import SprtParams, SprtStatus, SprtTally, status
 from arena.tournament.config import TournamentConfig
-from arena.tournament.job import PlayedMatch
 from arena.tournament.progress import Feedback
 from arena.tournament.report import stored_game
 from arena.tournament.runner import StopFn, run_tournament
@@ -104,7 +104,7 @@ class SprtRun:
 
     def stop(self, plan: MatchPlan, played: PlayedMatch) -> bool:
         """The runner's early stop: true once the test has decided."""
-        self.add(plan.deal, played.result["ranks"], plan.seats)
+        self.add(plan.deal, played.result.ranks, plan.seats)
         return self.decided
 
     @property

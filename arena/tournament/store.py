@@ -35,10 +35,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
+from cardarena.messages import FaultInfo
+
 from arena.errors import ArenaError
 from arena.layout import LOGS_DIR, RECORDS_DIR, make_output_dir
 from arena.sqlite import reading, write_transaction
 from arena.tournament.schedule import MatchPlan
+from engine import Result
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -408,8 +411,8 @@ class Store:
     def finish(
         self,
         match_id: str,
-        result: Mapping[str, Any],
-        faults: Sequence[Mapping[str, Any]],
+        result: Result,
+        faults: Sequence[FaultInfo],
         record_path: str | None,
         seconds: float,
     ) -> bool:
@@ -420,8 +423,8 @@ class Store:
                 "UPDATE matches SET status='done', result=?, faults=?, record_path=?, "
                 "seconds=?, finished_at=? WHERE match_id=? AND status='pending'",
                 (
-                    json.dumps(result, sort_keys=True),
-                    json.dumps(list(faults), sort_keys=True),
+                    json.dumps(result.to_dict(), sort_keys=True),
+                    json.dumps([f.to_dict() for f in faults], sort_keys=True),
                     record_path,
                     round(seconds, 3),
                     _now(),
