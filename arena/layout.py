@@ -119,6 +119,12 @@ def write_atomically(path: Path, data: bytes, fail: Callable[[str], Exception]) 
 #: ``arena serve`` write records straight into their ``--out``, logs into its ``logs/``).
 RECORDS_DIR = "records"
 LOGS_DIR = "logs"
+#: Bots' content-addressed snapshots: a tournament's on a cluster, a competition's versions.
+SNAPSHOTS_DIR = "snapshots"
+#: A competition's image tarballs (versions submitted as Docker images).
+IMAGES_DIR = "images"
+#: A competition's own files, for the host only: its admin token, where it listens.
+PRIVATE_DIR = "private"
 #: Ending of a match record's file name.
 RECORD_SUFFIX = ".jsonl.gz"
 

@@ -27,10 +27,10 @@ import trio
 from cardarena.messages import TimeControl
 
 from arena.bots.command import BotProgram
-from arena.bots.launch import Confinement, check_in_box, start_bot
+from arena.bots.launch import Confinement, start_bot
 from arena.bots.process import EXIT_GRACE_S, RunningBot, bot_environment
-from arena.bots.reaper import bot_run
-from arena.bots.sandbox import SOCKET_NAME, Limits, prepare_socket
+from arena.bots.sandbox import Limits
+from arena.boxed import boxed_arena
 from arena.errors import ArenaError, UsageError
 from arena.layout import (
     LOGS_DIR,
@@ -51,7 +51,6 @@ from arena.server import (
     MatchSpec,
     SeatSpec,
     new_token,
-    open_arena_server,
 )
 from engine import EngineError, OptionValue, get_game
 
@@ -121,22 +120,15 @@ async def play_commands(
     if games > 1:
         return await _play_series(spec, programs, games, out_dir, via_unix, sandbox)
     logs = tuple(out_dir / LOGS_DIR / seat_log_name(match_id, seat) for seat in range(seats))
-    with bot_run() as run:
-        confinement = Confinement.of_run(run, sandbox, hide=(out_dir, arena_home()))
-        # Before anything is made: a command its box does not show would forfeit the match.
-        labels = [f"seat {seat} (--bot {c!r})" for seat, c in enumerate(commands)]
-        await trio.to_thread.run_sync(
-            check_in_box, list(zip(labels, programs, strict=True)), confinement
-        )
+    # Checked before anything is made: a command its box does not show would forfeit the match.
+    labels = [f"seat {seat} (--bot {c!r})" for seat, c in enumerate(commands)]
+    check = list(zip(labels, programs, strict=True))
+    async with boxed_arena(sandbox, (out_dir, arena_home()), check=check) as arena:
         make_output_dir(out_dir)  # before the match: its record and logs need somewhere to go
-        sock = run.socket_dir / SOCKET_NAME
-        async with open_arena_server("127.0.0.1:0", unix=sock) as server:
-            server.register(spec)
-            address = server.unix_address if via_unix and server.unix_address else server.address
-            # Sandboxed and containerised bots (uid nobody) reach the arena by its socket only.
-            prepare_socket(sock)
-            launches = [BotLaunch(p, log) for p, log in zip(programs, logs, strict=True)]
-            outcome = await run_with_bots(server, spec, launches, address, confinement)
+        arena.server.register(spec)
+        launches = [BotLaunch(p, log) for p, log in zip(programs, logs, strict=True)]
+        address = arena.address(via_unix)
+        outcome = await run_with_bots(arena.server, spec, launches, address, arena.box.confinement)
     path = out_dir / record_name(match_id)
     write_record(path, outcome.header, outcome.entries, outcome.result_dict())
     return CommandMatch(outcome, path, logs)
@@ -153,50 +145,43 @@ async def _play_series(
     """``games`` matches like ``first`` on one long-lived process per seat."""
     played: list[CommandMatch] = []
     names = [f"seat{seat}" for seat in range(len(programs))]
-    with bot_run() as run:
-        confinement = Confinement.of_run(run, sandbox, hide=(out_dir, arena_home()))
-        labels = [f"seat {seat}" for seat in range(len(programs))]
-        await trio.to_thread.run_sync(
-            check_in_box, list(zip(labels, programs, strict=True)), confinement
-        )
+    check = [(f"seat {seat}", program) for seat, program in enumerate(programs)]
+    async with boxed_arena(sandbox, (out_dir, arena_home()), check=check) as arena:
         make_output_dir(out_dir)
         (out_dir / LOGS_DIR).mkdir(parents=True, exist_ok=True)
-        sock = run.socket_dir / SOCKET_NAME
-        async with open_arena_server("127.0.0.1:0", unix=sock) as server:
-            prepare_socket(sock)
-            address = server.unix_address if via_unix and server.unix_address else server.address
-            async with trio.open_nursery() as processes:
-                pool = BotPool(
-                    server,
-                    dict(zip(names, programs, strict=True)),
-                    out_dir / LOGS_DIR,
-                    first.seed,
-                    processes,
-                    confinement,
-                    address,
-                )
-                try:
-                    for game in range(games):
-                        seed = first.seed if game == 0 else derive_seed(first.seed, "game", game)
-                        spec_id = f"{first.match_id}-g{game + 1}"
+        server = arena.server
+        async with trio.open_nursery() as processes:
+            pool = BotPool(
+                server,
+                dict(zip(names, programs, strict=True)),
+                out_dir / LOGS_DIR,
+                first.seed,
+                processes,
+                arena.box.confinement,
+                arena.address(via_unix),
+            )
+            try:
+                for game in range(games):
+                    seed = first.seed if game == 0 else derive_seed(first.seed, "game", game)
+                    spec_id = f"{first.match_id}-g{game + 1}"
 
-                        def spec_for(
-                            tokens: Sequence[str], s: int = seed, m: str = spec_id
-                        ) -> MatchSpec:
-                            return dataclasses.replace(
-                                first,
-                                match_id=m,
-                                seed=s,
-                                seats=tuple(SeatSpec(t) for t in tokens),
-                            )
+                    def spec_for(
+                        tokens: Sequence[str], s: int = seed, m: str = spec_id
+                    ) -> MatchSpec:
+                        return dataclasses.replace(
+                            first,
+                            match_id=m,
+                            seed=s,
+                            seats=tuple(SeatSpec(t) for t in tokens),
+                        )
 
-                        outcome = await play_seated(server, pool, names, seed, spec_for)
-                        path = out_dir / record_name(spec_id)
-                        write_record(path, outcome.header, outcome.entries, outcome.result_dict())
-                        played.append(CommandMatch(outcome, path, pool.logs(names)))
-                finally:
-                    await pool.close()
-                    processes.cancel_scope.cancel()
+                    outcome = await play_seated(server, pool, names, seed, spec_for)
+                    path = out_dir / record_name(spec_id)
+                    write_record(path, outcome.header, outcome.entries, outcome.result_dict())
+                    played.append(CommandMatch(outcome, path, pool.logs(names)))
+            finally:
+                await pool.close()
+                processes.cancel_scope.cancel()
     return played
 
 

@@ -10,7 +10,7 @@ median decisions per second and its ratio to the plain server:
 * ``engine``: that, plus per answer the engine's part of a decision on a whist match (apply a
   move, the next seat's legal actions and observation), as the referee does it;
 * ``engine+encode``: that, plus the request's encoding (the event bodies and
-  ``codec.decision_bytes``, in C when arena/protocol/_wire.c is built).
+  ``codec.decision_to_bytes``, in C when arena/protocol/_wire.c is built).
 
 All four send the same pre-built bytes; only the work between an answer and the next request
 differs. ``engine+encode`` is the arena without its routing and bookkeeping: a ceiling for the

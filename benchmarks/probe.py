@@ -4,7 +4,7 @@
 runs, alternating ``arena/protocol/_wire.c`` and the codec's Python encoders in one process, and
 prints per encoder the medians over the runs of:
 
-* ``critical_us``: from the moment the server reads an answer (``codec.read_bot_bytes``) to the
+* ``critical_us``: from the moment the server reads an answer (``codec.bot_bytes_to_plain``) to the
   start of the next request's write (``_StreamWriter.kick``), the referee's whole work on the
   path a bot waits on;
 * ``cpu_us``: the server process's CPU time per decision;
@@ -55,7 +55,7 @@ def probe(pairs: int = 4, connections: int = 1) -> dict[str, dict[str, Any]]:
         raise SystemExit("arena/protocol/_wire.c is not built: nothing to compare")
     stamps: list[tuple[float, str]] = []
     clock = time.perf_counter
-    read, kick = codec.read_bot_bytes, service._StreamWriter.kick
+    read, kick = codec.bot_bytes_to_plain, service._StreamWriter.kick
 
     def read_stamped(data: bytes) -> messages.BotMessage:
         stamps.append((clock(), "answer"))
@@ -68,7 +68,7 @@ def probe(pairs: int = 4, connections: int = 1) -> dict[str, dict[str, Any]]:
     runs: dict[str, list[dict[str, float]]] = {"c": [], "python": []}
     matches = 3 if connections == 1 else 2
     saved = wireformat.ACCEL
-    codec.read_bot_bytes = read_stamped  # type: ignore[assignment]
+    codec.bot_bytes_to_plain = read_stamped  # type: ignore[assignment]
     service._StreamWriter.kick = kick_stamped  # type: ignore[method-assign]
     try:
         for _ in range(pairs):
@@ -87,7 +87,7 @@ def probe(pairs: int = 4, connections: int = 1) -> dict[str, dict[str, Any]]:
                 )
     finally:
         wireformat.ACCEL = saved
-        codec.read_bot_bytes = read
+        codec.bot_bytes_to_plain = read
         service._StreamWriter.kick = kick  # type: ignore[method-assign]
     return {
         name: {k: round(statistics.median(r[k] for r in rs), 3) for k in rs[0]}

@@ -71,13 +71,13 @@ def lean_whist_request(
     assert seat is not None
     events = state.events
     held = [
-        codec.event_body(match_id, seq, events[seq])
+        codec.event_to_body(match_id, seq, events[seq])
         for seq in range(sent, len(events))
         if not own_seat or events[seq].to is None or seat in events[seq].to
     ]
     if not observation:
         return bare_request(request_id, match_id, seat, state.legal_actions(), held), len(events)
-    request = codec.decision_bytes(
+    request = codec.decision_to_bytes(
         request_id, match_id, seat, "whist", state.observation(seat), state.legal_actions(),
         DEADLINE_MS, BANK_MS, events=held, text=False, json=False,
     )  # fmt: skip
@@ -87,7 +87,7 @@ def lean_whist_request(
 def bare_request(
     request_id: int, match_id: str, seat: int, legal: Sequence[Action], events: Sequence[bytes]
 ) -> bytes:
-    """``codec.decision_bytes`` without the observation, assembled from the codec's own field
+    """``codec.decision_to_bytes`` without the observation, assembled from the codec's own field
     encoders the way its Python path does (``benchmarks.ceiling --bare`` measures what such a
     protocol would gain; the protocol has no such message, so serde has no encoder for it)."""
     out = [codec._REQUEST_ID_KEY + wireformat.varint(request_id), codec._MATCH_ID[match_id]]
@@ -101,7 +101,7 @@ def bare_request(
 def sample_decisions(
     count: int = 400, seed: int = 1, *, seat_per_connection: bool = False, observation: bool = True
 ) -> list[bytes]:
-    """Real whist DecisionRequests (``codec.decision_bytes``, the referee's own encoding) along
+    """Real whist DecisionRequests (``codec.decision_to_bytes``, the referee's own encoding) along
     random playouts, exactly as the arena sends them to the bench client (lean Hello): no text or
     JSON rendering, and each request carrying the match's events since the connection's previous
     request. By default one connection holds all four seats (it sees every event, and its
@@ -164,7 +164,7 @@ def match_frames(match_id: str = "raw-0", seed: int = 1) -> tuple[bytes, bytes]:
         match_id=match_id,
         game="whist",
         game_version=game.version,
-        options={k: codec.option_text(v) for k, v in config.options},
+        options={k: codec.option_to_text(v) for k, v in config.options},
         seats=tuple(range(len(names))),
         players=tuple(messages.PlayerInfo(i, name, f"bot{i}") for i, name in enumerate(names)),
         time_control=messages.TimeControl(),
@@ -172,7 +172,9 @@ def match_frames(match_id: str = "raw-0", seed: int = 1) -> tuple[bytes, bytes]:
         bot_seed=seed,
     )
     end = messages.MatchEnd(match_id, result)
-    return codec.wire(codec.server_message(start)), codec.wire(codec.server_message(end))
+    return codec.proto_to_bytes(codec.plain_to_proto(start)), codec.proto_to_bytes(
+        codec.plain_to_proto(end)
+    )
 
 
 class RawPingPong(pb_grpc.ArenaServicer):
@@ -208,7 +210,7 @@ class RawPingPong(pb_grpc.ArenaServicer):
         # Per stream, in Hello order: set when it is that stream's turn (turns > 1).
         self._turn: list[asyncio.Event] = []
         self.stats = RawStats(spans=[] if spans else None)
-        self.welcome = codec.wire(codec.server_message(messages.Welcome("raw", "raw")))
+        self.welcome = codec.proto_to_bytes(codec.plain_to_proto(messages.Welcome("raw", "raw")))
         self.started = 0.0
         self._all_here: asyncio.Event | None = None
 
@@ -315,7 +317,7 @@ async def _connection(
         hello = messages.Hello(
             "bench", "1", token, 1, batch_events=True, omit_text=True, omit_json=True
         )
-        await call.write(bot_codec.hello_message(hello))
+        await call.write(bot_codec.hello_to_proto(hello))
         ended = 0
         sent_at = 0.0
         clock = time.perf_counter

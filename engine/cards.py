@@ -37,32 +37,12 @@ def card(rank: int, suit: int) -> int:
     return suit * 13 + rank
 
 
-def suit_of(c: int) -> int:
-    """Suit index of card ``c``."""
-    return c // 13
-
-
-def rank_of(c: int) -> int:
-    """Rank index of card ``c`` (0 = 2 … 12 = A)."""
-    return c % 13
-
-
-def card_text(c: int) -> str:
-    """Canonical text form, rank then suit letter: ``AS``, ``TD``, ``2C``."""
-    return CARD_TEXT[c]
-
-
 def parse_card(text: str) -> int:
     """Parse a card's text form (case-insensitive); raises ``ValueError`` on garbage."""
     try:
         return _TEXT_TO_CARD[text.strip().upper()]
     except KeyError:
         raise ValueError(f"not a card: {text!r}") from None
-
-
-def suit_letter(s: int) -> str:
-    """``C``, ``D``, ``H`` or ``S``."""
-    return SUIT_LETTERS[s]
 
 
 def parse_suit(text: str) -> int:
@@ -118,8 +98,3 @@ def mask_texts(mask: int) -> tuple[str, ...]:
             if bits not in table:
                 table[bits] = tuple(CARD_TEXT[c] for c in cards_in(bits << 13 * suit))
         return mask_texts(mask)
-
-
-def count(mask: int) -> int:
-    """Number of cards in ``mask``."""
-    return mask.bit_count()

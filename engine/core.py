@@ -717,8 +717,3 @@ class MatchState(ABC):
     def _emit(self, kind: str, to: tuple[int, ...] | None = None, **data: JSON) -> None:
         """Record an event; ``to`` limits who sees it."""
         self.events.append(Event(kind, data, to))
-
-
-def option_error(name: str, problem: str) -> ConfigError:
-    """A uniform configuration error naming the option."""
-    return ConfigError(f"option {name!r}: {problem}")

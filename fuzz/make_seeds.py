@@ -1,5 +1,5 @@
 """Write the fuzzer's seed corpus: real BotMessage bytes from the codec's own encoders
-(``answer_message``, ``hello_message``, ``ping_message``), and variants of them that a broken
+(``answer_to_proto``, ``hello_to_proto``, ``ping_to_proto``), and variants of them that a broken
 bot could send (cut short, overlong varints, unknown fields, groups, junk appended).
 
     .venv/bin/python fuzz/make_seeds.py [DIR]     # default out/fuzz/seeds
@@ -30,18 +30,18 @@ def real_messages() -> Iterator[bytes]:
     """What bots really send, as the SDK encodes it."""
     for rid in NUMBERS:
         for index in (0, 1, 7, 127, 128, 2**32 - 1):
-            yield bot_codec.answer_message(rid, index=index).SerializeToString()
-        yield bot_codec.answer_message(rid, text="play:AS").SerializeToString()
-        yield bot_codec.answer_message(rid).SerializeToString()  # neither: garbage
-        yield bot_codec.ping_message(rid).SerializeToString()
-    yield bot_codec.answer_message(5, text="é" * 200).SerializeToString()  # a two-byte length
-    yield bot_codec.hello_message(messages.Hello("greedy-whist")).SerializeToString()
-    yield bot_codec.hello_message(
+            yield bot_codec.answer_to_proto(rid, index=index).SerializeToString()
+        yield bot_codec.answer_to_proto(rid, text="play:AS").SerializeToString()
+        yield bot_codec.answer_to_proto(rid).SerializeToString()  # neither: garbage
+        yield bot_codec.ping_to_proto(rid).SerializeToString()
+    yield bot_codec.answer_to_proto(5, text="é" * 200).SerializeToString()  # a two-byte length
+    yield bot_codec.hello_to_proto(messages.Hello("greedy-whist")).SerializeToString()
+    yield bot_codec.hello_to_proto(
         messages.Hello(
             "random-bot", "1.2.0", "tok-123", 1, ("whist", "tennis_whist"), 3, True, True, True
         )
     ).SerializeToString()
-    yield bot_codec.hello_message(messages.Hello("", protocol_version=0)).SerializeToString()
+    yield bot_codec.hello_to_proto(messages.Hello("", protocol_version=0)).SerializeToString()
 
 
 def key(field: int, wire_type: int) -> bytes:

@@ -5,7 +5,7 @@ Run by fuzz/run.py (``make fuzz``), under the sanitizer runtime: it loads the in
 build of the C module (fuzz/build.py) in place of the normal one, so ``wireformat.ACCEL`` is
 that build. For each input:
 
-- ``codec.read_bot_bytes`` with the C reader on and with it off must return the same value
+- ``codec.bot_bytes_to_plain`` with the C reader on and with it off must return the same value
   (the same Answer, Hello, Ping or Garbage), and neither may raise: the server reads every
   bot's bytes with it, and undecodable bytes are a Garbage, never an exception;
 - what ``answer()`` returns is ``None`` or a pair of integers in range (uint64, uint32), and
@@ -62,9 +62,9 @@ class Disagreement(AssertionError):
 def check(data: bytes) -> None:
     """Raise when the two readers disagree on ``data``."""
     wireformat.ACCEL = WIRE
-    with_c = codec.read_bot_bytes(data)
+    with_c = codec.bot_bytes_to_plain(data)
     wireformat.ACCEL = None
-    with_python = codec.read_bot_bytes(data)
+    with_python = codec.bot_bytes_to_plain(data)
     if with_c != with_python:
         raise Disagreement(f"{data!r}: C path {with_c!r}, Python path {with_python!r}")
     got = WIRE.answer(data)

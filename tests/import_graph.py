@@ -261,6 +261,37 @@ def private_names(names: Iterable[NameImport], modules: Mapping[str, Module]) ->
     ]
 
 
+def _own_packages(module: Module) -> set[str]:
+    """The packages whose ``__init__`` runs before ``module``: its package and their parents."""
+    parts = module.name.split(".")
+    package = parts if module.is_package else parts[:-1]
+    return {".".join(package[:i]) for i in range(1, len(package) + 1)}
+
+
+def through_own_package(module: Module, root: Path) -> list[Edge]:
+    """``module``'s imports that read one of its own packages' namespace (``from pkg import x``,
+    ``from . import x``, ``import pkg`` inside ``pkg``), as edges to that package.
+
+    The import graph records ``from pkg import module`` as an edge to ``pkg.module``, but the
+    name is looked up in ``pkg``'s ``__init__``, which may be still half run (it imports this
+    module): a package-module cycle the edges do not show. Naming the module
+    (``import pkg.module as module``, ``from pkg.module import name``) needs only that module.
+    """
+    path, statements = _read(module, root)
+    own = _own_packages(module)
+    found: list[Edge] = []
+    for node, placement in statements:
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = resolve_relative(module, node.level, node.module)
+            names = [base]
+        else:
+            names = [alias.name for alias in node.names]
+        found += [Edge(module.name, n, path, node.lineno, placement) for n in names if n in own]
+    return found
+
+
 def unresolved(edges: Iterable[Edge], modules: Mapping[str, Module]) -> list[Edge]:
     """Edges naming a project module that does not exist (a stale or misspelt import)."""
     return [edge for edge in edges if edge.imported not in modules]
@@ -290,6 +321,11 @@ class ImportGraph:
             for name in module_names(module, root, modules, packages)
         ]
         return cls(root, modules, sorted(edges, key=Edge.sort_key), names)
+
+    def through_own_packages(self) -> list[Edge]:
+        """Every import that reads its importer's own package (:func:`through_own_package`)."""
+        found = [e for m in self.modules.values() for e in through_own_package(m, self.root)]
+        return sorted(found, key=Edge.sort_key)
 
 
 # --- Cycles ----------------------------------------------------------------------------------

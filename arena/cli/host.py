@@ -97,7 +97,8 @@ def _run(args: argparse.Namespace) -> int:
 
     from arena.cli.signals import run_until_stopped
     from arena.host.config import load_competition
-    from arena.host.service import HostOptions, Listening, run_host
+    from arena.host.service import ADMIN_TOKEN_FILE, HostOptions, Listening, run_host
+    from arena.layout import PRIVATE_DIR
     from arena.server.api import run_trio
 
     configure(args.log_level)
@@ -119,7 +120,7 @@ def _run(args: argparse.Namespace) -> int:
             print(
                 f"arena: hosting {config.name} ({config.rules.game_id}) in {directory}: API "
                 f"{where.http_url}, bots {where.grpc_address}; the admin token is in "
-                f"{directory / 'private' / 'admin.token'}; Ctrl-C stops",
+                f"{directory / PRIVATE_DIR / ADMIN_TOKEN_FILE}; Ctrl-C stops",
                 flush=True,
             )
 
@@ -131,8 +132,9 @@ def _run(args: argparse.Namespace) -> int:
 
 def _add_author(args: argparse.Namespace) -> int:
     from arena.host.config import load_competition
-    from arena.host.service import HOST_FILE, PRIVATE_DIR, admin_token
+    from arena.host.service import HOST_FILE, admin_token
     from arena.host.store import CompetitionStore, CompetitionStoreError
+    from arena.layout import PRIVATE_DIR
 
     config = load_competition(args.config)
     directory = _directory(args.config, args.dir)
@@ -150,7 +152,7 @@ def _add_author(args: argparse.Namespace) -> int:
             where["http"], token=admin_token(directory), cafile=where.get("cafile")
         )
         made = client.admin_add_author(args.name)
-        name, token = made["author"]["name"], made["token"]
+        name, token = made.author.name, made.token
     else:
         with store:
             author, token = store.add_author(args.name)

@@ -78,6 +78,32 @@ def _cmd_bot(args: argparse.Namespace) -> int:
 def _add_arena_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """``serve``, ``match`` and ``bot``: the gRPC arena (arena/server, arena/match.py, the SDK)."""
     games = ", ".join(game_ids())
+    _add_serve_parser(sub, games)
+    _add_match_parser(sub, games)
+    _add_bot_parser(sub)
+
+
+def _add_table_options(parser: argparse.ArgumentParser) -> None:
+    """How many play, and the game's options: ``serve`` and ``match`` alike."""
+    parser.add_argument("--players", type=int, default=None, help="players at the table")
+    parser.add_argument("--option", action="append", default=[], metavar="K=V", help="game option")
+
+
+def _add_clock_options(parser: argparse.ArgumentParser) -> None:
+    """The time control and the fault policy: ``serve`` and ``match`` alike."""
+    parser.add_argument(
+        "--move-ms", type=MOVE_MS, default=DEFAULT_TIME.move_ms, help="milliseconds per decision"
+    )
+    parser.add_argument(
+        "--bank-ms",
+        type=BANK_MS,
+        default=DEFAULT_TIME.bank_ms,
+        help="milliseconds of bank per seat and match",
+    )
+    parser.add_argument("--strict", action="store_true", help="the first fault forfeits")
+
+
+def _add_serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser], games: str) -> None:
     sv = sub.add_parser(
         "serve",
         help="run an arena server whose lobby seats whoever connects",
@@ -86,21 +112,11 @@ def _add_arena_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     sv.add_argument("--listen", default="127.0.0.1:50051", metavar="ADDR", help="host:port")
     sv.add_argument("--unix", default=None, metavar="PATH", help="also listen on a Unix socket")
     sv.add_argument("--game", default="whist", help=f"lobby game ({games})")
-    sv.add_argument("--players", type=int, default=None, help="players at the table")
-    sv.add_argument("--option", action="append", default=[], metavar="K=V", help="game option")
+    _add_table_options(sv)
     sv.add_argument(
         "--seed", type=int, default=None, help="seed the matches derive from (default: secret)"
     )
-    sv.add_argument(
-        "--move-ms", type=MOVE_MS, default=DEFAULT_TIME.move_ms, help="milliseconds per decision"
-    )
-    sv.add_argument(
-        "--bank-ms",
-        type=BANK_MS,
-        default=DEFAULT_TIME.bank_ms,
-        help="milliseconds of bank per seat and match",
-    )
-    sv.add_argument("--strict", action="store_true", help="the first fault forfeits")
+    _add_clock_options(sv)
     sv.add_argument(
         "--out", type=Path, default=None, help="write match records here (default: none kept)"
     )
@@ -115,6 +131,8 @@ def _add_arena_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     sv.add_argument("--home", default=None, metavar="DIR", help="the arena's state directory")
     sv.set_defaults(handler=_cmd_serve)
 
+
+def _add_match_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser], games: str) -> None:
     mp = sub.add_parser(
         "match",
         help="play one match between bot commands over gRPC",
@@ -123,8 +141,7 @@ def _add_arena_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
         "when a seat faulted or forfeited (unless --allow-faults), 2 for a usage error.",
     )
     mp.add_argument("game", help=f"game id ({games})")
-    mp.add_argument("--players", type=int, default=None, help="players at the table")
-    mp.add_argument("--option", action="append", default=[], metavar="K=V", help="game option")
+    _add_table_options(mp)
     mp.add_argument(
         "--bot",
         action="append",
@@ -137,16 +154,7 @@ def _add_arena_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
         "--seed", type=int, default=None, help="match seed (default: a fresh one nobody can guess)"
     )
     mp.add_argument("--out", type=Path, default=Path("out/matches"), help="record directory")
-    mp.add_argument(
-        "--move-ms", type=MOVE_MS, default=DEFAULT_TIME.move_ms, help="milliseconds per decision"
-    )
-    mp.add_argument(
-        "--bank-ms",
-        type=BANK_MS,
-        default=DEFAULT_TIME.bank_ms,
-        help="milliseconds of bank per seat and match",
-    )
-    mp.add_argument("--strict", action="store_true", help="the first fault forfeits")
+    _add_clock_options(mp)
     mp.add_argument(
         "--connect-timeout",
         type=TIMEOUT,
@@ -179,6 +187,8 @@ def _add_arena_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     add_log_format_option(mp)
     mp.set_defaults(handler=_cmd_match)
 
+
+def _add_bot_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     bp = sub.add_parser(
         "bot",
         help="run a reference bot (random, rules, search) against an arena server",
@@ -330,8 +340,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = sub.add_parser("selfplay", help="play random legal actions in one process")
     sp.add_argument("game", help=f"game id ({', '.join(game_ids())})")
-    sp.add_argument("--players", type=int, default=None, help="players at the table")
-    sp.add_argument("--option", action="append", default=[], metavar="K=V", help="game option")
+    _add_table_options(sp)
     sp.add_argument("--games", type=int, default=100, help="matches to play (default 100)")
     sp.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
     sp.add_argument("--json", action="store_true", help="print one JSON object")

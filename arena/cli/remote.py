@@ -20,7 +20,12 @@ from arena.cli.arguments import NON_NEGATIVE, POSITIVE, TIMEOUT, number
 from arena.errors import ArenaError, UsageError
 
 if TYPE_CHECKING:
-    from arena.host.client import AuthorInfo, BotInfo, RemoteClient, StatusInfo, VersionInfo
+    from pydantic import BaseModel
+
+    from arena.host.apitypes import AuthorOut, BotOut, Status, VersionOut
+    from arena.host.client import RemoteClient
+
+    Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
 
 #: The admin token, when ``--token`` is not given to ``arena remote admin``.
 ADMIN_TOKEN_ENV = "ARENA_ADMIN_TOKEN"
@@ -67,8 +72,13 @@ def _handler(action: Action, auth: Auth) -> Callable[[argparse.Namespace], int]:
     return run
 
 
-def _print_json(value: object) -> None:
-    print(json.dumps(value, indent=2))
+def _print_json(value: BaseModel | Sequence[BaseModel]) -> None:
+    """An answer as the API sent it (the model's fields, in the schema's order)."""
+    if isinstance(value, Sequence):
+        data: object = [v.model_dump(mode="json") for v in value]
+    else:
+        data = value.model_dump(mode="json")
+    print(json.dumps(data, indent=2))
 
 
 def _table(rows: Sequence[Sequence[str]]) -> None:
@@ -88,33 +98,33 @@ def _pace(units_per_minute: float) -> str:
     return "no limit" if units_per_minute == 0 else f"{units_per_minute:g} units per minute"
 
 
-def _print_status(s: StatusInfo) -> None:
-    counts = ", ".join(f"{n} {status}" for status, n in sorted(s["versions"].items()))
-    print(f"{s['name']}: {s['game']}, {s['players']} players (host {s['server_version']})")
-    print(f"ladder: {s['state']}, pace: {_pace(s['units_per_minute'])}")
+def _print_status(s: Status) -> None:
+    counts = ", ".join(f"{n} {status}" for status, n in sorted(s.versions.items()))
+    print(f"{s.name}: {s.game}, {s.players} players (host {s.server_version})")
+    print(f"ladder: {s.state}, pace: {_pace(s.units_per_minute)}")
     print(f"versions: {counts or 'none yet'}")
-    print(f"matches played: {s['matches_played']}")
+    print(f"matches played: {s.matches_played}")
 
 
-def _print_versions(bots: Sequence[BotInfo], *, author: bool, reasons: bool) -> None:
+def _print_versions(bots: Sequence[BotOut], *, author: bool, reasons: bool) -> None:
     header = ["id", "version", *(["author"] if author else []), "kind", "runtime", "status"]
     rows = [[*header, "submitted"]]
     notes: dict[int, str] = {}
     for bot in bots:
-        for v in bot["versions"]:
+        for v in bot.versions:
             rows.append(
                 [
-                    str(v["id"]),
-                    v["ref"],
-                    *([bot["author"]] if author else []),
-                    v["kind"],
-                    v["runtime"] or "-",
-                    v["status"],
-                    _day(v["created"]),
+                    str(v.id),
+                    v.ref,
+                    *([bot.author] if author else []),
+                    v.kind,
+                    v.runtime or "-",
+                    v.status,
+                    _day(v.created),
                 ]
             )
-            if reasons and v.get("reason"):
-                notes[len(rows) - 1] = str(v["reason"])
+            if reasons and v.reason:
+                notes[len(rows) - 1] = v.reason
     if len(rows) == 1:
         print("no versions yet (arena remote submit NAME DIR)")
         return
@@ -125,18 +135,18 @@ def _print_versions(bots: Sequence[BotInfo], *, author: bool, reasons: bool) -> 
             print(f"    {notes[i]}")
 
 
-def _print_version(v: VersionInfo) -> None:
-    print(f"{v['ref']} (version {v['id']}): {v['status']}")
-    if v.get("reason"):
-        print(f"reason: {v['reason']}")
-    print(f"kind: {v['kind']}" + (f", runtime {v['runtime']}" if v["runtime"] else ""))
-    if v["sha256"]:
-        print(f"sha256: {v['sha256']}")
-    print(f"submitted: {_day(v['created'])}, updated: {_day(v['updated'])}")
+def _print_version(v: VersionOut) -> None:
+    print(f"{v.ref} (version {v.id}): {v.status}")
+    if v.reason:
+        print(f"reason: {v.reason}")
+    print(f"kind: {v.kind}" + (f", runtime {v.runtime}" if v.runtime else ""))
+    if v.sha256:
+        print(f"sha256: {v.sha256}")
+    print(f"submitted: {_day(v.created)}, updated: {_day(v.updated)}")
 
 
-def _print_new_token(author: AuthorInfo, token: str) -> None:
-    print(f"author {author['name']} (id {author['id']})")
+def _print_new_token(author: AuthorOut, token: str) -> None:
+    print(f"author {author.name} (id {author.id})")
     print(f"token: {token}")
     print("(shown once: keep it; arena remote takes it as --token or ARENA_API_TOKEN)")
 
@@ -184,10 +194,8 @@ def _leaderboard(client: RemoteClient, args: argparse.Namespace) -> int:
         return 0
     table = [["rank", "bot", "author", "Elo", "matches", "score"]]
     for r in rows:
-        elo = f"{r['elo']:.0f} ± {r['plus_minus']:.0f}"
-        table.append(
-            [str(r["rank"]), r["ref"], r["author"], elo, str(r["matches"]), f"{r['score']:.3f}"]
-        )
+        elo = f"{r.elo:.0f} ± {r.plus_minus:.0f}"
+        table.append([str(r.rank), r.ref, r.author, elo, str(r.matches), f"{r.score:.3f}"])
     _table(table)
     return 0
 
@@ -206,9 +214,9 @@ def _me(client: RemoteClient, args: argparse.Namespace) -> int:
     if args.json:
         _print_json(me)
         return 0
-    a = me["author"]
-    print(f"author {a['name']} (id {a['id']}, since {_day(a['created'])})")
-    _print_versions(me["bots"], author=False, reasons=True)
+    a = me.author
+    print(f"author {a.name} (id {a.id}, since {_day(a.created)})")
+    _print_versions(me.bots, author=False, reasons=True)
     return 0
 
 
@@ -217,7 +225,7 @@ def _rotate(client: RemoteClient, args: argparse.Namespace) -> int:
     if args.json:
         _print_json(rotated)
         return 0
-    print(f"token: {rotated['token']}")
+    print(f"token: {rotated.token}")
     print("(shown once; the old token no longer works)")
     return 0
 
@@ -241,9 +249,9 @@ def _submit(client: RemoteClient, args: argparse.Namespace) -> int:
     if args.json:
         _print_json(v)
         return 0
-    print(f"submitted {v['ref']} (version {v['id']}): {v['status']}")
-    print(f"sha256: {v['sha256']}")
-    print(f"(it is validated next: arena remote version {v['id']} shows how that went)")
+    print(f"submitted {v.ref} (version {v.id}): {v.status}")
+    print(f"sha256: {v.sha256}")
+    print(f"(it is validated next: arena remote version {v.id} shows how that went)")
     return 0
 
 
@@ -254,13 +262,13 @@ def _live(client: RemoteClient, args: argparse.Namespace) -> int:
     if args.json:
         _print_json(live)
         return 0
-    v = live["version"]
+    v = live.version
     host = urllib.parse.urlsplit(client.base_url).hostname or "HOST"
-    port = client.status().get("grpc_port") or "PORT"
-    print(f"live version {v['ref']} (version {v['id']}): {v['status']}")
-    print(f"token: {live['token']}")
+    port = client.status().grpc_port or "PORT"
+    print(f"live version {v.ref} (version {v.id}): {v.status}")
+    print(f"token: {live.token}")
     print("(shown once) Run your bot with it, connected to the host's gRPC address:")
-    print(f"  ARENA_ADDRESS={host}:{port} ARENA_TOKEN={live['token']} YOUR-BOT-COMMAND")
+    print(f"  ARENA_ADDRESS={host}:{port} ARENA_TOKEN={live.token} YOUR-BOT-COMMAND")
     return 0
 
 
@@ -282,8 +290,8 @@ def _head_to_head(client: RemoteClient, args: argparse.Namespace) -> int:
         print("no finished matches yet")
     for r in rows:
         print(
-            f"{r['opponent']:<24} {r['matches']:>5} matches: "
-            f"{r['wins']} won, {r['losses']} lost, {r['draws']} level"
+            f"{r.opponent:<24} {r.matches:>5} matches: "
+            f"{r.wins} won, {r.losses} lost, {r.draws} level"
         )
     return 0
 
@@ -293,7 +301,7 @@ def _retire(client: RemoteClient, args: argparse.Namespace) -> int:
     if args.json:
         _print_json(v)
     else:
-        print(f"retired {v['ref']} (version {v['id']})")
+        print(f"retired {v.ref} (version {v.id})")
     return 0
 
 
@@ -322,11 +330,9 @@ def _matches(client: RemoteClient, args: argparse.Namespace) -> int:
         return 0
     table = [["match", "phase", "seats", "result", "record", "finished"]]
     for m in found:
-        result = m.get("summary") or m.get("reason") or m["state"]
-        record = "yes" if m["record_available"] else "later"
-        table.append(
-            [m["match_id"], m["phase"], " ".join(m["seats"]), result, record, _day(m["finished"])]
-        )
+        result = m.summary or m.reason or m.state
+        record = "yes" if m.record_available else "later"
+        table.append([m.match_id, m.phase, " ".join(m.seats), result, record, _day(m.finished)])
     _table(table)
     return 0
 
@@ -336,15 +342,15 @@ def _match(client: RemoteClient, args: argparse.Namespace) -> int:
     if args.json:
         _print_json(m)
         return 0
-    print(f"{m['match_id']}: {m['phase']} unit {m['unit']}, rotation {m['rotation']}, {m['state']}")
-    print(f"seats: {', '.join(m['seats'])}")
-    if m.get("summary") or m.get("reason"):
-        print(f"result: {m.get('summary') or ''} ({m.get('reason') or ''})")
-    if m.get("ranks"):
-        print(f"ranks: {' '.join(str(r) for r in m['ranks'] or [])}")
-    for fault in m["faults"]:
+    print(f"{m.match_id}: {m.phase} unit {m.unit}, rotation {m.rotation}, {m.state}")
+    print(f"seats: {', '.join(m.seats)}")
+    if m.summary or m.reason:
+        print(f"result: {m.summary or ''} ({m.reason or ''})")
+    if m.ranks:
+        print(f"ranks: {' '.join(str(r) for r in m.ranks)}")
+    for fault in m.faults:
         print(f"fault: seat {fault.get('seat')} {fault.get('kind')}: {fault.get('detail', '')}")
-    print(f"record: {'available' if m['record_available'] else 'once its deal is played out'}")
+    print(f"record: {'available' if m.record_available else 'once its deal is played out'}")
     return 0
 
 
@@ -366,7 +372,7 @@ def _register(client: RemoteClient, args: argparse.Namespace) -> int:
     if args.json:
         _print_json(new)
     else:
-        _print_new_token(new["author"], new["token"])
+        _print_new_token(new.author, new.token)
     return 0
 
 
@@ -375,7 +381,7 @@ def _add_author(client: RemoteClient, args: argparse.Namespace) -> int:
     if args.json:
         _print_json(new)
     else:
-        _print_new_token(new["author"], new["token"])
+        _print_new_token(new.author, new.token)
     return 0
 
 
@@ -417,7 +423,22 @@ def _common(json_output: bool) -> argparse.ArgumentParser:
     return p
 
 
-def add_remote_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _add(
+    parent: Subparsers,
+    name: str,
+    action: Action,
+    auth: Auth,
+    help_: str,
+    *,
+    json_output: bool = True,
+) -> argparse.ArgumentParser:
+    """Subcommand ``name``: the common options (and ``--json``), then ``action``."""
+    p = parent.add_parser(name, help=help_, description=help_, parents=[_common(json_output)])
+    p.set_defaults(handler=_handler(action, auth))
+    return p
+
+
+def add_remote_parser(sub: Subparsers) -> None:
     """Register ``arena remote`` and its subcommands."""
     rp = sub.add_parser(
         "remote",
@@ -426,36 +447,34 @@ def add_remote_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "subcommand takes --server URL (or $ARENA_SERVER) and --token T (or $ARENA_API_TOKEN).",
     )
     rsub = rp.add_subparsers(dest="remote_command", required=True, metavar="SUBCOMMAND")
-    with_json, plain = [_common(True)], [_common(False)]
-
-    def add(
-        parent: argparse._SubParsersAction[argparse.ArgumentParser],
-        name: str,
-        action: Action,
-        auth: Auth,
-        help_: str,
-        *,
-        json_output: bool = True,
-    ) -> argparse.ArgumentParser:
-        p = parent.add_parser(
-            name, help=help_, description=help_, parents=with_json if json_output else plain
-        )
-        p.set_defaults(handler=_handler(action, auth))
-        return p
-
-    add(rsub, "status", _status, "none", "the competition: game, ladder state, counts")
-    lb = add(rsub, "leaderboard", _leaderboard, "none", "the ratings: Elo, with intervals")
+    _add(rsub, "status", _status, "none", "the competition: game, ladder state, counts")
+    lb = _add(rsub, "leaderboard", _leaderboard, "none", "the ratings: Elo, with intervals")
     lb.add_argument("--phase", choices=("ladder", "final"), default="ladder", help="(ladder)")
     lb.add_argument(
         "--latest", action="store_true", help="each bot's latest validated version only"
     )
-    add(rsub, "bots", _bots, "none", "every bot and version")
-    add(rsub, "me", _me, "author", "you, your bots and versions (with why one failed)")
+    _add(rsub, "bots", _bots, "none", "every bot and version")
+    _add(rsub, "me", _me, "author", "you, your bots and versions (with why one failed)")
     tp = rsub.add_parser("token", help="your API token", description="Your API token.")
     tsub = tp.add_subparsers(dest="token_command", required=True, metavar="SUBCOMMAND")
-    add(tsub, "rotate", _rotate, "author", "a new API token; the old one stops working")
+    _add(tsub, "rotate", _rotate, "author", "a new API token; the old one stops working")
+    _add_version_commands(rsub)
+    _add_match_commands(rsub)
+    rg = _add(
+        rsub,
+        "register",
+        _register,
+        "none",
+        "become an author with the competition's invite code: prints your API token",
+    )
+    rg.add_argument("name", metavar="NAME", help="your author name")
+    rg.add_argument("--invite", required=True, metavar="CODE", help="the invite code")
+    _add_admin_commands(rsub)
 
-    sp = add(
+
+def _add_version_commands(rsub: Subparsers) -> None:
+    """``submit``, ``live`` and what reads or changes one version."""
+    sp = _add(
         rsub,
         "submit",
         _submit,
@@ -468,7 +487,7 @@ def add_remote_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     sp.add_argument(
         "source", metavar="DIR_OR_ARCHIVE", help="the bot's directory, archive or image tarball"
     )
-    lp = add(
+    lp = _add(
         rsub,
         "live",
         _live,
@@ -476,27 +495,30 @@ def add_remote_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "a new version of bot NAME played by a bot you run yourself: prints its token",
     )
     lp.add_argument("name", metavar="NAME", help="bot name")
-    vp = add(rsub, "version", _version, "none", "one version (with your token: why it failed)")
+    vp = _add(rsub, "version", _version, "none", "one version (with your token: why it failed)")
     vp.add_argument("id", type=POSITIVE, metavar="ID", help="version id")
-    hh = add(rsub, "head-to-head", _head_to_head, "none", "version ID against each opponent")
+    hh = _add(rsub, "head-to-head", _head_to_head, "none", "version ID against each opponent")
     hh.add_argument("id", type=POSITIVE, metavar="ID", help="version id")
-    rt = add(rsub, "retire", _retire, "author", "retire your version ID: it plays no more")
+    rt = _add(rsub, "retire", _retire, "author", "retire your version ID: it plays no more")
     rt.add_argument("id", type=POSITIVE, metavar="ID", help="version id")
-    lg = add(rsub, "log", _log, "author", "your version ID's validation log", json_output=False)
+    lg = _add(rsub, "log", _log, "author", "your version ID's validation log", json_output=False)
     lg.add_argument("id", type=POSITIVE, metavar="ID", help="version id")
-    ap = add(
+    ap = _add(
         rsub, "archive", _archive, "author", "download your version ID's files", json_output=False
     )
     ap.add_argument("id", type=POSITIVE, metavar="ID", help="version id")
     ap.add_argument("-o", "--output", default=None, metavar="FILE", help="(version-ID.tar.gz)")
 
-    mp = add(rsub, "matches", _matches, "none", "the latest finished matches, newest first")
+
+def _add_match_commands(rsub: Subparsers) -> None:
+    """``matches``, ``match``, ``record`` and ``logs``."""
+    mp = _add(rsub, "matches", _matches, "none", "the latest finished matches, newest first")
     mp.add_argument("--version", type=POSITIVE, default=None, metavar="ID", help="of version ID")
     mp.add_argument("--phase", choices=("ladder", "final"), default=None, help="of one phase")
     mp.add_argument("--limit", type=LIMIT, default=20, metavar="N", help="at most N (20)")
-    mt = add(rsub, "match", _match, "none", "one finished match")
+    mt = _add(rsub, "match", _match, "none", "one finished match")
     mt.add_argument("match_id", metavar="MATCH_ID")
-    rc = add(
+    rc = _add(
         rsub,
         "record",
         _record,
@@ -506,7 +528,7 @@ def add_remote_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     rc.add_argument("match_id", metavar="MATCH_ID")
     rc.add_argument("-o", "--output", default=None, metavar="FILE", help="(MATCH_ID.jsonl.gz)")
-    sl = add(
+    sl = _add(
         rsub,
         "logs",
         _logs,
@@ -517,25 +539,18 @@ def add_remote_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     sl.add_argument("match_id", metavar="MATCH_ID")
     sl.add_argument("seat", type=NON_NEGATIVE, metavar="SEAT", help="seat number, from 0")
 
-    rg = add(
-        rsub,
-        "register",
-        _register,
-        "none",
-        "become an author with the competition's invite code: prints your API token",
-    )
-    rg.add_argument("name", metavar="NAME", help="your author name")
-    rg.add_argument("--invite", required=True, metavar="CODE", help="the invite code")
 
+def _add_admin_commands(rsub: Subparsers) -> None:
+    """``admin add-author`` and ``admin ladder``: the host's, with its admin token."""
     adm = rsub.add_parser(
         "admin",
         help="the host's own commands (--token: the admin token, or $ARENA_ADMIN_TOKEN)",
         description="The host's commands; --token is the admin token (or $ARENA_ADMIN_TOKEN).",
     )
     asub = adm.add_subparsers(dest="admin_command", required=True, metavar="SUBCOMMAND")
-    aa = add(asub, "add-author", _add_author, "admin", "add an author: prints their API token")
+    aa = _add(asub, "add-author", _add_author, "admin", "add an author: prints their API token")
     aa.add_argument("name", metavar="NAME", help="author name")
-    al = add(asub, "ladder", _ladder, "admin", "pause, resume or close the ladder, set its pace")
+    al = _add(asub, "ladder", _ladder, "admin", "pause, resume or close the ladder, set its pace")
     state = al.add_mutually_exclusive_group()
     state.add_argument("--pause", dest="state", action="store_const", const="paused")
     state.add_argument("--resume", dest="state", action="store_const", const="running")

@@ -33,14 +33,14 @@ from cardarena.messages import FaultInfo
 from arena.bots.command import BotProgram
 from arena.bots.launch import Confinement
 from arena.bots.logs import LOG_TAIL
-from arena.bots.reaper import bot_run
-from arena.bots.sandbox import SOCKET_NAME, Limits, default_limits, prepare_socket
+from arena.bots.sandbox import Limits, default_limits
+from arena.boxed import boxed_arena
 from arena.cluster.bundles import SnapshotCache
 from arena.cluster.task import SEAT_LOG_CAP, ClusterMatch, ClusterResult
 from arena.errors import ArenaError
 from arena.pool import BotPool, PooledBot, play_seated
 from arena.records.format import record_bytes
-from arena.server import ArenaServer, MatchSpec, SeatSpec, open_arena_server
+from arena.server import ArenaServer, MatchSpec, SeatSpec
 from arena.version import arena_version
 from engine import Result
 
@@ -123,20 +123,17 @@ class MatchService:
     async def _main(self) -> None:
         self._token = trio.lowlevel.current_trio_token()
         self._stopping = trio.Event()
-        with bot_run() as run:
-            limits = default_limits() if self.sandbox else None
-            self._confinement = Confinement.of_run(run, limits, hide=(self.directory,))
-            sock = run.socket_dir / SOCKET_NAME
-            async with open_arena_server("127.0.0.1:0", unix=sock) as server:
-                prepare_socket(sock)  # boxed bots run as uid nobody
-                self._server = server
-                async with trio.open_nursery() as nursery:
-                    self._nursery = nursery
-                    self._ready.set()
-                    await self._stopping.wait()
-                    for key in list(self._runs):
-                        await self._close_run(key)
-                    nursery.cancel_scope.cancel()
+        limits = default_limits() if self.sandbox else None
+        async with boxed_arena(limits, (self.directory,)) as arena:
+            self._confinement = arena.box.confinement
+            self._server = arena.server
+            async with trio.open_nursery() as nursery:
+                self._nursery = nursery
+                self._ready.set()
+                await self._stopping.wait()
+                for key in list(self._runs):
+                    await self._close_run(key)
+                nursery.cancel_scope.cancel()
 
     # --- matches ----------------------------------------------------------------------------
 

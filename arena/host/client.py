@@ -1,7 +1,7 @@
-"""A client of the competition's HTTP API (:mod:`arena.host.api`), on the standard library only.
+"""A client of the competition's HTTP API (:mod:`arena.host.api`), over the standard library's HTTP.
 
-:class:`RemoteClient` has one method per endpoint; its answers are the API's JSON bodies, typed
-as the ``TypedDict``\\ s below (mirrors of the API's response models). Every failure is a
+:class:`RemoteClient` has one method per endpoint; its answers are the API's JSON bodies as the
+server's own models (:mod:`arena.host.apitypes`), checked as they are read. Every failure is a
 :class:`RemoteError` of one line: ``HTTP 403: version alpha@1 is not yours`` (the API's
 ``detail``), ``cannot reach http://host:8080: connection refused``, or, for a certificate that
 does not verify, the same with a hint to pass ``--cafile``. Redirects are not followed: the
@@ -28,9 +28,27 @@ import urllib.parse
 import urllib.request
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final, Literal, TypedDict, cast
+from typing import Any, Final, Literal, TypeVar, cast
+
+from pydantic import TypeAdapter, ValidationError
 
 from arena.errors import ArenaError
+from arena.host.apitypes import (
+    BotOut,
+    CrossTable,
+    HeadToHead,
+    HistoryPoint,
+    LadderState,
+    LeaderRow,
+    LiveVersion,
+    MatchOut,
+    Me,
+    NewToken,
+    Phase,
+    RotatedToken,
+    Status,
+    VersionOut,
+)
 from arena.snapshots.archive import MANIFEST_NAME, ArchiveError, read_manifest
 from arena.version import arena_version
 
@@ -48,101 +66,24 @@ MAX_ARCHIVE_BYTES: Final = 4096 * 1024 * 1024
 #: The longest ``detail`` quoted from an error body.
 _MAX_DETAIL = 400
 
-Phase = Literal["ladder", "final"]
-LadderState = Literal["running", "paused", "closed"]
+#: Each answer checked against its model, as the client reads it.
+_STATUS: Final = TypeAdapter(Status)
+_LEADER_ROWS: Final = TypeAdapter(list[LeaderRow])
+_CROSS_TABLE: Final = TypeAdapter(CrossTable)
+_HISTORY: Final = TypeAdapter(list[HistoryPoint])
+_BOTS: Final = TypeAdapter(list[BotOut])
+_VERSION: Final = TypeAdapter(VersionOut)
+_MATCHES: Final = TypeAdapter(list[MatchOut])
+_MATCH: Final = TypeAdapter(MatchOut)
+_NEW_TOKEN: Final = TypeAdapter(NewToken)
+_ME: Final = TypeAdapter(Me)
+_ROTATED: Final = TypeAdapter(RotatedToken)
+_LIVE: Final = TypeAdapter(LiveVersion)
+_HEAD_TO_HEAD: Final = TypeAdapter(list[HeadToHead])
 
 
 class RemoteError(ArenaError):
     """A request failed; one line saying why (the server's words for an HTTP error)."""
-
-
-# --- the API's bodies (arena.host.api's response models) -------------------------------------
-
-
-class AuthorInfo(TypedDict):
-    id: int
-    name: str
-    created: str
-
-
-class NewToken(TypedDict):
-    author: AuthorInfo
-    #: Shown this once.
-    token: str
-
-
-class RotatedToken(TypedDict):
-    token: str
-
-
-class VersionInfo(TypedDict):
-    id: int
-    bot: str
-    number: int
-    ref: str
-    kind: str
-    sha256: str | None
-    runtime: str
-    status: str
-    #: Why it failed or was retired; only its author sees it.
-    reason: str | None
-    created: str
-    updated: str
-
-
-class LiveVersion(TypedDict):
-    version: VersionInfo
-    #: What the live bot connects with (``ARENA_TOKEN``), shown this once.
-    token: str
-
-
-class BotInfo(TypedDict):
-    name: str
-    author: str
-    versions: list[VersionInfo]
-
-
-class MeInfo(TypedDict):
-    author: AuthorInfo
-    bots: list[BotInfo]
-
-
-class LeaderRow(TypedDict):
-    rank: int
-    ref: str
-    bot: str
-    author: str
-    elo: float
-    plus_minus: float
-    matches: int
-    score: float
-
-
-class MatchInfo(TypedDict):
-    match_id: str
-    unit: int
-    phase: str
-    rotation: int
-    seats: list[str]
-    state: str
-    summary: str | None
-    reason: str | None
-    ranks: list[int] | None
-    faults: list[dict[str, Any]]
-    finished: str | None
-    record_available: bool
-
-
-class StatusInfo(TypedDict):
-    name: str
-    game: str
-    players: int
-    server_version: str
-    state: str
-    units_per_minute: float
-    versions: dict[str, int]
-    matches_played: int
-    grpc_port: int
 
 
 # --- the client ---------------------------------------------------------------------------------
@@ -156,6 +97,7 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
 
 
 Auth = Literal["none", "optional", "required"]
+T = TypeVar("T")
 
 
 class RemoteClient:
@@ -197,54 +139,50 @@ class RemoteClient:
 
     # --- public -------------------------------------------------------------------------------
 
-    def status(self) -> StatusInfo:
-        return cast(StatusInfo, self._json("GET", "/status", auth="none"))
+    def status(self) -> Status:
+        return self._json(_STATUS, "GET", "/status", auth="none")
 
     def leaderboard(self, phase: Phase = "ladder", latest: bool = False) -> list[LeaderRow]:
         """The rated versions (``latest``: each bot's latest validated version only)."""
         query: dict[str, str | int] = {"phase": phase}
         if latest:
             query["latest"] = "true"
-        return cast(
-            list[LeaderRow], self._json("GET", "/leaderboard", query=query, auth="none", list_=True)
-        )
+        return self._json(_LEADER_ROWS, "GET", "/leaderboard", query=query, auth="none")
 
-    def cross_table(self, phase: Phase = "ladder") -> dict[str, Any]:
+    def cross_table(self, phase: Phase = "ladder") -> CrossTable:
         """The phase's cross-table and likelihood of superiority (``/leaderboard/cross-table``)."""
-        return cast(
-            dict[str, Any], self._json("GET", "/leaderboard/cross-table", query={"phase": phase})
-        )
+        return self._json(_CROSS_TABLE, "GET", "/leaderboard/cross-table", query={"phase": phase})
 
-    def rating_history(self, phase: Phase = "ladder") -> list[dict[str, Any]]:
+    def rating_history(self, phase: Phase = "ladder") -> list[HistoryPoint]:
         """The phase's leaderboard after each refit (``/leaderboard/history``)."""
-        return cast(
-            list[dict[str, Any]],
-            self._json("GET", "/leaderboard/history", query={"phase": phase}, list_=True),
-        )
+        return self._json(_HISTORY, "GET", "/leaderboard/history", query={"phase": phase})
 
-    def bots(self) -> list[BotInfo]:
-        return cast(list[BotInfo], self._json("GET", "/bots", auth="none", list_=True))
+    def bots(self) -> list[BotOut]:
+        return self._json(_BOTS, "GET", "/bots", auth="none")
 
-    def version(self, version_id: int) -> VersionInfo:
+    def version(self, version_id: int) -> VersionOut:
         """A version; with the author's token, also why it failed or was retired."""
-        return cast(VersionInfo, self._json("GET", f"/versions/{int(version_id)}"))
+        return self._json(_VERSION, "GET", f"/versions/{int(version_id)}")
 
     def matches(
-        self, version: int | None = None, phase: Phase | None = None, limit: int = 100
-    ) -> list[MatchInfo]:
-        """The latest finished matches, newest first."""
+        self,
+        version: int | None = None,
+        phase: Phase | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> list[MatchOut]:
+        """The latest finished matches, newest first (``limit`` after the ``offset`` newest)."""
         query: dict[str, str | int] = {"limit": limit}
         if version is not None:
             query["version"] = version
         if phase is not None:
             query["phase"] = phase
-        return cast(
-            list[MatchInfo],
-            self._json("GET", "/matches", query=query, auth="none", list_=True),
-        )
+        if offset:
+            query["offset"] = offset
+        return self._json(_MATCHES, "GET", "/matches", query=query, auth="none")
 
-    def match(self, match_id: str) -> MatchInfo:
-        return cast(MatchInfo, self._json("GET", f"/matches/{_segment(match_id)}", auth="none"))
+    def match(self, match_id: str) -> MatchOut:
+        return self._json(_MATCH, "GET", f"/matches/{_segment(match_id)}", auth="none")
 
     def record(self, match_id: str) -> bytes:
         """The match's record (``.jsonl.gz``), once every rotation of its deal is played."""
@@ -253,55 +191,47 @@ class RemoteClient:
     def register(self, name: str, invite_code: str) -> NewToken:
         """A new author, with the competition's invite code; the token is shown this once."""
         body = {"name": name, "invite_code": invite_code}
-        return cast(NewToken, self._json("POST", "/authors", body=body, auth="none"))
+        return self._json(_NEW_TOKEN, "POST", "/authors", body=body, auth="none")
 
     # --- an author's ----------------------------------------------------------------------------
 
-    def me(self) -> MeInfo:
-        return cast(MeInfo, self._json("GET", "/me", auth="required"))
+    def me(self) -> Me:
+        return self._json(_ME, "GET", "/me", auth="required")
 
     def rotate_token(self) -> RotatedToken:
         """A new API token; the one this client holds stops working (it keeps the new one)."""
-        rotated = cast(RotatedToken, self._json("POST", "/me/token", auth="required"))
-        self.token = _check_token(rotated["token"])
+        rotated = self._json(_ROTATED, "POST", "/me/token", auth="required")
+        self.token = _check_token(rotated.token)
         return rotated
 
-    def submit(self, name: str, archive: bytes) -> VersionInfo:
+    def submit(self, name: str, archive: bytes) -> VersionOut:
         """Upload a ``.tar``, ``.tar.gz`` or ``.zip`` (or a ``docker save`` tarball, where the
         host takes images) as the next version of bot ``name``."""
         if len(archive) > MAX_ARCHIVE_BYTES:
             raise RemoteError(f"the archive is larger than {MAX_ARCHIVE_BYTES >> 20} MiB")
-        return cast(
-            VersionInfo,
-            self._json(
-                "PUT",
-                f"/bots/{_segment(name)}/versions",
-                data=archive,
-                content_type="application/octet-stream",
-                auth="required",
-            ),
+        return self._json(
+            _VERSION,
+            "PUT",
+            f"/bots/{_segment(name)}/versions",
+            data=archive,
+            content_type="application/octet-stream",
+            auth="required",
         )
 
-    def submit_dir(self, name: str, directory: Path) -> VersionInfo:
+    def submit_dir(self, name: str, directory: Path) -> VersionOut:
         """Pack ``directory`` (:func:`pack_directory`) and submit it."""
         return self.submit(name, pack_directory(directory))
 
     def live(self, name: str) -> LiveVersion:
         """A version of ``name`` played by a bot that connects itself, and its token."""
-        return cast(
-            LiveVersion, self._json("POST", f"/bots/{_segment(name)}/live", auth="required")
-        )
+        return self._json(_LIVE, "POST", f"/bots/{_segment(name)}/live", auth="required")
 
-    def retire(self, version_id: int) -> VersionInfo:
-        return cast(
-            VersionInfo,
-            self._json("POST", f"/versions/{int(version_id)}/retire", auth="required"),
-        )
+    def retire(self, version_id: int) -> VersionOut:
+        return self._json(_VERSION, "POST", f"/versions/{int(version_id)}/retire", auth="required")
 
-    def head_to_head(self, version_id: int) -> list[dict[str, Any]]:
+    def head_to_head(self, version_id: int) -> list[HeadToHead]:
         """A version's record against each opponent version it met."""
-        path = f"/versions/{int(version_id)}/head-to-head"
-        return cast(list[dict[str, Any]], self._json("GET", path, list_=True))
+        return self._json(_HEAD_TO_HEAD, "GET", f"/versions/{int(version_id)}/head-to-head")
 
     def version_log(self, version_id: int) -> str:
         """The validation log of one's own version."""
@@ -321,23 +251,24 @@ class RemoteClient:
 
     def admin_add_author(self, name: str) -> NewToken:
         body = {"name": name}
-        return cast(NewToken, self._json("POST", "/admin/authors", body=body, auth="required"))
+        return self._json(_NEW_TOKEN, "POST", "/admin/authors", body=body, auth="required")
 
     def admin_ladder(
         self, state: LadderState | None = None, units_per_minute: float | None = None
-    ) -> StatusInfo:
+    ) -> Status:
         """Pause, resume or close the ladder, or set its pace; the status after."""
         body: dict[str, Any] = {}
         if state is not None:
             body["state"] = state
         if units_per_minute is not None:
             body["units_per_minute"] = units_per_minute
-        return cast(StatusInfo, self._json("POST", "/admin/ladder", body=body, auth="required"))
+        return self._json(_STATUS, "POST", "/admin/ladder", body=body, auth="required")
 
     # --- HTTP ---------------------------------------------------------------------------------
 
     def _json(
         self,
+        shape: TypeAdapter[T],
         method: str,
         path: str,
         *,
@@ -346,23 +277,31 @@ class RemoteClient:
         data: bytes | None = None,
         content_type: str | None = None,
         auth: Auth = "optional",
-        list_: bool = False,
-    ) -> Any:
+    ) -> T:
+        """The answer's JSON as ``shape``: the API's model of it."""
         if body is not None:
             data, content_type = json.dumps(body).encode(), "application/json"
         raw = self._request(
             method, path, query=query, data=data, content_type=content_type, auth=auth
         )
         try:
-            value = json.loads(raw)
-        except ValueError:
-            value = None
-        if not isinstance(value, list if list_ else dict):
-            raise RemoteError(
+            return shape.validate_json(raw)
+        except ValidationError as err:
+            raise self._not_the_api(method, path, err) from None
+
+    def _not_the_api(self, method: str, path: str, err: ValidationError) -> RemoteError:
+        problem = err.errors()[0]
+        where = ".".join(str(p) for p in problem["loc"])
+        if problem["type"] == "json_invalid" or not where:
+            return RemoteError(
                 f"{self.base_url} answered {method} {path} with something other than the API's "
                 "JSON: is it a Card Arena host?"
             )
-        return value
+        return RemoteError(
+            f"{self.base_url} answered {method} {path} with a body this client does not "
+            f"understand ({where}: {_one_line(problem['msg'])}); is it a Card Arena host of "
+            "this version?"
+        )
 
     def _request(
         self,

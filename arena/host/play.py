@@ -19,8 +19,8 @@ from arena.bots.launch import Confinement
 from arena.errors import ArenaError
 from arena.host.config import CompetitionConfig
 from arena.host.images import image_program
-from arena.host.store import IMAGES_DIR, SNAPSHOTS_DIR, Version
-from arena.layout import LOGS_DIR, seat_log_name
+from arena.host.store import Version
+from arena.layout import IMAGES_DIR, LOGS_DIR, SNAPSHOTS_DIR, seat_log_name
 from arena.match import BotLaunch, run_with_bots, save_record
 from arena.rules import PlayedMatch
 from arena.server import ArenaServer, MatchSpec, SeatSpec, new_token

@@ -37,7 +37,7 @@ from arena.cluster.results import keep_result
 from arena.cluster.task import BotRef, Cluster, ClusterLost, ClusterRun, SlotsLike
 from arena.host.config import CompetitionConfig
 from arena.host.play import CONNECT_TIMEOUT_S, Entrant, Player
-from arena.host.store import SNAPSHOTS_DIR
+from arena.layout import PRIVATE_DIR, SNAPSHOTS_DIR
 from arena.rules import PlayedMatch
 from arena.seeds import derive_seed
 from arena.snapshots.tree import Snapshot, open_snapshot
@@ -47,7 +47,7 @@ log = structlog.get_logger("arena.host.remote")
 #: Seconds between two attempts to reach a scheduler that is not (or no longer) there.
 RECONNECT_S = 5.0
 #: Where reference bots' manifest-only snapshots are made: the host's own files.
-REFERENCE_SNAPSHOTS = Path("private") / "cluster-snapshots"
+REFERENCE_SNAPSHOTS = Path(PRIVATE_DIR) / "cluster-snapshots"
 
 
 def on_cluster(entrant: Entrant) -> bool:

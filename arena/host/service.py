@@ -31,14 +31,8 @@ from hypercorn.trio import serve
 from arena.bots.docker import DockerUnavailable
 from arena.bots.docker import check_available as check_docker
 from arena.bots.launch import Confinement
-from arena.bots.reaper import bot_run
-from arena.bots.sandbox import (
-    SOCKET_NAME,
-    Limits,
-    check_available,
-    default_limits,
-    prepare_socket,
-)
+from arena.bots.sandbox import Limits, check_available, default_limits
+from arena.boxed import boxed_arena
 from arena.cluster.task import Cluster
 from arena.errors import ArenaError, UsageError
 from arena.host.api import HostState, create_app
@@ -46,18 +40,18 @@ from arena.host.client import is_loopback
 from arena.host.config import CompetitionConfig
 from arena.host.images import remove_partial_tarballs
 from arena.host.ladder import IDLE_POLL_S, Ladder, Wakeup
+from arena.host.live import LiveBots
 from arena.host.play import MatchPlayer, Player
 from arena.host.remote import ClusterPlayer
-from arena.host.store import IMAGES_DIR, CompetitionStore, Version
+from arena.host.store import CompetitionStore, Version
 from arena.host.validation import validate
-from arena.layout import LOGS_DIR, RECORDS_DIR
+from arena.layout import IMAGES_DIR, LOGS_DIR, PRIVATE_DIR, RECORDS_DIR
 from arena.registry import hash_token
-from arena.server import ArenaServer, open_arena_server
+from arena.server import ArenaServer
 
 log = structlog.get_logger("arena.host")
 
 #: The host's own files in the competition directory, hidden from every bot.
-PRIVATE_DIR = "private"
 ADMIN_TOKEN_FILE = "admin.token"
 #: Where a running host says it listens (for ``arena host add-author`` and the tests).
 HOST_FILE = "host.json"
@@ -164,24 +158,20 @@ async def run_host(
         tls = None
         if options.tls_cert is not None and options.tls_key is not None:
             tls = (options.tls_cert.read_bytes(), options.tls_key.read_bytes())
-        with bot_run() as run:
-            hidden = tuple(directory / d for d in (PRIVATE_DIR, RECORDS_DIR, LOGS_DIR))
-            confinement = Confinement.of_run(run, limits, hide=hidden)
-            sock = run.socket_dir / SOCKET_NAME
-            async with open_arena_server(options.grpc, unix=sock, tls=tls) as server:
-                prepare_socket(sock)
-                await _serve(
-                    store,
-                    config,
-                    directory,
-                    options,
-                    server,
-                    confinement,
-                    token,
-                    task_status,
-                    connect,
-                    limits,
-                )
+        hidden = tuple(directory / d for d in (PRIVATE_DIR, RECORDS_DIR, LOGS_DIR))
+        async with boxed_arena(limits, hidden, listen=options.grpc, tls=tls) as arena:
+            await _serve(
+                store,
+                config,
+                directory,
+                options,
+                arena.server,
+                arena.box.confinement,
+                token,
+                task_status,
+                connect,
+                limits,
+            )
     finally:
         await trio.to_thread.run_sync(store.close)
 
@@ -198,31 +188,15 @@ async def _serve(
     connect: Callable[[], Cluster] | None = None,
     limits: Limits | None = None,
 ) -> None:
-    # Live bots' tokens, learnt as they say Hello (the store keeps only hashes).
-    live: dict[int, str] = {}
-
-    def owner(t: str) -> tuple[str, str] | None:
-        v = store.version_for_live_token(t)
-        # Welcome while it waits for its (immediate) validation too: refused now, it would
-        # give up before the ladder could seat it.
-        if v is None or v.status in ("failed", "retired"):
-            return None
-        live[v.id] = t
-        trio_token.run_sync_soon(ladder.poke)
-        return v.bot, str(v.number)
-
-    def live_token(version_id: int) -> str | None:
-        t = live.get(version_id)
-        return t if t is not None and server.connected(t) else None
-
     trio_token = trio.lowlevel.current_trio_token()
+    live = LiveBots(store, server.connected, lambda: trio_token.run_sync_soon(ladder.poke))
     player = MatchPlayer(server, config, directory, confinement)
     remote = None
     if connect is not None:
         # The ladder's matches go out; validation stays here (arena/host/remote.py).
         remote = ClusterPlayer(connect, player, config, directory, store.secret_seed(), limits)
     ladder_player: Player = remote if remote is not None else player
-    ladder = Ladder(store, config, ladder_player, live_token)
+    ladder = Ladder(store, config, ladder_player, live.token)
     validations = Wakeup()
 
     def changed() -> None:
@@ -243,7 +217,7 @@ async def _serve(
     hc.errorlog = None
     if options.tls_cert is not None and options.tls_key is not None:
         hc.certfile, hc.keyfile = str(options.tls_cert), str(options.tls_key)
-    server.token_owner = owner
+    server.token_owner = live.owner
     stop = trio.Event()
     async with trio.open_nursery() as nursery:
         binds = await nursery.start(_serve_http, app, hc, stop)

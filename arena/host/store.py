@@ -45,7 +45,7 @@ from cardarena.messages import FaultInfo
 
 from arena.errors import ArenaError
 from arena.host.config import CompetitionConfig, check_units_per_minute
-from arena.layout import LOGS_DIR, RECORDS_DIR, make_output_dir
+from arena.layout import LOGS_DIR, RECORDS_DIR, SNAPSHOTS_DIR, make_output_dir
 from arena.ratings import Entry, RatingTable
 from arena.registry import NAME_RE, RESERVED, hash_token
 from arena.sqlite import reading, write_transaction
@@ -59,10 +59,6 @@ T = TypeVar("T")
 DB_NAME: Final = "competition.sqlite"
 #: The lock file a running host holds beside it.
 LOCK_NAME: Final = DB_NAME + ".lock"
-#: Where the archive store keeps content-addressed snapshots (beside records/ and logs/).
-SNAPSHOTS_DIR: Final = "snapshots"
-#: Image tarballs (versions submitted as Docker images), in the competition directory.
-IMAGES_DIR: Final = "images"
 #: One write waits this long inside SQLite for a lock another process holds (an ``sqlite3`` shell,
 #: a backup) before :class:`DatabaseLocked`; the caller may retry.
 BUSY_TIMEOUT_S: Final = 1.0
@@ -1271,6 +1267,57 @@ class CompetitionStore:
         with self._reading(f"meta {key!r}"):
             row = self._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
         return None if row is None else str(row[0])
+
+    # --- pages for the HTTP API (issue 40): new queries, kept together for porting ---------------
+
+    @_serialized
+    def finished_matches_page(
+        self,
+        version_id: int | None = None,
+        phase: Phase | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> list[tuple[StoredMatch, UnitState]]:
+        """The done matches :meth:`finished_matches` lists, newest first: ``limit`` of them after
+        the ``offset`` newest, each with its unit's state (its record is public once that is no
+        longer pending). One query, however long the list."""
+        filters = [
+            ("m.unit_id IN (SELECT unit_id FROM unit_versions WHERE version_id=?)", version_id),
+            ("u.phase=?", phase),
+        ]
+        given = [(clause, value) for clause, value in filters if value is not None]
+        where = " AND ".join(["m.state='done'", *(clause for clause, _ in given)])
+        sql = (
+            f"SELECT u.state AS unit_state, {self._MATCH_SQL.removeprefix('SELECT ')} "
+            f"WHERE {where} "
+            "ORDER BY m.unit_id DESC, m.rotation DESC LIMIT ? OFFSET ?"
+        )
+        with self._reading("the matches table"):
+            rows = self._db.execute(sql, [*(v for _, v in given), limit, offset]).fetchall()
+        out = []
+        for row in rows:
+            with self._reading(f"match {row['match_id']!r}"):
+                out.append((_match(row), _unit_state(row["unit_state"])))
+        return out
+
+    @_serialized
+    def version_refs(self, version_ids: Sequence[int]) -> dict[int, str]:
+        """``BOT@NUMBER`` of each of ``version_ids`` that exists, in one query."""
+        ids = json.dumps(sorted(set(version_ids)))
+        with self._reading("the versions table"):
+            rows = self._db.execute(
+                "SELECT v.id, b.name, v.number FROM versions v JOIN bots b ON b.id = v.bot_id "
+                "WHERE v.id IN (SELECT value FROM json_each(?))",
+                (ids,),
+            ).fetchall()
+        return {int(r[0]): f"{r[1]}@{r[2]}" for r in rows}
+
+
+def _unit_state(value: object) -> UnitState:
+    state = str(value)
+    if state not in UNIT_STATES:
+        raise ValueError(f"unit state {state!r}")
+    return cast(UnitState, state)
 
 
 # --- helpers -----------------------------------------------------------------------------------

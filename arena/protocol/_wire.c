@@ -357,7 +357,7 @@ static PyObject *wire_set_keys(PyObject *self, PyObject *const *args, Py_ssize_t
 PyDoc_STRVAR(decision_doc,
              "decision(request_id, match_id_field, seat, head, obs, plan, game_key, legal, "
              "deadline_field, bank_ms, events) -> bytes\n\n"
-             "A ServerMessage carrying a DecisionRequest, as serde.decision_bytes writes it: "
+             "A ServerMessage carrying a DecisionRequest, as codec.decision_to_bytes writes it: "
              "``head`` is the observation's text and JSON fields (empty for a lean bot), "
              "``obs`` is encoded along ``plan`` under ``game_key``; ``match_id_field``, "
              "``legal`` and ``deadline_field`` are wire bytes already; ``events`` is a sequence "

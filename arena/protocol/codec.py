@@ -3,6 +3,11 @@
 Observations are :mod:`.observations`'; the wire format written by hand, and its C encoder,
 :mod:`.wireformat`'s; the spectator service's messages :mod:`.spectator`'s. Engine values
 (actions, results) become the protocol's here.
+
+Each function is named for its hop, ``<from>_to_<to>``, along engine values (``event``,
+``engine_result``, ``option``, ``decision``) → plain values (``plain``, or the value's kind) →
+protobuf messages (``proto``) → wire ``bytes``; what a bot sends goes back (``bot_bytes_to_plain``).
+An event's ``body`` is its Event message's bytes, made once and sent alone or in requests.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from cardarena.messages import (
 )
 from google.protobuf.message import DecodeError
 
-from arena.protocol import wireformat
+import arena.protocol.wireformat as wireformat
 from arena.protocol.observations import (
     GAME_KEYS,
     observation_bytes,
@@ -54,7 +59,7 @@ from engine import Action, Event, Observation, OptionValue, Result
 # Bot -> server
 
 
-def read_bot_bytes(data: bytes) -> BotMessage:
+def bot_bytes_to_plain(data: bytes) -> BotMessage:
     """Decode what a bot sent, from its wire bytes (as the server reads them).
 
     The usual message, an Action with an index, is read in C when the C module is built, without
@@ -71,10 +76,10 @@ def read_bot_bytes(data: bytes) -> BotMessage:
         msg = pb.BotMessage.FromString(data)
     except DecodeError:
         return Garbage("undecodable message: its bytes are not a BotMessage")
-    return read_bot_message(msg)
+    return bot_proto_to_plain(msg)
 
 
-def read_bot_message(msg: pb.BotMessage) -> BotMessage:
+def bot_proto_to_plain(msg: pb.BotMessage) -> BotMessage:
     """Decode what a bot sent."""
     kind = msg.WhichOneof("kind")
     if kind == "action":
@@ -107,27 +112,27 @@ def read_bot_message(msg: pb.BotMessage) -> BotMessage:
 # Server -> bot: encoding (server side)
 
 
-def option_text(value: OptionValue) -> str:
+def option_to_text(value: OptionValue) -> str:
     """An option value as protocol text: ``true``/``false`` for booleans."""
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
 
 
-def player_message(p: PlayerInfo) -> pb.Player:
+def player_to_proto(p: PlayerInfo) -> pb.Player:
     return pb.Player(
         seat=p.seat, seat_name=p.seat_name, bot_name=p.bot_name, bot_version=p.bot_version
     )
 
 
-def result_value(result: Result) -> messages.Result:
+def engine_result_to_plain(result: Result) -> messages.Result:
     """The protocol's result from the engine's (its statistics stay in the match's record)."""
     return messages.Result(
         result.scores, result.ranks, result.reason, result.forfeited_by, result.summary
     )
 
 
-def result_message(result: messages.Result) -> pb.MatchResult:
+def result_to_proto(result: messages.Result) -> pb.MatchResult:
     return pb.MatchResult(
         scores=list(result.scores),
         ranks=list(result.ranks),
@@ -137,8 +142,8 @@ def result_message(result: messages.Result) -> pb.MatchResult:
     )
 
 
-def server_message(value: ServerMessage) -> pb.ServerMessage:
-    """Encode any server message but a decision (see :func:`decision_bytes`)."""
+def plain_to_proto(value: ServerMessage) -> pb.ServerMessage:
+    """Encode any server message but a decision (see :func:`decision_to_bytes`)."""
     if isinstance(value, EventInfo):
         return pb.ServerMessage(
             event=pb.Event(
@@ -169,7 +174,7 @@ def server_message(value: ServerMessage) -> pb.ServerMessage:
                 game_version=value.game_version,
                 options=dict(value.options),
                 seats=list(value.seats),
-                players=[player_message(p) for p in value.players],
+                players=[player_to_proto(p) for p in value.players],
                 time_control=pb.TimeControl(
                     move_ms=value.time_control.move_ms, bank_ms=value.time_control.bank_ms
                 ),
@@ -178,7 +183,7 @@ def server_message(value: ServerMessage) -> pb.ServerMessage:
             )
         )
     if isinstance(value, MatchEnd):
-        return pb.ServerMessage(match_end=match_end_message(value))
+        return pb.ServerMessage(match_end=match_end_to_proto(value))
     if isinstance(value, Welcome):
         return pb.ServerMessage(
             welcome=pb.Welcome(
@@ -192,20 +197,20 @@ def server_message(value: ServerMessage) -> pb.ServerMessage:
         return pb.ServerMessage(rejected=pb.Rejected(reason=value.reason))
     if isinstance(value, Pong):
         return pb.ServerMessage(pong=pb.Pong(nonce=value.nonce))
-    raise TypeError(f"use decision_bytes() for {type(value).__name__}")
+    raise TypeError(f"use decision_to_bytes() for {type(value).__name__}")
 
 
-def match_end_message(value: MatchEnd) -> pb.MatchEnd:
+def match_end_to_proto(value: MatchEnd) -> pb.MatchEnd:
     """The MatchEnd message body."""
     return pb.MatchEnd(
         match_id=value.match_id,
-        result=result_message(value.result),
+        result=result_to_proto(value.result),
         reason=value.result.reason,
         faults=[pb.Fault(seat=f.seat, kind=f.kind, detail=f.detail) for f in value.faults],
     )
 
 
-def event_info(match_id: str, seq: int, event: Event) -> EventInfo:
+def event_to_plain(match_id: str, seq: int, event: Event) -> EventInfo:
     """The plain form of an engine event for the wire."""
     return EventInfo(match_id, seq, event.kind, dict(event.data), event.to is not None)
 
@@ -226,9 +231,9 @@ _DECISION_KEY = field_key(_SERVER_FIELDS["decision"], WIRE_LEN)
 _EVENT_TAILS: dict[int, tuple[Event, bytes]] = {}
 
 
-def event_body(match_id: str, seq: int, event: Event) -> bytes:
+def event_to_body(match_id: str, seq: int, event: Event) -> bytes:
     """The wire bytes of the Event message for an engine event: made once per event, then sent
-    alone (:func:`event_bytes`) or inside DecisionRequests (:func:`decision_bytes`)."""
+    alone (:func:`event_body_to_bytes`) or inside DecisionRequests (:func:`decision_to_bytes`)."""
     hit = _EVENT_TAILS.get(id(event))
     if hit is not None and hit[0] is event:
         tail = hit[1]
@@ -244,14 +249,14 @@ def event_body(match_id: str, seq: int, event: Event) -> bytes:
     return _EVENT_MATCH_ID[match_id] + tail
 
 
-def event_bytes(body: bytes) -> bytes:
-    """The ServerMessage carrying the Event ``body`` (:func:`event_body`), as wire bytes."""
+def event_body_to_bytes(body: bytes) -> bytes:
+    """The ServerMessage carrying the Event ``body`` (:func:`event_to_body`), as wire bytes."""
     return delimited(_EVENT_KEY, body)
 
 
-def event_message(match_id: str, seq: int, event: Event) -> pb.ServerMessage:
-    """``server_message(event_info(match_id, seq, event))``, by the referee's own encoding."""
-    return server_message_of(event_bytes(event_body(match_id, seq, event)))
+def event_to_proto(match_id: str, seq: int, event: Event) -> pb.ServerMessage:
+    """``plain_to_proto(event_to_plain(match_id, seq, event))``, by the referee's own encoding."""
+    return bytes_to_proto(event_body_to_bytes(event_to_body(match_id, seq, event)))
 
 
 _DECISION_FIELDS = pb.DecisionRequest.DESCRIPTOR.fields_by_name
@@ -300,7 +305,7 @@ def _legal_bytes(legal: Sequence[Action]) -> bytes:
     return made
 
 
-def decision_bytes(
+def decision_to_bytes(
     request_id: int,
     match_id: str,
     seat: int,
@@ -317,7 +322,7 @@ def decision_bytes(
     """Encode a decision request (a ServerMessage) as wire bytes: the seat's observation and
     every legal action.
 
-    For a bot whose Hello set ``batch_events``, ``events`` are the bodies (:func:`event_body`)
+    For a bot whose Hello set ``batch_events``, ``events`` are the bodies (:func:`event_to_body`)
     of the events held back for it, oldest first; they ride in the request. ``text`` / ``json``
     are ``False`` for a bot that set ``omit_text`` / ``omit_json``.
     """
@@ -360,13 +365,13 @@ if wireformat.BUILT is not None:
     )
 
 
-def server_message_of(data: bytes) -> pb.ServerMessage:
-    """A message this module encoded as bytes (:func:`decision_bytes`, :func:`event_bytes`), as
-    a message object: for tools and tests that handle messages."""
+def bytes_to_proto(data: bytes) -> pb.ServerMessage:
+    """A message this module encoded as bytes (:func:`decision_to_bytes`,
+    :func:`event_body_to_bytes`), as a message object: for tools and tests that handle messages."""
     return pb.ServerMessage.FromString(data)
 
 
-def wire(msg: pb.ServerMessage | bytes) -> bytes:
+def proto_to_bytes(msg: pb.ServerMessage | bytes) -> bytes:
     """What the server writes for a message it sends: messages already encoded pass as they
     are (the gRPC serializer of the server's streams)."""
     return msg if isinstance(msg, bytes) else msg.SerializeToString()

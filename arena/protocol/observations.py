@@ -26,7 +26,7 @@ from cardarena.observations import (
 )
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
-from arena.protocol import wireformat
+import arena.protocol.wireformat as wireformat
 from arena.protocol.wireformat import (
     VARINT_TYPES,
     WIRE_LEN,

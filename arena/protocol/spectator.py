@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from cardarena._pb import arena_pb2 as pb
-from cardarena.codec import read_player, read_result
+from cardarena.codec import proto_to_player, proto_to_result
 from cardarena.messages import MatchStatus, MatchSummary, Standing
 
-from arena.protocol.codec import player_message, result_message
+from arena.protocol.codec import player_to_proto, result_to_proto
 
 
 def list_matches_request(running_only: bool = False) -> pb.ListMatchesRequest:
@@ -28,9 +28,9 @@ def list_matches_response(matches: Iterable[MatchSummary]) -> pb.ListMatchesResp
     out = pb.ListMatchesResponse()
     for m in matches:
         item = out.matches.add(match_id=m.match_id, game=m.game, status=m.status)
-        item.players.extend(player_message(p) for p in m.players)
+        item.players.extend(player_to_proto(p) for p in m.players)
         if m.result is not None:
-            item.result.CopyFrom(result_message(m.result))
+            item.result.CopyFrom(result_to_proto(m.result))
     return out
 
 
@@ -40,9 +40,9 @@ def read_list_matches_response(msg: pb.ListMatchesResponse) -> list[MatchSummary
         MatchSummary(
             m.match_id,
             m.game,
-            tuple(read_player(p) for p in m.players),
+            tuple(proto_to_player(p) for p in m.players),
             MatchStatus(m.status),
-            read_result(m.result) if m.HasField("result") else None,
+            proto_to_result(m.result) if m.HasField("result") else None,
         )
         for m in msg.matches
     ]

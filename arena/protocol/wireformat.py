@@ -24,7 +24,7 @@ from typing import Any, Final, TypeVar
 from google.protobuf.descriptor import FieldDescriptor
 
 try:  # the C encoder (arena/protocol/_wire.c), built by pip where a C compiler is at hand
-    from arena.protocol import _wire as _built
+    import arena.protocol._wire as _built
 except ImportError:  # no compiler at install time: the Python encoders serve
     _built = None  # type: ignore[assignment]
 

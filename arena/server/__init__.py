@@ -11,7 +11,8 @@ Modules: ``spec`` (MatchSpec, MatchOutcome), ``api`` (ArenaServer: what trio cod
 ``hub`` (connections, tokens, routing), ``referee`` (one match), ``connections`` (a bot's stream,
 its seats and its open requests), ``outbox`` (what a stream handler reads from), ``flood`` (the
 rate limiter), ``board`` (spectators), ``service`` (the gRPC glue and the loop thread everything
-above ``api`` runs on), ``lobby`` (pairs up whoever connects), ``health`` (is a server answering).
+above ``api`` runs on), ``lobby`` (pairs up whoever connects), ``health`` (is a server answering),
+``scripted`` (a seat played from a script, for ``arena replay ask``).
 The referee imports ``connections``, never the reverse: what a connection needs of its match is
 the ``MatchHandle`` protocol. May use: ``engine``, ``arena.protocol``, ``arena.policy``,
 ``arena.rules``, ``arena.records``, ``arena.seeds``, ``arena.layout``, ``arena.logging``,

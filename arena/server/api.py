@@ -29,6 +29,7 @@ from arena.protocol import wireformat
 from arena.server.connections import Connection
 from arena.server.hub import Hub
 from arena.server.referee import LiveMatch
+from arena.server.scripted import Script, ScriptedSeat
 from arena.server.service import TlsPair, start_grpc_server
 from arena.server.spec import MatchOutcome, MatchSpec
 
@@ -134,6 +135,12 @@ class ArenaServer:
         game configuration and :class:`ArenaError` for a duplicate match id. The match returned
         belongs to the loop thread: read it, never change it."""
         return self._call(self._hub.register, spec)
+
+    def add_script(self, script: Script) -> ScriptedSeat:
+        """Take the bot holding ``script.token`` through ``script`` once it connects
+        (arena/server/scripted.py). The seat returned belongs to the loop thread: read only its
+        thread-safe ``results``."""
+        return self._call(self._hub.add_script, script)
 
     async def wait_ready(self, match_id: str) -> None:
         """Until every seat of the registered match ``match_id`` has its bot connected (or known

@@ -129,7 +129,7 @@ class Board:
                 e.game,
                 e.players,
                 e.status,
-                None if e.result is None else codec.result_value(e.result),
+                None if e.result is None else codec.engine_result_to_plain(e.result),
             )
             for e in self._entries.values()
             if not running_only or e.status is MatchStatus.RUNNING

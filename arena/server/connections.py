@@ -143,7 +143,7 @@ class Connection:
         self.seated = 0
         #: When the stream opened (the loop's clock).
         self.opened_at = 0.0
-        #: Events (``codec.event_body``) held back for the next DecisionRequest (the bot set
+        #: Events (``codec.event_to_body``) held back for the next DecisionRequest (the bot set
         #: Hello.batch_events).
         self.held: list[bytes] = []
 
@@ -161,14 +161,14 @@ class Connection:
             self.outbox.put(msg)
 
     def send_event(self, body: bytes) -> None:
-        """Send an Event (its body, ``codec.event_body``), or hold it for the next
+        """Send an Event (its body, ``codec.event_to_body``), or hold it for the next
         DecisionRequest."""
         if self.closed:
             return
         if self.batch_events:
             self.held.append(body)
         else:
-            self.outbox.put(codec.event_bytes(body))
+            self.outbox.put(codec.event_body_to_bytes(body))
 
     def take_held(self) -> list[bytes]:
         """The held events, for a DecisionRequest to carry; none are held afterwards."""
@@ -178,7 +178,7 @@ class Connection:
     def flush(self) -> None:
         """Send the held events as separate Event messages."""
         for body in self.take_held():
-            self.outbox.put(codec.event_bytes(body))
+            self.outbox.put(codec.event_body_to_bytes(body))
 
     def close(self) -> None:
         """End the stream from the server side."""

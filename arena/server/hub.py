@@ -13,6 +13,7 @@ import asyncio
 import dataclasses
 import secrets
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import structlog
@@ -26,6 +27,7 @@ from arena.server.board import Board
 from arena.server.connections import Connection, MatchHandle, RequestBook, SeatSlot
 from arena.server.flood import FLOOD_BURST, FLOOD_DISCONNECT, FLOOD_RATE, FLOOD_STRIKE_INTERVAL_S
 from arena.server.referee import LiveMatch
+from arena.server.scripted import Script, ScriptedSeat
 from arena.server.spec import MatchOutcome, MatchSpec
 from arena.version import arena_version
 
@@ -43,6 +45,16 @@ HELLO_GRACE_S = 1.0
 #: Streams waiting for their Hello past which the oldest is closed however young: a bound on
 #: what a client opening streams faster than the grace expires can hold.
 MAX_GREETING_HARD = 1024
+#: Seconds a Hello waits for its token's owner (:attr:`Hub.token_owner`: a registry or a
+#: competition store, which another thread may hold locked) before the bot is told to try again.
+OWNER_TIMEOUT_S = 10.0
+#: Threads that look tokens up; further Hellos wait their turn (within their own timeout).
+OWNER_THREADS = 4
+#: Messages a stream may send while its token is looked up; they are handled, in order, once it
+#: is welcomed. More than this before the Welcome is not a bot's protocol.
+MAX_EARLY_MESSAGES = 64
+#: Why a bot whose token could not be checked is turned away (the host's trouble, not the bot's).
+CANNOT_CHECK = "the arena cannot check tokens right now; try again later"
 #: Lobby guests (welcomed bots whose token no match or registry knows) admitted at once, unless
 #: the server is given another number. Bots with known tokens are always let in.
 MAX_GUESTS = 256
@@ -97,6 +109,11 @@ class Hub:
         #: the bot plays under that identity whatever its Hello says; any other token not given
         #: to a match is rejected, lobby or not (``arena serve --registered-only``).
         self.token_owner: Callable[[str], tuple[str, str] | None] | None = None
+        # The owner is asked off the loop: a store's lock or a slow disk must never stall the
+        # matches this loop referees. A stream being looked up keeps what it sends meanwhile.
+        self._owner_pool: ThreadPoolExecutor | None = None
+        self._checking: dict[Connection, list[messages.BotMessage]] = {}
+        self._lookups: set[asyncio.Task[None]] = set()
         self._version = arena_version()
 
     # --- what trio code calls (through arena.server.api.ArenaServer) ----------------------------
@@ -122,6 +139,19 @@ class Hub:
         for conn, slots in by_conn.values():
             match.attach(conn, slots)
         return match
+
+    def add_script(self, script: Script) -> ScriptedSeat:
+        """Make a scripted seat's token known: its bot, once welcomed, is taken through the
+        script (arena/server/scripted.py), and its stream ends with it."""
+        seat = ScriptedSeat(script, self._requests, self._script_ended)
+        for slot in seat.slots:
+            self._token_slots.setdefault(slot.token, []).append(slot)
+        return seat
+
+    def _script_ended(self, seat: ScriptedSeat) -> None:
+        self._unregister(seat)
+        for slot in seat.slots:
+            self.release(slot.token)
 
     async def run_match(self, spec: MatchSpec) -> MatchOutcome:
         """Play the match of ``spec`` (registering it if needed) and return its outcome."""
@@ -191,9 +221,14 @@ class Hub:
         self.closing = True
         for conn in list(self._conns):
             self._drop(conn)
+        if self._owner_pool is not None:
+            # A look-up stuck on a lock is abandoned, not waited for: its stream is gone.
+            self._owner_pool.shutdown(wait=False, cancel_futures=True)
+            self._owner_pool = None
 
-    def _unregister(self, match: LiveMatch) -> None:
-        self._matches.pop(match.match_id, None)
+    def _unregister(self, match: LiveMatch | ScriptedSeat) -> None:
+        if self._matches.get(match.match_id) is match:
+            del self._matches[match.match_id]
         idle = []
         for slot in match.slots:
             slots = self._token_slots.get(slot.token)
@@ -241,8 +276,9 @@ class Hub:
             self._reject(oldest, why)
 
     def _expect_hello(self, conn: Connection) -> None:
-        """A stream that never says Hello would hold its handler forever: end it."""
-        if conn.hello is None and conn in self._conns:
+        """A stream that never says Hello would hold its handler forever: end it (one whose
+        token is being looked up said it: :data:`OWNER_TIMEOUT_S` bounds that wait)."""
+        if conn.hello is None and conn in self._conns and conn not in self._checking:
             self._reject(conn, f"no Hello within {HELLO_TIMEOUT_S:g} s")
 
     def on_close(self, conn: Connection) -> None:
@@ -251,6 +287,7 @@ class Hub:
             return
         self._conns.discard(conn)
         self._greeting.pop(conn, None)
+        self._checking.pop(conn, None)
         self._guests.discard(conn)
         conn.close()  # also ends the handler if the bot ended the stream
         if conn.token is not None and self._by_token.get(conn.token) is conn:
@@ -273,6 +310,13 @@ class Hub:
         if not conn.bucket.take(now):
             self._flood(conn, now)
             return
+        early = self._checking.get(conn)
+        if early is not None:
+            if len(early) >= MAX_EARLY_MESSAGES:
+                self._reject(conn, f"more than {MAX_EARLY_MESSAGES} messages before the Welcome")
+            else:
+                early.append(msg)
+            return
         if conn.hello is None:
             if isinstance(msg, Hello):
                 self._hello(conn, msg)
@@ -280,7 +324,7 @@ class Hub:
                 self._reject(conn, "the first message must be Hello")
             return
         if isinstance(msg, Ping):
-            conn.send(codec.server_message(Pong(msg.nonce)))
+            conn.send(codec.plain_to_proto(Pong(msg.nonce)))
         elif isinstance(msg, Answer):
             self._stray_answer(conn, msg)
         elif isinstance(msg, Hello):
@@ -302,16 +346,43 @@ class Hub:
             v = hello.protocol_version
             self._reject(conn, f"protocol version {v} is not supported (this server speaks 1)")
             return
+        if hello.token and self.token_owner is not None:
+            self._checking[conn] = []
+            task = self._loop.create_task(self._look_up(conn, hello, self.token_owner))
+            self._lookups.add(task)
+            task.add_done_callback(self._lookups.discard)
+            return
+        self._admit(conn, hello, None)
+
+    async def _look_up(
+        self, conn: Connection, hello: Hello, owner_of: Callable[[str], tuple[str, str] | None]
+    ) -> None:
+        """Ask ``owner_of`` about the Hello's token in a thread, then admit or turn the stream
+        away; what it sent meanwhile is handled after, in order."""
+        if self._owner_pool is None:
+            self._owner_pool = ThreadPoolExecutor(OWNER_THREADS, thread_name_prefix="token-owner")
+        try:
+            future = self._loop.run_in_executor(self._owner_pool, owner_of, hello.token)
+            owner = await asyncio.wait_for(future, OWNER_TIMEOUT_S)
+        except Exception as err:  # a store locked past the wait, gone or corrupt
+            log.warning("cannot check a token", session=conn.session_id, error=repr(err))
+            owner, failed = None, True
+        else:
+            failed = False
+        early = self._checking.pop(conn, None)
+        if early is None or conn not in self._conns:
+            return  # the stream ended while its token was looked up
+        if failed:
+            self.dispatch(self._reject, conn, CANNOT_CHECK)
+            return
+        self.dispatch(self._admit, conn, hello, owner)
+        for msg in early:
+            self.dispatch(self.on_message, conn, msg)
+
+    def _admit(self, conn: Connection, hello: Hello, owner: tuple[str, str] | None) -> None:
+        """Welcome a Hello (or turn it away) once its token's owner, if any, is known."""
         token = hello.token
         known = bool(token) and (token in self._tokens or token in self._token_slots)
-        owner = None
-        if token and self.token_owner is not None:
-            try:
-                owner = self.token_owner(token)
-            except Exception:  # the registry's database is locked, gone or corrupt
-                log.exception("cannot check a token", session=conn.session_id)
-                self._reject(conn, "the arena cannot check tokens right now; try again later")
-                return
         if owner is not None:
             # The token, not the Hello, says who this is: standings and records must not
             # credit a name a bot merely claims.
@@ -350,7 +421,7 @@ class Hub:
         conn.token = token
         old = self._by_token.get(token)
         self._by_token[token] = conn
-        conn.send(codec.server_message(Welcome(self._version, conn.session_id, resume_token=token)))
+        conn.send(codec.plain_to_proto(Welcome(self._version, conn.session_id, resume_token=token)))
         log.info(
             "bot welcomed", session=conn.session_id, bot=hello.bot_name, version=hello.bot_version
         )
@@ -376,7 +447,7 @@ class Hub:
 
     def _reject(self, conn: Connection, reason: str) -> None:
         log.info("bot rejected", session=conn.session_id, peer=conn.peer, reason=reason)
-        conn.send(codec.server_message(Rejected(reason)))
+        conn.send(codec.plain_to_proto(Rejected(reason)))
         self._drop(conn)
 
     def _drop(self, conn: Connection) -> None:
@@ -384,7 +455,7 @@ class Hub:
         self.on_close(conn)
 
     def _warn(self, conn: Connection, code: str, message: str, request_id: int = 0) -> None:
-        conn.send(codec.server_message(ErrorInfo(code, message, request_id=request_id)))
+        conn.send(codec.plain_to_proto(ErrorInfo(code, message, request_id=request_id)))
 
     def _stray_answer(self, conn: Connection, answer: Answer) -> None:
         rid = answer.request_id

@@ -15,7 +15,8 @@ from cardarena import rpc
 
 M = TypeVar("M")
 
-#: What the server sends on a stream: a message, or one already in wire bytes (codec.wire).
+#: What the server sends on a stream: a message, or one already in wire bytes
+#: (codec.proto_to_bytes).
 Outgoing = rpc.ServerMessage | bytes
 
 

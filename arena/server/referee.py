@@ -149,7 +149,7 @@ class LiveMatch:
             # Numbered as _distribute numbers them for these seats (the rest, if any, follows).
             sent = self.state.events[: self._sent]
             for seq, event in enumerate(_visible(sent, seats)):
-                conn.send_event(codec.event_body(self.match_id, seq, event))
+                conn.send_event(codec.event_to_body(self.match_id, seq, event))
             pending = self.pending
             if pending is not None and pending.seat in seats and not pending.done:
                 if pending.conn is not None:
@@ -247,7 +247,7 @@ class LiveMatch:
                 kind,
                 seat,
             )
-            conn.send(codec.server_message(error))
+            conn.send(codec.plain_to_proto(error))
         why = forfeit_reason(self.spec.fault_policy, slot.strikes, kind, detail)
         if self.forfeit_due is None and why is not None:
             self.forfeit_due = (seat, why)
@@ -488,7 +488,7 @@ class LiveMatch:
         """The DecisionRequest for ``seat``, shaped for ``conn`` (held events inside, renderings
         it asked to omit left out)."""
         hello = conn.hello
-        return codec.decision_bytes(
+        return codec.decision_to_bytes(
             rid,
             self.match_id,
             seat,
@@ -555,13 +555,13 @@ class LiveMatch:
                     seq = nexts[g]
                     nexts[g] = seq + 1
                     if seq != body_seq:
-                        body_seq, body = seq, codec.event_body(match_id, seq, event)
+                        body_seq, body = seq, codec.event_to_body(match_id, seq, event)
                     conn.send_event(body)
             if to is None:
                 if self._entry is not None:
                     if public != body_seq:
-                        body_seq, body = public, codec.event_body(match_id, public, event)
-                    self._board.event(self._entry, codec.event_bytes(body))
+                        body_seq, body = public, codec.event_to_body(match_id, public, event)
+                    self._board.event(self._entry, codec.event_body_to_bytes(body))
                 public += 1
         # Only these counts are kept up to date: a seat set away meanwhile (a bot that left and
         # comes back) is counted afresh when it is next sent something.
@@ -590,8 +590,10 @@ class LiveMatch:
 
     def _finish(self, result: Result) -> None:
         self.finished = True
-        end = codec.server_message(
-            messages.MatchEnd(self.match_id, codec.result_value(result), tuple(self.faults))
+        end = codec.plain_to_proto(
+            messages.MatchEnd(
+                self.match_id, codec.engine_result_to_plain(result), tuple(self.faults)
+            )
         )
         for conn, _seats in self._groups():
             conn.send(end)
@@ -616,12 +618,12 @@ class LiveMatch:
 
     def _start_message(self, seats: tuple[int, ...]) -> rpc.ServerMessage:
         spec = self.spec
-        return codec.server_message(
+        return codec.plain_to_proto(
             messages.MatchStart(
                 match_id=spec.match_id,
                 game=spec.game,
                 game_version=self.game.version,
-                options={k: codec.option_text(v) for k, v in self.config.options},
+                options={k: codec.option_to_text(v) for k, v in self.config.options},
                 seats=seats,
                 players=tuple(s.player() for s in self.slots),
                 time_control=spec.time_control,
@@ -650,18 +652,6 @@ def _visible(events: Iterable[Event], seats: tuple[int, ...] | None) -> Iterable
     if seats is None:
         return (e for e in events if e.to is None)
     return (e for e in events if e.to is None or any(s in e.to for s in seats))
-
-
-def open_seats(matches: Iterable[LiveMatch], token: str) -> dict[LiveMatch, list[SeatSlot]]:
-    """The unfinished seats of ``token``, grouped by match."""
-    out: dict[LiveMatch, list[SeatSlot]] = {}
-    for m in matches:
-        if m.finished:
-            continue
-        for slot in m.slots:
-            if slot.token == token:
-                out.setdefault(m, []).append(slot)
-    return out
 
 
 #: Characters of a bot's text quoted in a fault: a 64 KiB answer would otherwise be printed,

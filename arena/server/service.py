@@ -86,7 +86,7 @@ class ArenaService(rpc.ArenaServicer):
 
     async def _read(self, context: grpc.aio.ServicerContext[Any, Any], conn: Connection) -> None:
         hub = self._hub
-        dispatch, on_message, read = hub.dispatch, hub.on_message, codec.read_bot_bytes
+        dispatch, on_message, read = hub.dispatch, hub.on_message, codec.bot_bytes_to_plain
         try:
             # context.read() rather than the request iterator: one async generator less per
             # message on the hottest path.
@@ -332,15 +332,15 @@ def _add_services(
     grpc_server: grpc.aio.Server, arena: ArenaService, spectator: SpectatorService
 ) -> None:
     """What the generated ``add_*Servicer_to_server`` do, except that streams of ServerMessage
-    take ``codec.wire`` as their serializer (the referee sends its decision requests and events
-    already encoded, codec.decision_bytes), and that Play reads bytes."""
+    take ``codec.proto_to_bytes`` as their serializer (the referee sends its decision requests and
+    events already encoded, codec.decision_to_bytes), and that Play reads bytes."""
     services = {
         "Arena": {
-            # Bot messages arrive as bytes: codec.read_bot_bytes reads the usual answer without
+            # Bot messages arrive as bytes: codec.bot_bytes_to_plain reads the usual answer without
             # building a message, and tells the bot when its bytes are no BotMessage (a
             # deserializer's error would end the stream without a word).
             "Play": grpc.stream_stream_rpc_method_handler(
-                arena.Play, response_serializer=codec.wire
+                arena.Play, response_serializer=codec.proto_to_bytes
             )
         },
         "Spectator": {
@@ -352,7 +352,7 @@ def _add_services(
             "WatchMatch": grpc.unary_stream_rpc_method_handler(
                 spectator.WatchMatch,
                 request_deserializer=rpc.WatchMatchRequest.FromString,
-                response_serializer=codec.wire,
+                response_serializer=codec.proto_to_bytes,
             ),
             "Standings": grpc.unary_unary_rpc_method_handler(
                 spectator.Standings,

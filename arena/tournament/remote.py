@@ -21,12 +21,10 @@ from arena.bots.sandbox import Limits
 from arena.cluster.bundles import BundleError, bundle_bot, named_files
 from arena.cluster.results import keep_result
 from arena.cluster.task import BotRef, Cluster, ClusterMatch, ClusterRun, SlotsLike
+from arena.layout import SNAPSHOTS_DIR
 from arena.rules import PlayedMatch
 from arena.tournament.config import TournamentConfig
 from arena.tournament.schedule import MatchPlan
-
-#: Where a tournament keeps its bots' snapshots, under its output directory.
-SNAPSHOTS_DIR = "snapshots"
 
 
 class RemoteRun:

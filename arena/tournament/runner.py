@@ -27,9 +27,8 @@ from typing import TypeVar
 
 import trio
 
-from arena.bots.launch import Confinement, check_in_box
-from arena.bots.reaper import bot_run
-from arena.bots.sandbox import SOCKET_NAME, Limits, prepare_socket
+from arena.bots.sandbox import Limits
+from arena.boxed import Box, open_box
 from arena.cluster.task import Cluster, ClusterLost, SlotsLike
 from arena.errors import ArenaError, one_error
 from arena.layout import LOGS_DIR, RECORDS_DIR, arena_home
@@ -37,7 +36,6 @@ from arena.pool import BotPool
 from arena.records.format import remove_stale_temps
 from arena.rules import PlayedMatch
 from arena.seeds import fresh_seed
-from arena.server import open_arena_server
 from arena.tournament.config import TournamentConfig
 from arena.tournament.job import MatchFn, play_match, play_pooled_match
 from arena.tournament.progress import Feedback
@@ -289,7 +287,7 @@ def _play_pending(
     store: Store,
     plans: list[MatchPlan],
     feedback: Feedback,
-    confinement: Confinement,
+    box: Box,
     stop: StopFn | None = None,
     remote: RemoteRun | None = None,
 ) -> None:
@@ -297,9 +295,8 @@ def _play_pending(
         if remote is not None:
             await run_matches(plans, store, remote.play, remote.slots(), feedback, lock_wait, stop)
             return
-        sock = confinement.socket_dir / SOCKET_NAME
-        async with open_arena_server("127.0.0.1:0", unix=sock) as server:
-            prepare_socket(sock)  # boxed bots run as uid nobody
+        confinement = box.confinement
+        async with box.serve() as server:
             if config.restart == "per_match":
                 job = functools.partial(play_match, server, config, confinement=confinement)
                 await run_matches(plans, store, job, config.concurrency, feedback, lock_wait, stop)
@@ -328,10 +325,10 @@ def _play_pending(
         raise one_error(group) from None
 
 
-def check_bots(config: TournamentConfig, confinement: Confinement) -> None:
+def check_bots(config: TournamentConfig, box: Box) -> None:
     """Refuse, in one line, a boxed bot whose command names what its box does not show: it
     would forfeit every match (:func:`~arena.bots.launch.check_in_box`)."""
-    check_in_box([(f'bot "{b.name}"', b.program) for b in config.bots], confinement)
+    box.check([(f'bot "{b.name}"', b.program) for b in config.bots])
 
 
 def run_tournament(
@@ -354,25 +351,24 @@ def run_tournament(
     ``cluster``: play the matches there (arena/tournament/remote.py), not here; ``sandbox``
     then says what the workers must box the bots in.
     """
-    with bot_run() as run:
-        confinement = Confinement.of_run(run, sandbox, hide=(config.output, arena_home()))
+    with open_box(sandbox, (config.output, arena_home())) as box:
         fresh = not (config.output / DB_NAME).exists()
         if fresh:  # refused before the store holds this config: a fixed command is a new one
-            check_bots(config, confinement)
+            check_bots(config, box)
         store, config, plans = open_store(config)
         with store:
             done, total = store.counts()
             stop = stop_for(store) if stop_for is not None else None
             if done < total and (stop_for is None or stop is not None):
                 if not fresh:
-                    check_bots(config, confinement)
+                    check_bots(config, box)
                 remote = None
                 if cluster is not None:
                     remote = RemoteRun(cluster, config, sandbox)
                     remote.offer_bots()
                 feedback.start(config.name, total, done)
                 try:
-                    _play_pending(config, store, plans, feedback, confinement, stop, remote)
+                    _play_pending(config, store, plans, feedback, box, stop, remote)
                 except KeyboardInterrupt:
                     done, total = store.counts()
                     feedback.note(

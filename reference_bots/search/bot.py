@@ -17,9 +17,9 @@ from cardarena import Action, Result
 from cardarena.bot import Bot, Turn
 from cardarena.log import get_logger
 
+import reference_bots.search.pimc as pimc
 from engine import EngineError, MatchState
 from reference_bots.rules import strategy_for
-from reference_bots.search import pimc
 from reference_bots.search.belief import Belief
 from reference_bots.search.ismcts import EXPLORATION, search
 from reference_bots.search.rollout import Rollout, side_of_seats, supported

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import arena.rating_model as rating_model
 import arena.ratings as ratings_mod
 from arena.ratings import ELO_PER_NAT, Entry, RatingTable, fit_ratings
 
@@ -241,9 +242,9 @@ def test_tied_sides_in_a_ranking_are_rated_equal() -> None:
 
 def _log_likelihood(match: Match, strength: dict[str, float]) -> float:
     """The module's log-likelihood of one single-bot match at the given strengths."""
-    tally = ratings_mod._Tally()
+    tally = rating_model.Tally()
     tally.add(match)
-    design = ratings_mod._Design.build(tally)
+    design = rating_model.Design.build(tally)
     theta = np.array([strength[bot] for bot in tally.bots])
     a = design.a if isinstance(design.a, np.ndarray) else design.a.toarray()
     u = a @ theta + design.b
@@ -302,9 +303,9 @@ def test_a_large_tie_uses_a_close_mean_field_approximation() -> None:
 
 def test_two_sided_draw_is_davidson_and_multi_sided_tie_is_plackett_luce() -> None:
     # Two sides: the draw is ν √(π_a π_b) over π_a + π_b + ν √(π_a π_b).
-    tally = ratings_mod._Tally()
+    tally = rating_model.Tally()
     tally.add(solo(("a", 1), ("b", 1)))
-    design = ratings_mod._Design.build(tally)
+    design = rating_model.Design.build(tally)
     theta = np.array([0.4, -0.3, math.log(0.7)])
     u = design.a @ theta + design.b
     pa, pb, nu = math.exp(0.4), math.exp(-0.3), 0.7
@@ -335,7 +336,7 @@ def test_dense_and_sparse_designs_give_the_same_fit(monkeypatch: pytest.MonkeyPa
                 )
             )
     dense = fit_ratings(matches)
-    monkeypatch.setattr(ratings_mod, "DENSE_LIMIT", 0)
+    monkeypatch.setattr(rating_model, "DENSE_LIMIT", 0)
     sparse = fit_ratings(matches)
     assert dense.parameters["davidson_nu"] == pytest.approx(sparse.parameters["davidson_nu"])
     for x, y in zip(dense.ratings, sparse.ratings, strict=True):
@@ -352,12 +353,12 @@ def test_fit_is_the_posterior_mode_and_intervals_are_the_inverse_hessian() -> No
     matches += [[Entry(("a", "b"), 1), Entry(("c", "d"), 2)], solo(("d", 1), ("b", 1), ("a", 3))]
     matches += [solo(("c", 1), ("d", 2), ("b", 3), ("a", 3)), solo(("b", 1), ("d", 2))]
     matches += [solo(("a", 3), ("b", 1), ("d", 2)), solo(("a", 1), ("a", 2), ("c", 3))]
-    tally = ratings_mod._Tally()
+    tally = rating_model.Tally()
     for m in matches:
         tally.add(m)
-    design = ratings_mod._Design.build(tally)
+    design = rating_model.Design.build(tally)
     precision = rng.uniform(0.05, 0.5, design.n_params)
-    theta, cov = ratings_mod._fit(design, precision)
+    theta, cov = rating_model.fit_posterior(design, precision)
 
     def f(x: np.ndarray) -> float:
         u = design.a @ x + design.b
@@ -466,13 +467,13 @@ def test_the_fit_runs_blas_on_one_thread_unless_the_user_chose(
     from threadpoolctl import threadpool_limits
 
     seen: list[list[int]] = []
-    fit = ratings_mod._fit
+    fit = ratings_mod.fit_posterior
 
     def watched(*args: object) -> object:
         seen.append(_blas_threads())
         return fit(*args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(ratings_mod, "_fit", watched)
+    monkeypatch.setattr(ratings_mod, "fit_posterior", watched)
     field = duels(np.array([0.0, 0.5, 1.0]), 4, np.random.default_rng(3))
     for name in ratings_mod.BLAS_THREAD_VARIABLES:
         monkeypatch.delenv(name, raising=False)
@@ -556,13 +557,13 @@ def test_cluster_robust_covariance_is_the_sandwich() -> None:
         (solo(("d", 1), ("a", 2)), 4),
         (solo(("c", 1), ("b", 2), ("d", 3)), 4),
     ]
-    tally = ratings_mod._Tally()
+    tally = rating_model.Tally()
     for m, c in games:
         tally.add(m, c)
-    design = ratings_mod._Design.build(tally)
+    design = rating_model.Design.build(tally)
     precision = np.full(design.n_params, 0.1)
-    theta, cov = ratings_mod._fit(design, precision)
-    robust = ratings_mod._cluster_robust(design, theta, cov, precision)
+    theta, cov = rating_model.fit_posterior(design, precision)
+    robust = rating_model.cluster_robust(design, theta, cov, precision)
 
     def nll(x: np.ndarray, cluster: int) -> float:
         u = design.a @ x + design.b

@@ -8,7 +8,6 @@ and returns the outcome with every bot's transcript.
 from __future__ import annotations
 
 import queue
-import socket
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -236,14 +235,6 @@ async def play_with(
 
     await trio.to_thread.run_sync(join_all, threads)
     return Scenario(outcome, seconds, spec)
-
-
-def free_port() -> int:
-    """A loopback TCP port free right now (for a server started later)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 def join_all(threads: Sequence[threading.Thread], timeout: float = 10.0) -> None:

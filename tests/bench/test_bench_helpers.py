@@ -334,7 +334,7 @@ def test_sampled_requests_carry_what_their_connection_may_see(seat_per_connectio
     seen: dict[int, list[int]] = {}
     foreign_deals = 0
     for data in sample_decisions(60, seat_per_connection=seat_per_connection):
-        d = codec.server_message_of(data).decision
+        d = codec.bytes_to_proto(data).decision
         conn = d.seat if seat_per_connection else 0
         seen.setdefault(conn, []).extend(e.seq for e in d.events)
         foreign_deals += sum(
@@ -354,10 +354,10 @@ def test_bare_requests_are_the_arenas_without_their_observation(seat_per_connect
     bare = sample_decisions(60, seat_per_connection=seat_per_connection, observation=False)
     assert len(full) == len(bare) == 60
     for f, b in zip(full, bare, strict=True):
-        expected = codec.server_message_of(f)
+        expected = codec.bytes_to_proto(f)
         assert expected.decision.HasField("observation")
         expected.decision.ClearField("observation")
-        got = codec.server_message_of(b)
+        got = codec.bytes_to_proto(b)
         assert not got.decision.HasField("observation")
         assert got == expected and len(got.decision.legal_actions) > 0
         assert b == expected.SerializeToString() and len(b) < len(f)
@@ -464,12 +464,12 @@ def test_the_bare_ceiling_is_judged_against_raw_with_the_same_bare_requests(
 
 @pytest.mark.slow
 def test_the_probe_compares_both_encoders_and_puts_everything_back() -> None:
-    read, kick, accel = codec.read_bot_bytes, service._StreamWriter.kick, wireformat.ACCEL
+    read, kick, accel = codec.bot_bytes_to_plain, service._StreamWriter.kick, wireformat.ACCEL
     result = probe_bench.probe(pairs=1)
     assert set(result) == {"c", "python"}
     for r in result.values():
         assert r["critical_us"] > 0 and r["cpu_us"] > 0 and r["rate"] > 0 and r["ratio"] > 0
-    assert codec.read_bot_bytes is read and service._StreamWriter.kick is kick
+    assert codec.bot_bytes_to_plain is read and service._StreamWriter.kick is kick
     assert wireformat.ACCEL is accel
 
 

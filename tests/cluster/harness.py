@@ -15,7 +15,6 @@ import os
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -25,6 +24,7 @@ from pathlib import Path
 from distributed import Client
 from distributed.security import Security
 
+from tests.helpers import free_port
 from tests.waiting import wait_until
 
 BIN = Path(sys.executable).parent
@@ -32,12 +32,6 @@ ARENA = str(BIN / "arena")
 DASK = str(BIN / "dask")
 #: Seconds a scheduler or a worker may take to come up on a loaded 2-core machine.
 START_S = 60.0
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _ip(*args: str) -> None:

@@ -32,7 +32,9 @@ from typing import Any, cast
 import grpc
 import grpc.aio
 
-from cardarena import codec, messages, rpc
+import cardarena.codec as codec
+import cardarena.messages as messages
+import cardarena.rpc as rpc
 from cardarena.bot import Bot, Turn
 from cardarena.log import configure, get_logger
 
@@ -225,11 +227,11 @@ async def _play(
         play: Any = rpc.ArenaStub(channel).Play
         call: grpc.aio.StreamStreamCall[rpc.BotMessage, rpc.ServerMessage] = play()
         try:
-            await call.write(codec.hello_message(hello))
+            await call.write(codec.hello_to_proto(hello))
             while (raw := await call.read()) is not EOF:
                 # The events a Decision carries are decoded only for a bot with an event hook.
                 received = time.monotonic()  # a decision's deadline runs from its arrival
-                msg = codec.read_server_message(cast(rpc.ServerMessage, raw), events=events)
+                msg = codec.proto_to_plain(cast(rpc.ServerMessage, raw), events=events)
                 if isinstance(msg, messages.Decision):
                     for event in msg.events:
                         _on_event(bot, event)
@@ -244,7 +246,7 @@ async def _play(
                         received,
                     )
                     index = _choose(bot, msg)
-                    await call.write(codec.answer_message(msg.request_id, index=index))
+                    await call.write(codec.answer_to_proto(msg.request_id, index=index))
                     run.decisions += 1
                 elif isinstance(msg, messages.EventInfo):
                     if events:

@@ -1,6 +1,9 @@
 """What a bot sends and reads, between the protocol's messages and :mod:`cardarena.messages`'
 plain values: Hello, answers and pings out; everything the server sends, in. The server's side
 of the same messages is the arena's (``arena.protocol.codec``).
+
+Each function is named for its hop: plain values (``plain``, or the value's kind: ``hello``,
+``result``) to protobuf messages (``proto``) and back.
 """
 
 from __future__ import annotations
@@ -45,7 +48,7 @@ ERROR_NAMES: Final = {v: k for k, v in ERROR_CODES.items()}
 # Bot -> server
 
 
-def hello_message(hello: Hello) -> pb.BotMessage:
+def hello_to_proto(hello: Hello) -> pb.BotMessage:
     """Encode a Hello (bot side)."""
     return pb.BotMessage(
         hello=pb.Hello(
@@ -62,7 +65,7 @@ def hello_message(hello: Hello) -> pb.BotMessage:
     )
 
 
-def answer_message(
+def answer_to_proto(
     request_id: int, index: int | None = None, text: str | None = None
 ) -> pb.BotMessage:
     """Encode an answer (bot side): by index (preferred) or by text."""
@@ -73,7 +76,7 @@ def answer_message(
     return pb.BotMessage(action=pb.Action(request_id=request_id))
 
 
-def ping_message(nonce: int) -> pb.BotMessage:
+def ping_to_proto(nonce: int) -> pb.BotMessage:
     """Encode a Ping (bot side)."""
     return pb.BotMessage(ping=pb.Ping(nonce=nonce))
 
@@ -93,7 +96,7 @@ def _action(kind: str, arg: str) -> Action:
     return action
 
 
-def read_result(msg: pb.MatchResult) -> Result:
+def proto_to_result(msg: pb.MatchResult) -> Result:
     return Result(
         scores=tuple(msg.scores),
         ranks=tuple(msg.ranks),
@@ -103,15 +106,15 @@ def read_result(msg: pb.MatchResult) -> Result:
     )
 
 
-def _read_event(e: pb.Event) -> EventInfo:
+def _proto_to_event(e: pb.Event) -> EventInfo:
     return EventInfo(e.match_id, e.seq, e.kind, json.loads(e.json) if e.json else {}, e.private)
 
 
-def read_player(p: pb.Player) -> PlayerInfo:
+def proto_to_player(p: pb.Player) -> PlayerInfo:
     return PlayerInfo(p.seat, p.seat_name, p.bot_name, p.bot_version)
 
 
-def read_server_message(msg: pb.ServerMessage, *, events: bool = True) -> ServerMessage | None:
+def proto_to_plain(msg: pb.ServerMessage, *, events: bool = True) -> ServerMessage | None:
     """Decode what the server sent; ``None`` for a kind this copy does not know.
 
     ``events=False`` leaves a Decision's carried events undecoded (``Decision.events`` empty):
@@ -132,10 +135,10 @@ def read_server_message(msg: pb.ServerMessage, *, events: bool = True) -> Server
             legal,
             d.deadline_ms,
             d.bank_ms,
-            tuple(_read_event(e) for e in d.events) if events and d.events else (),
+            tuple(_proto_to_event(e) for e in d.events) if events and d.events else (),
         )
     if kind == "event":
-        return _read_event(msg.event)
+        return _proto_to_event(msg.event)
     if kind == "match_start":
         s = msg.match_start
         return MatchStart(
@@ -144,13 +147,13 @@ def read_server_message(msg: pb.ServerMessage, *, events: bool = True) -> Server
             game_version=s.game_version,
             options=dict(s.options),
             seats=tuple(s.seats),
-            players=tuple(read_player(p) for p in s.players),
+            players=tuple(proto_to_player(p) for p in s.players),
             time_control=TimeControl(s.time_control.move_ms, s.time_control.bank_ms),
             fault_policy=s.fault_policy,
             bot_seed=s.bot_seed,
         )
     if kind == "match_end":
-        return read_match_end(msg.match_end)
+        return proto_to_match_end(msg.match_end)
     if kind == "error":
         r = msg.error
         return ErrorInfo(
@@ -172,7 +175,7 @@ def read_server_message(msg: pb.ServerMessage, *, events: bool = True) -> Server
     return None
 
 
-def read_match_end(m: pb.MatchEnd) -> MatchEnd:
+def proto_to_match_end(m: pb.MatchEnd) -> MatchEnd:
     """Decode a MatchEnd body."""
     faults = tuple(FaultInfo(f.seat, f.kind, f.detail) for f in m.faults)
-    return MatchEnd(m.match_id, read_result(m.result), faults)
+    return MatchEnd(m.match_id, proto_to_result(m.result), faults)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.arena.wire import free_port
+from tests.helpers import free_port
 from tests.waiting import wait_until
 
 GOOD_BOT = b"from cardarena import RandomBot, run_bot\nrun_bot(RandomBot())\n"

@@ -4,7 +4,8 @@ what was left, pausing stops new units, and closing plays the final among the be
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -13,9 +14,10 @@ import trio
 from arena.host.config import CompetitionConfig, check_competition
 from arena.host.ladder import Ladder
 from arena.host.play import Entrant
-from arena.host.store import CompetitionStore
+from arena.host.store import CompetitionStore, LadderState
 from arena.rules import PlayedMatch
 from engine import Result
+from tests.waiting import async_wait_until
 
 SHORT = {"game": "whist", "options": {"points_to_win": 1, "games_per_rubber": 1}}
 
@@ -56,20 +58,46 @@ def _ladder(store: CompetitionStore, config: CompetitionConfig, player: StandIn)
     return ladder
 
 
-async def _run_until(ladder: Ladder, done: object, limit_s: float = 30.0) -> None:
-    with trio.fail_after(limit_s):
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(ladder.run)
-            while not done():  # type: ignore[operator]
-                await trio.sleep(0.01)
-            nursery.cancel_scope.cancel()
+class Looks:
+    """Counts the ladder's looks at the field: each begins with a read of the ladder's state,
+    in a worker thread (the test's own reads, on the trio thread, are not counted)."""
+
+    def __init__(self, store: CompetitionStore) -> None:
+        self.count = 0
+        read = store.ladder_state
+
+        def counted() -> LadderState:
+            if threading.current_thread() is not threading.main_thread():
+                self.count += 1
+            return read()
+
+        store.ladder_state = counted  # type: ignore[method-assign]
+
+    async def again(self, ladder: Ladder, times: int = 3) -> None:
+        """Wake the ladder ``times`` times, each time until it has begun another look (so at
+        least ``times - 1`` whole looks happen): what it does when it looks, not when a clock
+        says so."""
+        for _ in range(times):
+            seen = self.count
+            ladder.poke()
+            await async_wait_until(
+                lambda seen=seen: self.count > seen, 10, what="the ladder to look again"
+            )
+
+
+async def _run_until(ladder: Ladder, done: Callable[[], object], what: str) -> None:
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(ladder.run)
+        await async_wait_until(done, 30, what=what)
+        nursery.cancel_scope.cancel()
 
 
 def test_every_version_plays_and_a_restart_finishes_exactly_what_was_left(tmp_path: Path) -> None:
     config = check_competition({**SHORT, "ladder": {"concurrency": 2}}, "t", "cup")
     store = _store(tmp_path, config, 5)
     player = StandIn(config)
-    trio.run(_run_until, _ladder(store, config, player), lambda: len(player.played) >= 40)
+    ladder = _ladder(store, config, player)
+    trio.run(_run_until, ladder, lambda: len(player.played) >= 40, "40 matches played")
     counts = store.match_counts("ladder")
     assert set(counts) == {1, 2, 3, 4, 5} and min(counts.values()) > 0
     # Cancelled mid-unit: what was not committed is still pending, and only that is replayed.
@@ -78,7 +106,7 @@ def test_every_version_plays_and_a_restart_finishes_exactly_what_was_left(tmp_pa
     assert not pending & done
     again = StandIn(config)
     ladder = _ladder(store, config, again)
-    trio.run(_run_until, ladder, lambda: pending <= set(again.played))
+    trio.run(_run_until, ladder, lambda: pending <= set(again.played), "the pending matches")
     assert not set(again.played) & done
     assert len({m.match_id for m in store.finished_matches()}) == len(store.finished_matches())
 
@@ -90,29 +118,36 @@ def test_pausing_stops_new_units_and_closing_plays_the_final_among_the_best(
     store = _store(tmp_path, config, 4)
     player = StandIn(config)
     ladder = _ladder(store, config, player)
+    looks = Looks(store)
+
+    def final_done() -> bool:
+        return bool(store.units(phase="final")) and not store.units(state="pending", phase="final")
 
     async def main() -> None:
-        with trio.fail_after(60):
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(ladder.run)
-                while len(store.units(state="done", phase="ladder")) < 12:
-                    await trio.sleep(0.01)
-                store.set_ladder_state("paused")
-                ladder.poke()
-                # Units already started finish; then nothing new starts.
-                while ladder.state_seen != "paused" or store.pending_matches():
-                    await trio.sleep(0.01)
-                await ladder.refit()
-                units = len(store.units(phase="ladder"))
-                for _ in range(50):
-                    await trio.sleep(0.01)
-                assert len(store.units(phase="ladder")) == units
-                store.set_ladder_state("closed")
-                ladder.poke()
-                while not store.units(phase="final") or store.units(state="pending", phase="final"):
-                    await trio.sleep(0.01)
-                await ladder.refit()
-                nursery.cancel_scope.cancel()
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(ladder.run)
+            await async_wait_until(
+                lambda: len(store.units(state="done", phase="ladder")) >= 12,
+                60,
+                what="12 ladder units done",
+            )
+            store.set_ladder_state("paused")
+            ladder.poke()
+            # Units already started finish; then nothing new starts.
+            await async_wait_until(
+                lambda: ladder.state_seen == "paused" and not store.pending_matches(),
+                60,
+                what="the ladder paused with nothing pending",
+            )
+            await ladder.refit()
+            units = len(store.units(phase="ladder"))
+            await looks.again(ladder)
+            assert len(store.units(phase="ladder")) == units
+            store.set_ladder_state("closed")
+            ladder.poke()
+            await async_wait_until(final_done, 60, what="the final played")
+            await ladder.refit()
+            nursery.cancel_scope.cancel()
 
     trio.run(main)
     final = store.units(phase="final")
@@ -130,11 +165,12 @@ def test_a_lone_version_waits_for_company(tmp_path: Path, versions: int) -> None
     store = _store(tmp_path, config, versions)
     player = StandIn(config)
     ladder = _ladder(store, config, player)
+    looks = Looks(store)
 
     async def main() -> None:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(ladder.run)
-            await trio.sleep(1.5)  # a real wait: nothing may happen in it
+            await looks.again(ladder)  # each look finds no company: nothing starts
             nursery.cancel_scope.cancel()
 
     trio.run(main)

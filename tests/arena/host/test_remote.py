@@ -7,7 +7,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import socket
 import subprocess
 import tarfile
 from collections.abc import Iterator
@@ -17,16 +16,20 @@ from pathlib import Path
 import httpx
 import pytest
 from cardarena.messages import FaultInfo
+from fastapi import FastAPI
+from fastapi.responses import PlainTextResponse
 
 from arena.cli.main import main
+from arena.host.apitypes import CrossCell
 from arena.host.client import RemoteClient, RemoteError, pack_directory
 from arena.host.ladder import Standings
 from arena.layout import LOGS_DIR, RECORDS_DIR, seat_log_name
 from arena.ratings import fit_ratings
 from engine import Result
 from tests.arena.host.image_tarballs import image_tarball
-from tests.arena.host.serving import ADMIN, INVITE, Host, hosting
+from tests.arena.host.serving import ADMIN, INVITE, Host, hosting, serving
 from tests.arena.run_arena import ARENA, arena_error
+from tests.helpers import free_port
 
 WIN_FIRST = Result((1, 0, 1, 0), (1, 2, 1, 2), summary="N-S")
 WIN_SECOND = Result((0, 1, 0, 1), (2, 1, 2, 1), summary="E-W")
@@ -416,19 +419,19 @@ def test_matches_records_logs_and_the_leaderboard(
     # The web pages' cross-table and superiority, and the rating history the ladder keeps.
     client = RemoteClient(host.url)
     cross = client.cross_table()
-    assert cross["versions"] == ["alpha@1", "beta@1"]
-    assert cross["cells"] == [
-        {"row": "alpha@1", "column": "beta@1", "matches": 2, "wins": 2, "losses": 0, "draws": 0},
-        {"row": "beta@1", "column": "alpha@1", "matches": 2, "wins": 0, "losses": 2, "draws": 0},
+    assert cross.versions == ["alpha@1", "beta@1"]
+    assert cross.cells == [
+        CrossCell(row="alpha@1", column="beta@1", matches=2, wins=2, losses=0, draws=0),
+        CrossCell(row="beta@1", column="alpha@1", matches=2, wins=0, losses=2, draws=0),
     ]
-    los = {(c["row"], c["column"]): c["p"] for c in cross["superiority"]}
+    los = {(c.row, c.column): c.p for c in cross.superiority}
     assert los[("alpha@1", "beta@1")] > 0.5 > los[("beta@1", "alpha@1")]
     assert client.rating_history() == []
     assert store.record_ratings("ladder", host.standings.ladder)
     (point,) = client.rating_history()
-    assert point["matches"] == 2
-    assert [r["ref"] for r in point["ratings"]] == ["alpha@1", "beta@1"]
-    assert point["ratings"][0]["elo"] > point["ratings"][1]["elo"]
+    assert point.matches == 2
+    assert [r.ref for r in point.ratings] == ["alpha@1", "beta@1"]
+    assert point.ratings[0].elo > point.ratings[1].elo
     # Closed: the versions are frozen for the final; nothing more comes in.
     remote.ok("admin", "ladder", "--close", "--token", ADMIN)
     line = remote.refused("submit", "gamma", str(bot_dir(tmp_path / "gamma")), "--token", alice)
@@ -452,15 +455,34 @@ def test_an_http_error_without_the_api_s_json_still_reads_in_one_line(host: Host
     with pytest.raises(RemoteError, match=r"^HTTP 404: Not Found$"):
         client.status()
     # A trailing /api/v1 or / is accepted as the same server.
-    assert RemoteClient(host.url + "/api/v1/").status()["name"] == "cup"
+    assert RemoteClient(host.url + "/api/v1/").status().name == "cup"
 
 
-def free_port() -> int:
-    """A port nothing listens on (bound, then closed)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-    return port
+def test_an_answer_that_is_not_the_api_s_model_is_refused_in_one_line(
+    remote: Remote, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The client reads each answer as the server's own model (arena.host.apitypes).
+    impostor = FastAPI()
+
+    @impostor.get("/api/v1/status")
+    def status() -> dict[str, object]:
+        return {"name": "cup", "game": "whist", "players": "four"}
+
+    @impostor.get("/api/v1/bots")
+    def bots() -> PlainTextResponse:
+        return PlainTextResponse("<html>a proxy's page</html>")
+
+    with serving(impostor) as url:
+        monkeypatch.setenv("ARENA_SERVER", url)
+        assert remote.refused("status") == (
+            f"{url} answered GET /status with a body this client does not understand (players: "
+            "Input should be a valid integer, unable to parse string as an integer); is it a "
+            "Card Arena host of this version?"
+        )
+        assert remote.refused("bots") == (
+            f"{url} answered GET /bots with something other than the API's JSON: is it a Card "
+            "Arena host?"
+        )
 
 
 # --- TLS ----------------------------------------------------------------------------------------

@@ -94,10 +94,10 @@ def test_decision_round_trip() -> None:
     seat = state.to_move
     assert seat is not None
     legal = state.legal_actions()
-    raw = codec.server_message_of(
-        codec.decision_bytes(7, "m", seat, "whist", state.observation(seat), legal, 900, 50)
+    raw = codec.bytes_to_proto(
+        codec.decision_to_bytes(7, "m", seat, "whist", state.observation(seat), legal, 900, 50)
     )
-    decoded = bot_codec.read_server_message(pb.ServerMessage.FromString(raw.SerializeToString()))
+    decoded = bot_codec.proto_to_plain(pb.ServerMessage.FromString(raw.SerializeToString()))
     assert isinstance(decoded, messages.Decision)
     assert (decoded.request_id, decoded.match_id, decoded.seat, decoded.game) == (
         7,
@@ -112,27 +112,27 @@ def test_decision_round_trip() -> None:
     assert [a.index for a in raw.decision.legal_actions] == list(range(len(legal)))
     assert [(a.kind, a.arg) for a in raw.decision.legal_actions] == [(a.kind, a.arg) for a in legal]
     # The SDK interns actions: decoding twice gives the very same objects.
-    again = bot_codec.read_server_message(raw)
+    again = bot_codec.proto_to_plain(raw)
     assert isinstance(again, messages.Decision)
     assert decoded.legal and all(a is b for a, b in zip(decoded.legal, again.legal, strict=True))
 
 
 def test_bot_messages_decode() -> None:
     hello = messages.Hello("b", "2", "tok", 1, ("whist",))
-    assert codec.read_bot_message(bot_codec.hello_message(hello)) == hello
-    assert codec.read_bot_message(bot_codec.answer_message(3, index=2)) == messages.Answer(
+    assert codec.bot_proto_to_plain(bot_codec.hello_to_proto(hello)) == hello
+    assert codec.bot_proto_to_plain(bot_codec.answer_to_proto(3, index=2)) == messages.Answer(
         3, index=2
     )
-    assert codec.read_bot_message(bot_codec.answer_message(3, text="play:AS")) == messages.Answer(
-        3, text="play:AS"
-    )
+    assert codec.bot_proto_to_plain(
+        bot_codec.answer_to_proto(3, text="play:AS")
+    ) == messages.Answer(3, text="play:AS")
     # Index 0 is a real choice, distinct from "no choice at all".
-    assert codec.read_bot_message(bot_codec.answer_message(3, index=0)) == messages.Answer(
+    assert codec.bot_proto_to_plain(bot_codec.answer_to_proto(3, index=0)) == messages.Answer(
         3, index=0
     )
-    assert codec.read_bot_message(bot_codec.answer_message(3)) == messages.Answer(3)
-    assert codec.read_bot_message(bot_codec.ping_message(9)) == messages.Ping(9)
-    assert isinstance(codec.read_bot_message(pb.BotMessage()), messages.Garbage)
+    assert codec.bot_proto_to_plain(bot_codec.answer_to_proto(3)) == messages.Answer(3)
+    assert codec.bot_proto_to_plain(bot_codec.ping_to_proto(9)) == messages.Ping(9)
+    assert isinstance(codec.bot_proto_to_plain(pb.BotMessage()), messages.Garbage)
 
 
 def test_server_messages_round_trip() -> None:
@@ -158,34 +158,34 @@ def test_server_messages_round_trip() -> None:
         ),
     ]
     for value in values:
-        wire = pb.ServerMessage.FromString(codec.server_message(value).SerializeToString())
-        assert bot_codec.read_server_message(wire) == value
+        wire = pb.ServerMessage.FromString(codec.plain_to_proto(value).SerializeToString())
+        assert bot_codec.proto_to_plain(wire) == value
 
 
 def test_normal_result_has_no_forfeiting_seat_on_the_wire() -> None:
     end = messages.MatchEnd("m", messages.Result((1.0, 0.0), (1, 2), summary="P1 wins"))
-    msg = codec.server_message(end)
+    msg = codec.plain_to_proto(end)
     assert msg.match_end.result.forfeited_by == -1
     assert msg.match_end.reason == "normal"
-    decoded = bot_codec.read_server_message(msg)
+    decoded = bot_codec.proto_to_plain(msg)
     assert isinstance(decoded, messages.MatchEnd)
     assert decoded.result.forfeited_by is None
 
 
 def test_events_carry_json_and_privacy() -> None:
-    public = codec.event_info("m", 0, Event("play", {"seat": 1, "card": "AS"}))
-    private = codec.event_info("m", 1, Event("deal", {"hand": ["AS"]}, to=(2,)))
+    public = codec.event_to_plain("m", 0, Event("play", {"seat": 1, "card": "AS"}))
+    private = codec.event_to_plain("m", 1, Event("deal", {"hand": ["AS"]}, to=(2,)))
     assert not public.private and private.private
-    msg = codec.server_message(private)
+    msg = codec.plain_to_proto(private)
     assert json.loads(msg.event.json) == {"hand": ["AS"]}
     assert msg.event.seq == 1
 
 
 def test_option_text() -> None:
-    assert codec.option_text(True) == "true"
-    assert codec.option_text(False) == "false"
-    assert codec.option_text(7) == "7"
-    assert codec.option_text("difference") == "difference"
+    assert codec.option_to_text(True) == "true"
+    assert codec.option_to_text(False) == "false"
+    assert codec.option_to_text(7) == "7"
+    assert codec.option_to_text("difference") == "difference"
 
 
 def test_spectator_messages_round_trip() -> None:
@@ -208,8 +208,8 @@ def test_spectator_messages_round_trip() -> None:
 
 def test_action_text_round_trip_through_legal_action() -> None:
     action = Action("trump", "H")
-    msg = codec.server_message_of(
-        codec.decision_bytes(1, "m", 0, "none", Observation(seat=0), [action], 1, 1)
+    msg = codec.bytes_to_proto(
+        codec.decision_to_bytes(1, "m", 0, "none", Observation(seat=0), [action], 1, 1)
     )
     assert msg.decision.legal_actions[0].text == "trump:H"
     assert msg.decision.observation.WhichOneof("game") is None
@@ -229,18 +229,18 @@ def test_action_text_round_trip_through_legal_action() -> None:
 )
 def test_hello_lean_flags_round_trip(flags: dict[str, bool]) -> None:
     hello = messages.Hello("b", "2", "tok", 1, ("whist",), 3, **flags)
-    wire = pb.BotMessage.FromString(bot_codec.hello_message(hello).SerializeToString())
+    wire = pb.BotMessage.FromString(bot_codec.hello_to_proto(hello).SerializeToString())
     assert {k: getattr(wire.hello, k) for k in flags} == flags
-    assert codec.read_bot_message(wire) == hello
+    assert codec.bot_proto_to_plain(wire) == hello
 
 
 def test_a_hello_without_the_flags_asks_for_none_of_them() -> None:
     # An old bot's Hello (fields 7-9 unknown to it) decodes to today's behaviour.
     old = pb.BotMessage(hello=pb.Hello(bot_name="old", token="t", protocol_version=1))
-    hello = codec.read_bot_message(pb.BotMessage.FromString(old.SerializeToString()))
+    hello = codec.bot_proto_to_plain(pb.BotMessage.FromString(old.SerializeToString()))
     assert isinstance(hello, messages.Hello)
     assert (hello.batch_events, hello.omit_text, hello.omit_json) == (False, False, False)
-    assert bot_codec.hello_message(messages.Hello("b")).hello.SerializeToString() == (
+    assert bot_codec.hello_to_proto(messages.Hello("b")).hello.SerializeToString() == (
         pb.Hello(bot_name="b", protocol_version=1).SerializeToString()
     )
 
@@ -259,25 +259,25 @@ def _whist_decision_point(seed: int) -> tuple[Observation, int, list[Action], li
 
 def test_decision_with_events_round_trip() -> None:
     obs, seat, legal, events = _whist_decision_point(11)
-    infos = [codec.event_info("m", seq, e) for seq, e in enumerate(events)]
+    infos = [codec.event_to_plain("m", seq, e) for seq, e in enumerate(events)]
     assert any(i.private for i in infos) and any(not i.private for i in infos)
-    held = [codec.server_message(i) for i in infos]
+    held = [codec.plain_to_proto(i) for i in infos]
     bodies = [m.event.SerializeToString() for m in held]
-    raw = codec.server_message_of(
-        codec.decision_bytes(
+    raw = codec.bytes_to_proto(
+        codec.decision_to_bytes(
             7, "m", seat, "whist", obs, legal, 900, 50, events=bodies, text=False, json=False
         )
     )
     wire = pb.ServerMessage.FromString(raw.SerializeToString())
     assert list(wire.decision.events) == [m.event for m in held]
-    decoded = bot_codec.read_server_message(wire)
+    decoded = bot_codec.proto_to_plain(wire)
     assert isinstance(decoded, messages.Decision)
     assert decoded.events == tuple(infos)
     # Each decodes as the same Event sent alone would have.
-    assert list(decoded.events) == [bot_codec.read_server_message(m) for m in held]
+    assert list(decoded.events) == [bot_codec.proto_to_plain(m) for m in held]
     # Carrying events changes nothing else in the request.
-    bare = codec.server_message_of(
-        codec.decision_bytes(7, "m", seat, "whist", obs, legal, 900, 50, text=False, json=False)
+    bare = codec.bytes_to_proto(
+        codec.decision_to_bytes(7, "m", seat, "whist", obs, legal, 900, 50, text=False, json=False)
     )
     wire.decision.ClearField("events")
     assert wire == bare
@@ -289,12 +289,12 @@ def test_decision_with_events_round_trip() -> None:
 
 def test_a_reader_may_skip_decoding_the_events_a_decision_carries() -> None:
     obs, seat, legal, events = _whist_decision_point(11)
-    bodies = [codec.event_body("m", seq, e) for seq, e in enumerate(events)]
-    raw = codec.server_message_of(
-        codec.decision_bytes(1, "m", seat, "whist", obs, legal, 900, 50, events=bodies)
+    bodies = [codec.event_to_body("m", seq, e) for seq, e in enumerate(events)]
+    raw = codec.bytes_to_proto(
+        codec.decision_to_bytes(1, "m", seat, "whist", obs, legal, 900, 50, events=bodies)
     )
-    full = bot_codec.read_server_message(raw)
-    lean = bot_codec.read_server_message(raw, events=False)
+    full = bot_codec.proto_to_plain(raw)
+    lean = bot_codec.proto_to_plain(raw, events=False)
     assert isinstance(full, messages.Decision) and isinstance(lean, messages.Decision)
     assert len(full.events) == len(events) > 0 and lean.events == ()
     assert dataclasses.replace(full, events=()) == lean
@@ -302,9 +302,9 @@ def test_a_reader_may_skip_decoding_the_events_a_decision_carries() -> None:
 
 def test_a_decision_without_events_carries_none() -> None:
     obs, seat, legal, _ = _whist_decision_point(3)
-    raw = codec.server_message_of(codec.decision_bytes(1, "m", seat, "whist", obs, legal, 900, 50))
+    raw = codec.bytes_to_proto(codec.decision_to_bytes(1, "m", seat, "whist", obs, legal, 900, 50))
     assert len(raw.decision.events) == 0
-    decoded = bot_codec.read_server_message(pb.ServerMessage.FromString(raw.SerializeToString()))
+    decoded = bot_codec.proto_to_plain(pb.ServerMessage.FromString(raw.SerializeToString()))
     assert isinstance(decoded, messages.Decision) and decoded.events == ()
     assert decoded.text == obs.render()
 
@@ -342,8 +342,8 @@ def test_an_unwanted_rendering_is_not_computed(monkeypatch: pytest.MonkeyPatch) 
 
     monkeypatch.setattr(type(obs), "render", boom)
     monkeypatch.setattr(wireformat, "dumps", boom)
-    msg = codec.server_message_of(
-        codec.decision_bytes(1, "m", seat, "whist", obs, legal, 1, 1, text=False, json=False)
+    msg = codec.bytes_to_proto(
+        codec.decision_to_bytes(1, "m", seat, "whist", obs, legal, 1, 1, text=False, json=False)
     )
     assert msg.decision.observation.whist.seat == seat
     with pytest.raises(AssertionError, match="not asked for"):
@@ -369,8 +369,8 @@ def test_event_message_equals_the_event_info_encoding(game_id: str) -> None:
         state.apply(rng.choice(state.legal_actions()))
     assert state.events
     for seq, event in enumerate(state.events):
-        fast = codec.event_message("m", seq, event)
-        assert fast == codec.server_message(codec.event_info("m", seq, event))
+        fast = codec.event_to_proto("m", seq, event)
+        assert fast == codec.plain_to_proto(codec.event_to_plain("m", seq, event))
 
 
 # --- the wire encoder, against protobuf's own construction --------------------------------------
@@ -447,7 +447,7 @@ def test_decision_bytes_parse_to_what_protobuf_builds(
         obs, legal = state.observation(seat), list(state.legal_actions())
         events = list(enumerate(state.events))[sent:]
         sent = len(state.events)
-        got = codec.decision_bytes(
+        got = codec.decision_to_bytes(
             request_id + checked,
             match_id,
             seat,
@@ -456,7 +456,7 @@ def test_decision_bytes_parse_to_what_protobuf_builds(
             legal,
             900,
             12345,
-            events=[codec.event_body(match_id, seq, e) for seq, e in events],
+            events=[codec.event_to_body(match_id, seq, e) for seq, e in events],
             text=text,
             json=as_json,
         )

@@ -50,9 +50,9 @@ def test_c_and_python_write_the_same_bytes_on_every_game(
 
     def both(*args: object, **kwargs: object) -> tuple[bytes, bytes]:
         monkeypatch.setattr(wireformat, "ACCEL", wire)
-        c = codec.decision_bytes(*args, **kwargs)  # type: ignore[arg-type]
+        c = codec.decision_to_bytes(*args, **kwargs)  # type: ignore[arg-type]
         monkeypatch.setattr(wireformat, "ACCEL", None)
-        return c, codec.decision_bytes(*args, **kwargs)  # type: ignore[arg-type]
+        return c, codec.decision_to_bytes(*args, **kwargs)  # type: ignore[arg-type]
 
     game = get_game(game_id)
     plan = observations.observation_plan(game_id)
@@ -69,7 +69,7 @@ def test_c_and_python_write_the_same_bytes_on_every_game(
                 assert wire.encode(obs, c_plan) == py_encode(obs)
             legal = state.legal_actions()
             bodies = [
-                codec.event_body("m-é", seq, state.events[seq])
+                codec.event_to_body("m-é", seq, state.events[seq])
                 for seq in range(sent, len(state.events))
             ]
             sent = len(state.events)
@@ -229,9 +229,9 @@ def test_a_decision_refuses_events_that_are_not_bytes() -> None:
 @given(request_id=st.integers(0, 2**64 - 1), index=st.integers(0, 2**32 - 1))
 def test_the_usual_answer_is_read_as_protobuf_reads_it(request_id: int, index: int) -> None:
     assert wire is not None
-    data = bot_codec.answer_message(request_id, index=index).SerializeToString()
+    data = bot_codec.answer_to_proto(request_id, index=index).SerializeToString()
     assert wire.answer(data) == (request_id, index)
-    assert codec.read_bot_bytes(data) == messages.Answer(request_id, index=index)
+    assert codec.bot_bytes_to_plain(data) == messages.Answer(request_id, index=index)
 
 
 @settings(max_examples=1000, deadline=None)
@@ -241,7 +241,7 @@ def test_the_usual_answer_is_read_as_protobuf_reads_it(request_id: int, index: i
         # Mutations of a real answer: the shapes a broken bot is likeliest to send.
         st.builds(
             lambda rid, idx, cut, junk: (
-                bot_codec.answer_message(rid, index=idx).SerializeToString()[:cut] + junk
+                bot_codec.answer_to_proto(rid, index=idx).SerializeToString()[:cut] + junk
             ),
             st.integers(0, 2**64 - 1),
             st.integers(0, 2**32 - 1),
@@ -254,7 +254,7 @@ def test_any_bytes_read_in_c_agree_with_protobuf(data: bytes) -> None:
     assert wire is not None
     got = wire.answer(data)
     if got is None:
-        return  # left to protobuf (read_bot_bytes parses it, or calls it garbage)
+        return  # left to protobuf (bot_bytes_to_plain parses it, or calls it garbage)
     msg = pb.BotMessage.FromString(data)
     assert msg.WhichOneof("kind") == "action"
     assert msg.action.WhichOneof("choice") == "index"
@@ -264,15 +264,15 @@ def test_any_bytes_read_in_c_agree_with_protobuf(data: bytes) -> None:
 def test_answers_that_are_not_the_usual_shape_go_to_protobuf() -> None:
     assert wire is not None
     for msg in (
-        bot_codec.answer_message(3, text="play:AS"),
-        bot_codec.answer_message(3),  # neither index nor text: garbage
-        bot_codec.ping_message(1),
-        bot_codec.hello_message(messages.Hello("b", "1", "t", 1)),
+        bot_codec.answer_to_proto(3, text="play:AS"),
+        bot_codec.answer_to_proto(3),  # neither index nor text: garbage
+        bot_codec.ping_to_proto(1),
+        bot_codec.hello_to_proto(messages.Hello("b", "1", "t", 1)),
     ):
         data = msg.SerializeToString()
         assert wire.answer(data) is None
-        assert codec.read_bot_bytes(data) == codec.read_bot_message(msg)
-    assert isinstance(codec.read_bot_bytes(b"\x12\x7f\x08"), messages.Garbage)
+        assert codec.bot_bytes_to_plain(data) == codec.bot_proto_to_plain(msg)
+    assert isinstance(codec.bot_bytes_to_plain(b"\x12\x7f\x08"), messages.Garbage)
 
 
 def test_the_encoder_in_use_is_named() -> None:

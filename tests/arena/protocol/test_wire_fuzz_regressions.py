@@ -2,7 +2,7 @@
 edge of the C reader (arena/protocol/_wire.c, ``answer``), read by both decoders.
 
 Every input is pinned three ways: what the C reader returns (the usual answer or ``None``, which
-hands the bytes to protobuf), what ``codec.read_bot_bytes`` returns with the C reader on, and
+hands the bytes to protobuf), what ``codec.bot_bytes_to_plain`` returns with the C reader on, and
 what it returns with it off (the pure Python path); the two must be the expected message. A
 finding of the fuzzer is added here with its exact bytes. These run with the normal build; the
 fuzzer runs the same comparison under AddressSanitizer and UBSan.
@@ -29,11 +29,11 @@ def act(body: bytes) -> bytes:
 
 
 def read_both(data: bytes, monkeypatch: pytest.MonkeyPatch) -> tuple[BotMessage, BotMessage]:
-    """``read_bot_bytes(data)`` with the C reader on, then off."""
+    """``bot_bytes_to_plain(data)`` with the C reader on, then off."""
     monkeypatch.setattr(wireformat, "ACCEL", wire)
-    with_c = codec.read_bot_bytes(data)
+    with_c = codec.bot_bytes_to_plain(data)
     monkeypatch.setattr(wireformat, "ACCEL", None)
-    return with_c, codec.read_bot_bytes(data)
+    return with_c, codec.bot_bytes_to_plain(data)
 
 
 CASES = [
@@ -148,7 +148,7 @@ def test_every_prefix_and_extension_of_an_answer_reads_alike(
 ) -> None:
     # The seeds' variants (fuzz/make_seeds.py) of the largest usual answer.
     assert wire is not None
-    whole = bot_codec.answer_message(2**64 - 1, index=2**32 - 1).SerializeToString()
+    whole = bot_codec.answer_to_proto(2**64 - 1, index=2**32 - 1).SerializeToString()
     for data in [whole[:cut] for cut in range(len(whole))] + [whole + b"\x00", whole + b"\x10"]:
         got = wire.answer(data)
         with_c, with_python = read_both(data, monkeypatch)

@@ -50,7 +50,7 @@ def choose(text, legal, decided, seen):
 
 out = queue.SimpleQueue()
 hello = messages.Hello("countbot", "2.0", os.environ["ARENA_TOKEN"], batch_events=batch)
-out.put(codec.hello_message(hello))
+out.put(codec.hello_to_proto(hello))
 
 def outgoing():
     while (msg := out.get()) is not None:
@@ -59,7 +59,7 @@ def outgoing():
 stub = arena_pb2_grpc.ArenaStub(grpc.insecure_channel(os.environ["ARENA_ADDRESS"]))
 seqs, start, end, decided = [], None, None, 0
 for raw in stub.Play(outgoing()):
-    m = codec.read_server_message(raw)
+    m = codec.proto_to_plain(raw)
     if isinstance(m, messages.EventInfo):
         seqs.append(m.seq)
     elif isinstance(m, messages.MatchStart):
@@ -75,7 +75,8 @@ for raw in stub.Play(outgoing()):
             out.put(arena_pb2.BotMessage())
             continue
         legal = [a.text for a in m.legal]
-        out.put(codec.answer_message(m.request_id, index=choose(m.text, legal, decided, len(seqs))))
+        index = choose(m.text, legal, decided, len(seqs))
+        out.put(codec.answer_to_proto(m.request_id, index=index))
         decided += 1
     elif isinstance(m, messages.MatchEnd):
         end = m.result.summary

@@ -52,7 +52,7 @@ def choose(text, legal):
 out = queue.SimpleQueue()
 token = os.environ["ARENA_TOKEN"]
 hello = messages.Hello("hashbot", "1.0", token, batch_events=batch, omit_json=batch)
-out.put(bot_codec.hello_message(hello))
+out.put(bot_codec.hello_to_proto(hello))
 
 def outgoing():
     while (msg := out.get()) is not None:
@@ -62,7 +62,7 @@ stub = pb_grpc.ArenaStub(grpc.insecure_channel(os.environ["ARENA_ADDRESS"]))
 seen = []
 received = []
 for msg in stub.Play(outgoing()):
-    m = bot_codec.read_server_message(msg)
+    m = bot_codec.proto_to_plain(msg)
     seen.append(type(m).__name__)
     if isinstance(m, messages.EventInfo):
         received.append({"seq": m.seq, "kind": m.kind, "data": m.data, "private": m.private})
@@ -84,9 +84,9 @@ for msg in stub.Play(outgoing()):
         if mode == "--illegal":
             index = len(legal) + 5
         if mode == "--text":
-            out.put(bot_codec.answer_message(m.request_id, text=legal[index]))
+            out.put(bot_codec.answer_to_proto(m.request_id, text=legal[index]))
         else:
-            out.put(bot_codec.answer_message(m.request_id, index=index))
+            out.put(bot_codec.answer_to_proto(m.request_id, index=index))
     elif isinstance(m, (messages.MatchEnd, messages.Rejected)):
         break
 out.put(None)

@@ -13,15 +13,14 @@ import pytest
 
 from arena.cli.main import main
 from arena.records.format import read_record, write_record
-from tests.arena.replay_truth import make_record as short_record
+from tests.arena.replay_truth import make_record
 
-
-def make_record(tmp_path: Path, game: str, seed: int = 5) -> Path:
-    return short_record(tmp_path, game, seed)
+#: The seed of the recorded matches drawn here.
+SEED = 5
 
 
 def test_page_is_self_contained_and_embeds_the_match(tmp_path: Path) -> None:
-    record = make_record(tmp_path, "whist")
+    record = make_record(tmp_path, "whist", SEED)
     out = tmp_path / "page" / "whist.html"
     assert main(["replay", "html", str(record), "-o", str(out)]) == 0
     page = out.read_text()
@@ -38,7 +37,7 @@ def test_page_is_self_contained_and_embeds_the_match(tmp_path: Path) -> None:
 
 
 def test_markup_in_record_text_cannot_escape_the_data_block(tmp_path: Path) -> None:
-    record = make_record(tmp_path, "whist")
+    record = make_record(tmp_path, "whist", SEED)
     rec = read_record(record)
     evil = "</script><script>document.title='pwned'</script>"
     header = dict(rec.header)

@@ -15,16 +15,22 @@ from arena.cli.main import main
 from arena.records.format import Recorder, match_header, read_record, write_record
 from arena.records.view import load_replay, render_frame
 from engine import JSON, get_game
-from tests.arena.replay_truth import GAMES, card_tokens, engine_steps, engine_views, hidden_now
-from tests.arena.replay_truth import make_record as short_record
+from tests.arena.replay_truth import (
+    GAMES,
+    card_tokens,
+    engine_steps,
+    engine_views,
+    hidden_now,
+    make_record,
+)
 
 
 def tokens(text: str) -> set[str]:
     return set(card_tokens(text))
 
 
-def make_record(tmp_path: Path, game: str, seed: int = 7, players: int | None = None) -> Path:
-    return short_record(tmp_path, game, seed, players)
+#: The seed of the recorded matches shown here.
+SEED = 7
 
 
 def show(capsys: pytest.CaptureFixture[str], *args: str) -> str:
@@ -36,13 +42,13 @@ def show(capsys: pytest.CaptureFixture[str], *args: str) -> str:
 
 @pytest.fixture
 def whist(tmp_path: Path) -> Path:
-    return make_record(tmp_path, "whist")
+    return make_record(tmp_path, "whist", SEED)
 
 
 @pytest.mark.parametrize("game", GAMES)
 def test_a_seat_view_never_shows_what_only_other_seats_know(tmp_path: Path, game: str) -> None:
     players = 4 if game == "tennis" else None  # doubles: partners see each other's hands
-    record = make_record(tmp_path, game, players=players)
+    record = make_record(tmp_path, game, SEED, players)
     rep = load_replay(record)
     steps = engine_steps(record)
     views = [v for v, _ in steps]
@@ -134,7 +140,7 @@ def test_step_mode_starts_at_and_quits(
 def test_tennis_shows_the_court_and_the_ball(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    record = make_record(tmp_path, "tennis")
+    record = make_record(tmp_path, "tennis", SEED)
     views = engine_views(record)
     k = next(i for i, v in enumerate(views) if v[0]["ball_area"])
     area = views[k][0]["ball_area"]

@@ -31,7 +31,8 @@ from arena.server import open_arena_server
 from engine import get_game
 from reference_bots.catalog import RulesOrRandomBot
 from tests.arena.run_arena import arena_error
-from tests.arena.wire import SHORT_WHIST, free_port, join_all, make_spec, play_with, raw, sdk
+from tests.arena.wire import SHORT_WHIST, join_all, make_spec, play_with, raw, sdk
+from tests.helpers import free_port
 from tests.waiting import async_wait_until, wait_until
 
 ARENA = str(Path(sys.executable).parent / "arena")
@@ -345,13 +346,13 @@ class _Scripted(pb_grpc.ArenaServicer):
             state.apply(rng.choice(state.legal_actions()))
         self.observation = state.observation(0).to_dict()
         events = [
-            codec.server_message(codec.event_info("m1", seq, e))
+            codec.plain_to_proto(codec.event_to_plain("m1", seq, e))
             for seq, e in enumerate(state.events)
             if e.visible_to(0)
         ]
         self.script = [
-            codec.server_message(messages.Welcome("scripted", "s1")),
-            codec.server_message(
+            codec.plain_to_proto(messages.Welcome("scripted", "s1")),
+            codec.plain_to_proto(
                 messages.MatchStart(
                     "m1",
                     "whist",
@@ -365,8 +366,8 @@ class _Scripted(pb_grpc.ArenaServicer):
                 )
             ),
         ]
-        self.decision = codec.server_message_of(
-            codec.decision_bytes(
+        self.decision = codec.bytes_to_proto(
+            codec.decision_to_bytes(
                 77,
                 "m1",
                 0,
@@ -380,7 +381,7 @@ class _Scripted(pb_grpc.ArenaServicer):
                 json=False,
             )
         )
-        self.end = codec.server_message(messages.MatchEnd("m1", Result((1.0,), (1,))))
+        self.end = codec.plain_to_proto(messages.MatchEnd("m1", Result((1.0,), (1,))))
         self.hello: pb.Hello | None = None
         self.answer: pb.Action | None = None
 

@@ -6,14 +6,13 @@ wait in its selector for the next timer, the clock jumps to that timer instead o
 match with a time control of seconds per move therefore runs in milliseconds of real time, and
 every duration the referee measures is exactly what the script said (no scheduling jitter).
 
-:class:`FakeBot` is a scripted transport, after python-chess's ``MockTransport``: it drives a
-real :class:`~arena.server.connections.Connection` without gRPC or the hub. It reads what the
-referee puts in the connection's outbox (decoded with :mod:`arena.protocol.codec`, as a bot
-would) and answers each DecisionRequest as its script says: an index, late by some virtual ms,
-never, an illegal index, garbage, a text, or by disconnecting. Answers are encoded to wire bytes
-and read back with ``codec.read_bot_bytes`` (as the stream handler does) and handed to the open
-request as :meth:`arena.server.hub.Hub.on_message` does; a disconnect does what
-:meth:`~arena.server.hub.Hub.on_close` does.
+:class:`FakeBot` is a scripted bot on a scripted transport (after python-chess's
+``MockTransport``): a :class:`FakeStream` is what the gRPC servicer
+(:class:`~arena.server.service.ArenaService`) reads a bot's messages from and writes the
+server's to, so the real servicer, hub and referee run, with no gRPC under them
+(:class:`FakeServer`). The bot says Hello, reads what the server writes (decoded with the
+SDK's codec, as a bot would) and answers each DecisionRequest as its script says: an index,
+late by some virtual ms, never, an illegal index, garbage, a text, or by ending its stream.
 
 Virtual time only moves while the loop waits, so code that runs between two waits takes no
 time at all; durations are exact when the scripted delays are exact binary fractions of a
@@ -23,12 +22,13 @@ second (multiples of 125 ms, say), since the clock is a float.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import selectors
 import time
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from cardarena import codec as bot_codec
 from cardarena.messages import (
@@ -43,10 +43,11 @@ from cardarena.messages import (
 )
 
 from arena.protocol import codec
-from arena.server.board import Board
-from arena.server.connections import Connection, RequestBook
+from arena.server.connections import Connection
+from arena.server.hub import Hub
 from arena.server.outbox import Outgoing
 from arena.server.referee import LiveMatch
+from arena.server.service import EOF, ArenaService
 from arena.server.spec import MatchOutcome, MatchSpec
 
 if TYPE_CHECKING:
@@ -200,6 +201,8 @@ class Move:
     index: int = 0
     #: For :attr:`Do.TEXT`: the action text answered.
     text: str = ""
+    #: Added to the request id answered (non-zero: an answer to a request never sent).
+    request_id_offset: int = 0
 
 
 def answer(index: int = 0, after_ms: float = 0.0) -> Move:
@@ -225,6 +228,11 @@ def illegal(after_ms: float = 0.0) -> Move:
 def garbage(after_ms: float = 0.0) -> Move:
     """Answer an Action with neither index nor text."""
     return Move(Do.GARBAGE, after_ms)
+
+
+def wrong_id(offset: int, after_ms: float = 0.0) -> Move:
+    """Answer legal action 0 of the request ``offset`` past the one asked (never sent)."""
+    return Move(Do.INDEX, after_ms, request_id_offset=offset)
 
 
 def silent() -> Move:
@@ -264,28 +272,104 @@ class Sent:
     open: bool
 
 
-class FakeBot:
-    """A scripted bot on a real :class:`Connection`, with no gRPC under it.
+class StreamAborted(Exception):
+    """The servicer aborted the call (``context.abort``): its status code and details."""
 
-    Seat it with :meth:`sit`; what the referee queues is decoded the moment it is queued (the
-    connection's outbox listener, as the server's stream writer starts writing at once), and
-    each answer is scheduled on the loop (``call_later``), so the virtual clock decides when it
-    arrives, and the referee never runs inside its own send.
+
+class FakeStream:
+    """The transport under one bot stream: what :meth:`ArenaService.Play` reads and writes (the
+    part of ``grpc.aio.ServicerContext`` it uses), with no gRPC. The bot's messages go in as
+    wire bytes, oldest first, then ``EOF`` when the bot ends the stream; what the servicer
+    writes goes to the bot at once, as a gRPC write starts."""
+
+    def __init__(self, bot: FakeBot, peer: str) -> None:
+        self._bot = bot
+        self._peer = peer
+        #: Wire bytes and the answer they carry (``None``: a Hello), or ``EOF``.
+        self._inbox: asyncio.Queue[tuple[bytes, Answer | None] | object] = asyncio.Queue()
+
+    def peer(self) -> str:
+        return self._peer
+
+    async def read(self) -> object:
+        item = await self._inbox.get()
+        if isinstance(item, tuple):
+            data, sent = item
+            if sent is not None:
+                # The servicer hands it to the hub before its next await: whether a request is
+                # open for it now is whether the hub finds one.
+                self._bot.sending(sent)
+            return data
+        return item
+
+    async def write(self, msg: Outgoing) -> None:
+        self._bot.receive(msg)
+
+    async def abort(self, code: object, details: str) -> NoReturn:
+        raise StreamAborted(code, details)
+
+    def put(self, data: bytes, answer: Answer | None = None) -> None:
+        """Send ``data`` to the server (read after what was sent before)."""
+        self._inbox.put_nowait((data, answer))
+
+    def end(self) -> None:
+        """End the stream from the bot's side."""
+        self._inbox.put_nowait(EOF)
+
+
+class FakeServer:
+    """The real :class:`~arena.server.hub.Hub` behind the real
+    :class:`~arena.server.service.ArenaService`, on the running loop, with no gRPC under them."""
+
+    def __init__(self) -> None:
+        self.hub = Hub(asyncio.get_running_loop())
+        self.service = ArenaService(self.hub)
+
+    def connection(self, peer: str) -> Connection | None:
+        """The server's connection for the open stream from ``peer``."""
+        # The servicer keeps its streams to itself; a test reads them to see what the hub did.
+        streams = self.service._streams
+        return next((c for c in streams if c.peer == peer), None)
+
+    async def play(self, spec: MatchSpec, bots: Sequence[FakeBot | None]) -> Played:
+        """Register ``spec``, connect each bot, and referee the match through the hub."""
+        loop = asyncio.get_running_loop()
+        match = self.hub.register(spec)
+        for bot in bots:
+            if bot is not None:
+                bot.connect(self)
+        start = loop.time()
+        outcome = await self.hub.run_match(spec)
+        return Played(match, outcome, list(bots), loop.time() - start, started_at=start)
+
+
+_peers = itertools.count(1)
+
+
+class FakeBot:
+    """A scripted bot on a :class:`FakeStream`: the real servicer and hub read it.
+
+    :meth:`connect` opens its stream and says Hello. What the server writes is decoded the
+    moment it is written, and each answer is encoded to wire bytes and scheduled on the loop
+    (``call_later``), so the virtual clock decides when it arrives.
     """
 
     def __init__(
-        self, name: str, script: Script = (), *, default: Move | None = None, token: str = ""
+        self,
+        name: str,
+        script: Script = (),
+        *,
+        default: Move | None = None,
+        token: str = "",
+        batch_events: bool = False,
     ) -> None:
         self.name = name
         self.script = script
         #: The move for requests past the end of a sequence script.
         self.default = default if default is not None else answer()
-        hello = Hello(bot_name=name, token=token or f"token-{name}")
-        #: The connection the referee sees (authenticated as the hub would leave it).
-        self.conn = Connection(f"fake-{name}", f"fake:{name}")
-        self.conn.hello = hello
-        self.conn.token = hello.token
-        self.conn.outbox.listener = self._drain
+        self.hello = Hello(bot_name=name, token=token or f"token-{name}", batch_events=batch_events)
+        #: The token the bot says Hello with.
+        self.token = self.hello.token
         #: Everything received, in order.
         self.received: list[Received] = []
         #: Every answer sent, in order.
@@ -298,12 +382,47 @@ class FakeBot:
         #: raises the first after the match).
         self.problems: list[BaseException] = []
         self._asked = 0
+        self._server: FakeServer | None = None
+        self._stream: FakeStream | None = None
 
-    # --- seating and inspection -------------------------------------------------------------
+    # --- the stream -------------------------------------------------------------------------
 
-    def sit(self, match: LiveMatch, seats: Sequence[int]) -> None:
-        """Play ``seats`` of ``match`` (as the hub attaches a welcomed bot)."""
-        match.attach(self.conn, [match.slots[s] for s in seats])
+    def connect(self, server: FakeServer) -> None:
+        """Open a stream to ``server``'s servicer (as a bot dials it) and say Hello."""
+        stream = FakeStream(self, f"fake:{self.name}:{next(_peers)}")
+        self._server, self._stream = server, stream
+        stream.put(bot_codec.hello_to_proto(self.hello).SerializeToString())
+        call = asyncio.ensure_future(server.service.Play(_no_requests(), stream))  # type: ignore[arg-type]
+        call.add_done_callback(self._call_ended)
+
+    @property
+    def conn(self) -> Connection:
+        """The server's connection for this bot's stream (while it is open)."""
+        assert self._server is not None and self._stream is not None, f"{self.name} never connected"
+        conn = self._server.connection(self._stream.peer())
+        assert conn is not None, f"{self.name}'s stream is not open"
+        return conn
+
+    def disconnect(self) -> None:
+        """End the stream from the bot's side, as a bot that goes away does."""
+        self.disconnected = True
+        if self._stream is not None:
+            self._stream.end()
+
+    def deliver(self, message: Answer) -> None:
+        """Hand an answer to the hub as the servicer does once it has read one from the wire:
+        for answers no wire carries (a negative index)."""
+        assert self._server is not None
+        self.sending(message)
+        hub = self._server.hub
+        hub.dispatch(hub.on_message, self.conn, message)
+
+    def _call_ended(self, call: asyncio.Future[None]) -> None:
+        self.stream_ended = True
+        if not call.cancelled() and call.exception() is not None:
+            self.problems.append(call.exception())  # type: ignore[arg-type]
+
+    # --- inspection -------------------------------------------------------------------------
 
     def of_type(self, kind: type[T]) -> list[T]:
         """The received messages of one type."""
@@ -337,27 +456,30 @@ class FakeBot:
 
     @property
     def strays(self) -> list[Sent]:
-        """Answers that found no open request (a hub would warn or charge them)."""
+        """Answers that found no open request (the hub warned or charged them)."""
         return [s for s in self.sent if not s.open]
 
-    # --- the transport ----------------------------------------------------------------------
+    # --- what the stream calls --------------------------------------------------------------
 
-    def _drain(self) -> None:
-        items = self.conn.outbox.items
-        while items:
-            msg = items.popleft()
-            if msg is None:
-                self.stream_ended = True
-                continue
-            try:
-                self._receive(msg)
-            except Exception as err:  # never into the referee, which is the caller
-                self.problems.append(err)
+    def receive(self, msg: Outgoing) -> None:
+        """What the server wrote: decoded and recorded; a DecisionRequest gets its move."""
+        try:
+            self._receive(msg)
+        except Exception as err:  # never into the server, which is the caller
+            self.problems.append(err)
+
+    def sending(self, message: Answer) -> None:
+        """An answer reaches the hub now: recorded, with whether a request is open for it."""
+        conn = (
+            self._server.connection(self._stream.peer()) if self._server and self._stream else None
+        )
+        is_open = conn is not None and message.request_id in conn.open
+        self.sent.append(Sent(asyncio.get_running_loop().time(), message, is_open))
 
     def _receive(self, msg: Outgoing) -> None:
         loop = asyncio.get_running_loop()
-        pb_msg = codec.server_message_of(msg) if isinstance(msg, bytes) else msg
-        decoded = bot_codec.read_server_message(pb_msg)
+        pb_msg = codec.bytes_to_proto(msg) if isinstance(msg, bytes) else msg
+        decoded = bot_codec.proto_to_plain(pb_msg)
         if decoded is None:
             raise AssertionError(f"{self.name} received a message of unknown kind: {pb_msg}")
         self.received.append(Received(loop.time(), decoded))
@@ -375,45 +497,36 @@ class FakeBot:
         return script[n] if n < len(script) else self.default
 
     def _react(self, decision: Decision, move: Move) -> None:
-        if self.conn.closed:
+        if self.stream_ended or self.disconnected or self._stream is None:
             return
         try:
             if move.do is Do.DISCONNECT:
                 self.disconnect()
                 return
-            rid = decision.request_id
+            rid = decision.request_id + move.request_id_offset
             legal = len(decision.legal)
             if move.do is Do.INDEX:
                 index = move.index if move.index >= 0 else max(0, legal + move.index)
-                wire = bot_codec.answer_message(rid, index=index)
+                wire = bot_codec.answer_to_proto(rid, index=index)
             elif move.do is Do.ILLEGAL:
-                wire = bot_codec.answer_message(rid, index=legal)
+                wire = bot_codec.answer_to_proto(rid, index=legal)
             elif move.do is Do.TEXT:
-                wire = bot_codec.answer_message(rid, text=move.text)
+                wire = bot_codec.answer_to_proto(rid, text=move.text)
             else:
-                wire = bot_codec.answer_message(rid)
-            message = codec.read_bot_bytes(wire.SerializeToString())
-            assert isinstance(message, Answer)
+                wire = bot_codec.answer_to_proto(rid)
+            data = wire.SerializeToString()
+            sent = codec.bot_bytes_to_plain(data)
+            assert isinstance(sent, Answer)
         except Exception as err:
             self.problems.append(err)
             return
-        self.deliver(message)
+        self._stream.put(data, sent)
 
-    def deliver(self, message: Answer) -> None:
-        """Hand an answer to the request it names, as the hub does for an open request."""
-        pending = self.conn.open.get(message.request_id)
-        self.sent.append(Sent(asyncio.get_running_loop().time(), message, pending is not None))
-        if pending is not None:
-            pending.resolve(message)
 
-    def disconnect(self) -> None:
-        """End the stream now, as the hub does when a bot's stream ends."""
-        conn = self.conn
-        self.disconnected = True
-        conn.close()
-        for match in {slot.match for slot in conn.slots}:
-            match.detach(conn)
-        conn.slots = []
+async def _no_requests() -> AsyncIterator[bytes]:
+    """The request iterator Play is given and never reads (it reads ``context.read()``)."""
+    return
+    yield
 
 
 # --- a match on the virtual clock ---------------------------------------------------------
@@ -444,15 +557,9 @@ class Played:
 
 
 async def referee(spec: MatchSpec, bots: Sequence[FakeBot | None]) -> Played:
-    """Seat ``bots[i]`` at seat ``i`` (``None``: leave it empty) and referee the match."""
-    loop = asyncio.get_running_loop()
-    match = LiveMatch(spec, RequestBook(), Board())
-    for seat, bot in enumerate(bots):
-        if bot is not None:
-            bot.sit(match, [seat])
-    start = loop.time()
-    outcome = await match.play()
-    return Played(match, outcome, list(bots), loop.time() - start, started_at=start)
+    """Seat ``bots[i]`` at seat ``i`` (``None``: leave it empty; each bot says Hello with its
+    seat's token) and referee the match through a :class:`FakeServer`."""
+    return await FakeServer().play(spec, bots)
 
 
 def run_match(spec: MatchSpec, bots: Sequence[FakeBot | None]) -> Played:

@@ -7,8 +7,8 @@ forty-five, that it held the ace of trumps and kept it silent. Now each audience
 seats, or the public that spectators see) numbers the events it may see on its own: 0, 1, 2, …
 
 Everything runs on the virtual clock with :class:`~tests.arena.server.fakes.FakeBot` seats (no
-gRPC); the spectator's stream is read from the match's :class:`~arena.server.board.Board`, as
-WatchMatch replays it.
+gRPC under the real servicer and hub); the spectator's stream is read from the hub's
+:class:`~arena.server.board.Board`, as WatchMatch replays it.
 """
 
 from __future__ import annotations
@@ -21,20 +21,19 @@ from typing import Any
 
 import pytest
 from cardarena import codec as bot_codec
-from cardarena.messages import Decision, EventInfo, ServerMessage
+from cardarena.messages import Decision, EventInfo, ServerMessage, Welcome
 
 from arena.policy import FaultPolicy
 from arena.protocol import codec
 from arena.server.board import Board
-from arena.server.connections import RequestBook
 from arena.server.outbox import Outbox, Outgoing
-from arena.server.referee import LiveMatch
 from arena.server.spec import MatchOutcome, MatchSpec, SeatSpec
 from engine import MatchState, OptionValue, get_game
 from engine.cards import parse_card
 from engine.games.spoil_rules import SpoilTableState
 from tests.arena.server.fakes import (
     FakeBot,
+    FakeServer,
     Move,
     answer,
     answer_text,
@@ -75,11 +74,8 @@ def _bot(
     default: Move | None = None,
     batch: bool = False,
 ) -> FakeBot:
-    bot = FakeBot(f"bot{seat}", script, default=default, token=spec.seats[seat].token)
-    if batch:
-        assert bot.conn.hello is not None
-        bot.conn.hello = dataclasses.replace(bot.conn.hello, batch_events=True)
-    return bot
+    token = spec.seats[seat].token
+    return FakeBot(f"bot{seat}", script, default=default, token=token, batch_events=batch)
 
 
 def _watch(board: Board, match_id: str) -> list[ServerMessage]:
@@ -90,8 +86,8 @@ def _watch(board: Board, match_id: str) -> list[ServerMessage]:
     for msg in q.items:
         if msg is None:
             break
-        decoded = bot_codec.read_server_message(
-            codec.server_message_of(msg) if isinstance(msg, bytes) else msg
+        decoded = bot_codec.proto_to_plain(
+            codec.bytes_to_proto(msg) if isinstance(msg, bytes) else msg
         )
         assert decoded is not None
         out.append(decoded)
@@ -100,26 +96,27 @@ def _watch(board: Board, match_id: str) -> list[ServerMessage]:
 
 async def _referee(
     spec: MatchSpec,
-    seating: Sequence[tuple[FakeBot, Sequence[int]]],
-    board: Board,
+    bots: Sequence[FakeBot],
     resume: Sequence[tuple[FakeBot, FakeBot]] = (),
-) -> MatchOutcome:
-    """Referee ``spec`` with each bot on its seats; for each ``(leaver, newcomer)`` of
-    ``resume``, the newcomer takes the leaver's seats 250 virtual ms after the leaver's stream
-    ended (as a bot reconnecting with the same token)."""
-    match = LiveMatch(spec, RequestBook(), board)
-    for bot, seats in seating:
-        bot.sit(match, seats)
+) -> tuple[MatchOutcome, Board]:
+    """Referee ``spec`` through the hub with ``bots`` (each plays the seats of its token); for
+    each ``(leaver, newcomer)`` of ``resume``, the newcomer (the same token) says Hello 250
+    virtual ms after the leaver's stream ended; the outcome, and the hub's board."""
+    server = FakeServer()
     loop = asyncio.get_running_loop()
     for leaver, newcomer in resume:
 
         def drop(leaver: FakeBot = leaver, newcomer: FakeBot = newcomer) -> None:
-            seats = [slot.seat for slot in leaver.conn.slots]
             FakeBot.disconnect(leaver)
-            loop.call_later(0.25, newcomer.sit, match, seats)
+            loop.call_later(0.25, newcomer.connect, server)
 
         leaver.disconnect = drop  # type: ignore[method-assign]
-    return await match.play()
+    match = server.hub.register(spec)
+    for bot in bots:
+        bot.connect(server)
+    outcome = await server.hub.run_match(spec)
+    assert match.finished
+    return outcome, server.hub.board
 
 
 def _play(
@@ -127,9 +124,14 @@ def _play(
     seating: Sequence[tuple[FakeBot, Sequence[int]]],
     resume: Sequence[tuple[FakeBot, FakeBot]] = (),
 ) -> tuple[MatchOutcome, list[ServerMessage]]:
-    """Play the match; its outcome and what a spectator is sent."""
-    board = Board()
-    outcome = run_virtual(_referee(spec, seating, board, resume))
+    """Play the match, each bot on its seats (they are given its token); its outcome and what
+    a spectator is sent."""
+    seats = list(spec.seats)
+    for bot, mine in seating:
+        for seat in mine:
+            seats[seat] = dataclasses.replace(seats[seat], token=bot.token)
+    spec = dataclasses.replace(spec, seats=tuple(seats))
+    outcome, board = run_virtual(_referee(spec, [b for b, _ in seating], resume))
     for bot in [b for b, _ in seating] + [b for _, b in resume]:
         if bot.problems:
             raise bot.problems[0]
@@ -153,7 +155,8 @@ def _seqs(received: Sequence[ServerMessage]) -> list[int]:
 
 
 def _messages(bot: FakeBot) -> list[ServerMessage]:
-    return [r.message for r in bot.received]
+    """What the bot was sent about the match (its Welcome names its session: not the match)."""
+    return [r.message for r in bot.received if not isinstance(r.message, Welcome)]
 
 
 # --- consecutive numbering, in every game -----------------------------------------------------

@@ -1,10 +1,14 @@
-"""Broken bots, one scripted raw gRPC client each: the match always finishes, the fault is
-recorded, the bot is told, and the policy (lenient: 3 strikes; strict: first fault) forfeits."""
+"""Broken bots: the match always finishes, the fault is recorded, the bot is told, and the
+policy (lenient: 3 strikes; strict: first fault) forfeits.
+
+Faults that take time (timeouts, the reconnection grace, the connect timeout) run on the virtual
+clock (tests/arena/server/fakes.py): the real servicer, hub and referee read scripted streams,
+so timings are exact and nothing waits in real time. The others are one scripted raw gRPC
+client each, against a real server."""
 
 from __future__ import annotations
 
 import queue
-import re
 import threading
 import time
 from collections.abc import Callable
@@ -13,11 +17,25 @@ import pytest
 import trio
 from cardarena._pb import arena_pb2 as pb
 
+from arena.policy import RECONNECT_GRACE
 from arena.server import MatchOutcome, MatchSpec, open_arena_server
 from arena.server.referee import QUOTE_LIMIT
+from tests.arena.server.fakes import (
+    FakeBot,
+    Move,
+    Played,
+    Script,
+    answer,
+    disconnect,
+    garbage,
+    illegal,
+    late,
+    run_match,
+    silent,
+    wrong_id,
+)
 from tests.arena.wire import (
     SHORT_WHIST,
-    Answerer,
     Behaviour,
     RawBot,
     Recorder,
@@ -42,33 +60,6 @@ def _table(bad: Behaviour) -> list[Behaviour | None]:
 
 def _errors(rec: Recorder) -> list[pb.Error]:
     return [e for bot in rec.bots for e in bot.of_kind("error")]
-
-
-def test_bot_that_never_answers_times_out_three_times_and_forfeits() -> None:
-    rec = Recorder()
-    spec = make_spec("whist", 4, options=SHORT_WHIST, move_ms=200, bank_ms=100)
-    s = run_scenario(spec, _table(raw(lambda d, n: None, rec)))
-    out = s.outcome
-    assert fault_kinds(out, BAD) == ["timeout"] * 3
-    assert out.result.reason == "forfeit" and out.result.forfeited_by == BAD
-    assert out.result.ranks[BAD] == out.result.ranks[BAD + 2] == 2  # East's side loses
-    errors = _errors(rec)
-    assert [e.code for e in errors] == [pb.ERROR_CODE_TIMEOUT] * 3
-    assert [e.strikes for e in errors] == [1, 2, 3]
-    assert [(e.fault, e.seat) for e in errors] == [("timeout", BAD)] * 3
-    assert rec.bots[0].of_kind("match_end")[0].reason == "forfeit"
-    # The bank is spent by the first timeout: 300 ms, then 200 ms each.
-    assert 0.65 < s.seconds < 5
-    fallbacks = [e for e in out.entries if e["type"] == "decision" and e["fallback"]]
-    assert len(fallbacks) == 2  # the third strike forfeits instead of playing on
-
-
-def test_strict_policy_forfeits_on_the_first_timeout() -> None:
-    spec = make_spec("whist", 4, options=SHORT_WHIST, move_ms=200, policy="strict")
-    out = run_scenario(spec, _table(raw(lambda d, n: None))).outcome
-    assert fault_kinds(out) == ["timeout"]
-    assert out.result.reason == "forfeit" and out.result.forfeited_by == BAD
-    assert "timeout" in out.result.summary
 
 
 def _garbage(decision: pb.DecisionRequest, n: int) -> pb.BotMessage:
@@ -194,38 +185,6 @@ def test_unknown_request_id_is_a_fault() -> None:
     assert codes == {pb.ERROR_CODE_UNKNOWN_REQUEST}
 
 
-def test_a_timeout_after_a_wrong_id_says_the_bot_did_answer() -> None:
-    # A bot that echoes the wrong request_id gets an unknown_request fault, and then the
-    # request it did not answer times out: that fault must not read as a bot that sat idle.
-    def wrong_id(decision: pb.DecisionRequest, n: int) -> pb.BotMessage:
-        return pb.BotMessage(action=pb.Action(request_id=decision.request_id + 1000, index=0))
-
-    spec = make_spec("whist", 4, options=SHORT_WHIST, move_ms=200, bank_ms=0)
-    out = run_scenario(spec, _table(raw(wrong_id))).outcome
-    mine = [f for f in out.faults if f.seat == BAD]
-    assert [f.kind for f in mine] == ["unknown_request", "timeout", "unknown_request"]
-    rid = int(mine[1].detail.rsplit(" ", 1)[1].rstrip(")"))
-    assert mine[1].detail.endswith(f"(an answer to request {rid + 1000} came instead of {rid})")
-
-
-def test_a_late_answer_is_only_a_warning() -> None:
-    """An answer to a request that already timed out is ignored with an Error, no new strike."""
-    rec = Recorder()
-
-    def late(decision: pb.DecisionRequest, n: int) -> pb.BotMessage | None:
-        if n == 0:
-            time.sleep(0.35)  # late on purpose: past the 200 ms deadline
-        return first_legal(decision, n)
-
-    out = run_scenario(
-        make_spec("whist", 4, options=SHORT_WHIST, move_ms=200), _table(raw(late, rec))
-    ).outcome
-    assert fault_kinds(out) == ["timeout"]
-    errors = _errors(rec)
-    assert [e.fault for e in errors] == ["timeout", ""]
-    assert errors[1].code == pb.ERROR_CODE_UNKNOWN_REQUEST
-
-
 def test_a_bot_cannot_answer_for_another_seat() -> None:
     """East learns North's open request id (through the test) and answers it: a wrong_seat fault
     for East; North's request stays open and North's own (different) choice is played."""
@@ -270,50 +229,6 @@ def test_a_bot_cannot_answer_for_another_seat() -> None:
     assert decisions[0]["action"] == first_north.legal_actions[-1].text
     # East never saw a decision request for another seat.
     assert {d.seat for d in east_rec.bots[0].of_kind("decision")} == {1}
-
-
-def test_a_bot_gone_for_good_faults_after_the_grace_and_forfeits() -> None:
-    """East answers 3 decisions, then drops the connection while its 4th request is open and
-    never comes back: that request and the next two each wait the reconnection grace (half of
-    the 600 ms the clock allows), not the whole move time, then fault."""
-
-    def behaviour(address: str, token: str) -> None:
-        bot = RawBot(address)
-        bot.hello(token)
-        n = 0
-        for msg in bot.messages():
-            if msg.WhichOneof("kind") == "decision":
-                if n == 3:
-                    break
-                bot.answer(msg.decision.request_id, index=0)
-                n += 1
-        bot.close()
-
-    spec = make_spec("whist", 4, options=SHORT_WHIST, move_ms=600)
-    s = run_scenario(spec, _table(behaviour))
-    assert fault_kinds(s.outcome) == ["disconnect"] * 3
-    assert s.outcome.result.forfeited_by == BAD
-    for fault in s.outcome.faults:
-        waited = re.fullmatch(
-            r"the bot was not connected, and did not come back within (\d+) ms", fault.detail
-        )
-        assert waited is not None, fault.detail
-        assert 300 <= int(waited[1]) <= 600, fault.detail
-
-
-def test_disconnect_under_strict_policy_forfeits_after_the_grace() -> None:
-    def behaviour(address: str, token: str) -> None:
-        bot = RawBot(address)
-        bot.hello(token)
-        for msg in bot.messages():
-            if msg.WhichOneof("kind") == "decision":
-                break
-        bot.close()
-
-    spec = make_spec("whist", 4, options=SHORT_WHIST, move_ms=600, policy="strict")
-    s = run_scenario(spec, _table(behaviour))
-    assert fault_kinds(s.outcome) == ["disconnect"]
-    assert s.outcome.result.reason == "forfeit"
 
 
 def _slow(delay: float) -> Behaviour:
@@ -433,14 +348,6 @@ def test_a_small_burst_of_pings_is_answered_without_a_fault() -> None:
     assert [p.nonce for p in rec.bots[0].of_kind("pong")] == list(range(20))
 
 
-def test_a_bot_that_never_connects_faults_without_waiting_per_move() -> None:
-    spec = make_spec("whist", 4, options=SHORT_WHIST, move_ms=5000, connect_timeout_s=0.3)
-    s = run_scenario(spec, [sdk(), None, sdk(), sdk()])
-    assert fault_kinds(s.outcome) == ["disconnect"] * 3
-    assert s.outcome.result.forfeited_by == BAD
-    assert s.seconds < 3.0
-
-
 def test_broken_bots_do_not_disturb_another_match() -> None:
     """Two matches on one server at once: flooding, garbage-sending and silent bots in one, a
     clean match in the other, which ends normally with no fault."""
@@ -480,22 +387,122 @@ def test_broken_bots_do_not_disturb_another_match() -> None:
     assert results["good"].outcome.result.reason == "normal"
 
 
-def _illegal_index(decision: pb.DecisionRequest, n: int) -> pb.BotMessage:
-    return pb.BotMessage(action=pb.Action(request_id=decision.request_id, index=999))
+# --- on the virtual clock: the real servicer, hub and referee under scripted streams --------------
 
 
-def _unknown_id(decision: pb.DecisionRequest, n: int) -> pb.BotMessage:
-    return pb.BotMessage(action=pb.Action(request_id=decision.request_id + 10**9, index=0))
+def _virtual(
+    spec: MatchSpec,
+    script: Script = (),
+    *,
+    default: Move | None = None,
+    empty: bool = False,
+    others: Move | None = None,
+) -> Played:
+    """``spec`` refereed on the virtual clock: East (:data:`BAD`) plays ``script`` (then
+    ``default``), or never connects (``empty``); the others play ``others`` (by default their
+    first legal action, at once)."""
+    bots: list[FakeBot | None] = [
+        FakeBot(f"bot{s}", default=others, token=seat.token) for s, seat in enumerate(spec.seats)
+    ]
+    east = FakeBot("east", script, default=default, token=spec.seats[BAD].token)
+    bots[BAD] = None if empty else east
+    return run_match(spec, bots)
+
+
+def test_bot_that_never_answers_times_out_three_times_and_forfeits() -> None:
+    spec = make_spec("whist", 4, options=SHORT_WHIST, move_ms=200, bank_ms=100)
+    played = _virtual(spec, default=silent())
+    out = played.outcome
+    assert fault_kinds(out, BAD) == ["timeout"] * 3
+    assert out.result.reason == "forfeit" and out.result.forfeited_by == BAD
+    assert out.result.ranks[BAD] == out.result.ranks[BAD + 2] == 2  # East's side loses
+    errors = played.bot(BAD).errors
+    assert [(e.code, e.fault, e.seat) for e in errors] == [("timeout", "timeout", BAD)] * 3
+    assert [e.strikes for e in errors] == [1, 2, 3]
+    north_end = played.bot(0).match_end
+    assert north_end is not None and north_end.result.reason == "forfeit"
+    # The bank is spent by the first timeout: 300 ms, then 200 ms each.
+    assert played.virtual_s == pytest.approx(0.7)
+    fallbacks = [e for e in out.entries if e["type"] == "decision" and e["fallback"]]
+    assert len(fallbacks) == 2  # the third strike forfeits instead of playing on
+
+
+def test_strict_policy_forfeits_on_the_first_timeout() -> None:
+    spec = make_spec("whist", 4, options=SHORT_WHIST, move_ms=200, policy="strict")
+    played = _virtual(spec, default=silent())
+    out = played.outcome
+    assert fault_kinds(out) == ["timeout"]
+    assert out.result.reason == "forfeit" and out.result.forfeited_by == BAD
+    assert "timeout" in out.result.summary
+    assert played.virtual_s == pytest.approx(0.2)
+
+
+def test_a_timeout_after_a_wrong_id_says_the_bot_did_answer() -> None:
+    # A bot that echoes the wrong request_id gets an unknown_request fault, and then the
+    # request it did not answer times out: that fault must not read as a bot that sat idle.
+    spec = make_spec("whist", 4, options=SHORT_WHIST, move_ms=200, bank_ms=0)
+    out = _virtual(spec, default=wrong_id(1000)).outcome
+    mine = [f for f in out.faults if f.seat == BAD]
+    assert [f.kind for f in mine] == ["unknown_request", "timeout", "unknown_request"]
+    rid = int(mine[1].detail.rsplit(" ", 1)[1].rstrip(")"))
+    assert mine[1].detail.endswith(f"(an answer to request {rid + 1000} came instead of {rid})")
+
+
+def test_a_late_answer_is_only_a_warning() -> None:
+    """An answer to a request that already timed out is ignored with an Error, no new strike."""
+    spec = make_spec("whist", 4, options=SHORT_WHIST, move_ms=200)
+    # Past the 200 ms deadline, while the others' answers (125 ms each) keep the match on.
+    played = _virtual(spec, [late(350)], others=answer(after_ms=125))
+    assert fault_kinds(played.outcome) == ["timeout"]
+    errors = played.bot(BAD).errors
+    assert [(e.code, e.fault) for e in errors] == [("timeout", "timeout"), ("unknown_request", "")]
+    [stray] = played.bot(BAD).strays
+    assert (
+        errors[1].request_id == stray.answer.request_id == played.bot(BAD).decisions[0].request_id
+    )
+
+
+def test_a_bot_gone_for_good_faults_after_the_grace_and_forfeits() -> None:
+    """East answers 3 decisions, then drops the connection while its 4th request is open and
+    never comes back: that request and the next two each wait the reconnection grace (half of
+    the 600 ms the clock allows), not the whole move time, then fault."""
+    spec = make_spec("whist", 4, options=SHORT_WHIST, move_ms=600)
+    played = _virtual(spec, [answer(), answer(), answer(), disconnect()])
+    out = played.outcome
+    assert fault_kinds(out) == ["disconnect"] * 3
+    assert out.result.forfeited_by == BAD
+    grace = 600 * RECONNECT_GRACE
+    assert {f.detail for f in out.faults} == {
+        f"the bot was not connected, and did not come back within {grace:.0f} ms"
+    }
+    assert played.virtual_s == pytest.approx(3 * grace / 1000)
+
+
+def test_disconnect_under_strict_policy_forfeits_after_the_grace() -> None:
+    spec = make_spec("whist", 4, options=SHORT_WHIST, move_ms=600, policy="strict")
+    played = _virtual(spec, [disconnect()])
+    assert fault_kinds(played.outcome) == ["disconnect"]
+    assert played.outcome.result.reason == "forfeit"
+    assert played.virtual_s == pytest.approx(600 * RECONNECT_GRACE / 1000)
+
+
+def test_a_bot_that_never_connects_faults_without_waiting_per_move() -> None:
+    spec = make_spec("whist", 4, options=SHORT_WHIST, move_ms=5000, connect_timeout_s=0.3)
+    played = _virtual(spec, empty=True)
+    assert fault_kinds(played.outcome) == ["disconnect"] * 3
+    assert played.outcome.result.forfeited_by == BAD
+    assert played.virtual_s == pytest.approx(0.3)  # the connect timeout, then no move time
 
 
 @pytest.mark.parametrize(
-    ("answer", "kind"),
-    [(_garbage, "garbage"), (_illegal_index, "illegal"), (_unknown_id, "unknown_request")],
+    ("move", "kind"),
+    [(garbage(), "garbage"), (illegal(), "illegal"), (wrong_id(10**9), "unknown_request")],
 )
-def test_strict_policy_forfeits_on_the_first_fault_of_any_kind(answer: Answerer, kind: str) -> None:
+def test_strict_policy_forfeits_on_the_first_fault_of_any_kind(move: Move, kind: str) -> None:
     spec = make_spec("whist", 4, options=SHORT_WHIST, move_ms=3000, policy="strict")
-    s = run_scenario(spec, _table(raw(answer)))
-    assert fault_kinds(s.outcome) == [kind]
-    assert s.outcome.result.reason == "forfeit" and s.outcome.result.forfeited_by == BAD
-    assert not any(e["type"] == "decision" and e["fallback"] for e in s.outcome.entries)
-    assert s.seconds < 2.5  # the unknown id forfeits at once, not at the 3 s deadline
+    played = _virtual(spec, default=move)
+    out = played.outcome
+    assert fault_kinds(out) == [kind]
+    assert out.result.reason == "forfeit" and out.result.forfeited_by == BAD
+    assert not any(e["type"] == "decision" and e["fallback"] for e in out.entries)
+    assert played.virtual_s == 0.0  # the unknown id forfeits at once, not at the 3 s deadline

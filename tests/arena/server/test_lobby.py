@@ -20,7 +20,8 @@ from arena.rules import MatchRules
 from arena.server import ArenaServer, open_arena_server
 from arena.server.lobby import Lobby, LobbyConfig
 from tests.arena.run_arena import arena_error
-from tests.arena.wire import SHORT_WHIST, RawBot, free_port, join_all, make_spec, play_loop
+from tests.arena.wire import SHORT_WHIST, RawBot, join_all, make_spec, play_loop
+from tests.helpers import free_port
 
 ARENA = str(Path(sys.executable).parent / "arena")
 

@@ -11,15 +11,11 @@ import threading
 
 import pytest
 from cardarena.client import BotRun, run_bot
-from cardarena.messages import TimeControl
 
 from arena.policy import RECONNECT_GRACE, STRIKES_TO_FORFEIT, FaultKind, FaultPolicy
-from arena.server.board import Board
-from arena.server.connections import RequestBook
-from arena.server.referee import LiveMatch
-from arena.server.spec import MatchOutcome, MatchSpec, SeatSpec
+from arena.server.spec import MatchOutcome, MatchSpec
 from reference_bots.catalog import make_bot
-from tests.arena.server.fakes import FakeBot, answer, disconnect, run_virtual
+from tests.arena.server.fakes import FakeBot, FakeServer, answer, disconnect, run_virtual
 from tests.arena.wire import SHORT_WHIST, RawBot, make_spec, play_loop, run_scenario, sdk
 
 MOVE_MS, BANK_MS = 1000, 500
@@ -32,35 +28,39 @@ GRACE_MS = (MOVE_MS + BANK_MS) * RECONNECT_GRACE
 
 
 def _spec(policy: FaultPolicy = FaultPolicy.LENIENT) -> MatchSpec:
-    return MatchSpec(
-        match_id="reconnect",
-        game="whist",
-        seats=tuple(SeatSpec(f"token-seat{i}") for i in range(4)),
-        seed=3,
+    tokens = [f"token-seat{i}" for i in range(4)]
+    return make_spec(
+        "whist",
+        4,
         options=SHORT_WHIST,
-        time_control=TimeControl(MOVE_MS, BANK_MS),
-        fault_policy=policy,
+        seed=3,
+        policy=policy,
+        move_ms=MOVE_MS,
+        bank_ms=BANK_MS,
+        match_id="reconnect",
+        tokens=tokens,
     )
 
 
 async def _referee(spec: MatchSpec, back_after_ms: float | None) -> tuple[MatchOutcome, FakeBot]:
-    """The leaver drops out at its first decision; a new stream of its (the same token) takes
-    its seat ``back_after_ms`` later (``None``: never); the new stream's bot."""
-    match = LiveMatch(spec, RequestBook(), Board())
+    """The leaver drops out at its first decision; a new stream of its (the same token) says
+    Hello ``back_after_ms`` later (``None``: never); the new stream's bot."""
+    server = FakeServer()
     loop = asyncio.get_running_loop()
     newcomer = FakeBot("back", default=answer(after_ms=100), token="token-seat1")
     leaver = FakeBot("leaver", [disconnect(after_ms=LEAVES_AT_MS)], token="token-seat1")
-    for seat in range(4):
-        bot = leaver if seat == LEAVER else FakeBot(f"seat{seat}", token=f"token-seat{seat}")
-        bot.sit(match, [seat])
+    bots = [
+        leaver if s == LEAVER else FakeBot(f"seat{s}", token=f"token-seat{s}") for s in range(4)
+    ]
     if back_after_ms is not None:
 
         def drop() -> None:
             FakeBot.disconnect(leaver)
-            loop.call_later(back_after_ms / 1000.0, newcomer.sit, match, [LEAVER])
+            loop.call_later(back_after_ms / 1000.0, newcomer.connect, server)
 
         leaver.disconnect = drop  # type: ignore[method-assign]
-    return await match.play(), newcomer
+    played = await server.play(spec, bots)
+    return played.outcome, newcomer
 
 
 def _connections(out: MatchOutcome) -> list[tuple[int, str]]:

@@ -2,9 +2,10 @@
 
 No gRPC, no real sleeping: each match runs on :class:`~tests.arena.server.fakes.VirtualClockLoop`
 (time jumps to the next deadline when nothing else can happen) against
-:class:`~tests.arena.server.fakes.FakeBot` connections, so a time control of a second per move
-with a bank costs milliseconds, and every duration the referee measures is exactly the scripted
-one. The end-to-end versions with real bots are in test_faults.py.
+:class:`~tests.arena.server.fakes.FakeBot` streams, read by the real servicer and hub, so a time
+control of a second per move with a bank costs milliseconds, and every duration the referee
+measures is exactly the scripted one. The end-to-end versions with real bots are in
+test_faults.py.
 
 Delays are multiples of 125 ms (exact binary fractions of a second), so the clock's float
 arithmetic is exact and timings can be compared with ``==``.
@@ -17,7 +18,7 @@ import time
 from collections.abc import Callable, Sequence
 
 import pytest
-from cardarena.messages import Answer, Decision, TimeControl
+from cardarena.messages import Answer, Decision, MatchStart
 
 from arena.policy import (
     ERROR_CODE,
@@ -27,7 +28,7 @@ from arena.policy import (
     FaultPolicy,
     forfeit_reason,
 )
-from arena.server.spec import MatchOutcome, MatchSpec, SeatSpec
+from arena.server.spec import MatchOutcome, MatchSpec
 from engine import JSON, OptionValue, get_game
 from tests.arena.server.fakes import (
     FakeBot,
@@ -46,6 +47,7 @@ from tests.arena.server.fakes import (
     run_virtual,
     silent,
 )
+from tests.arena.wire import make_spec
 
 #: One deal of whist to one point: 52 decisions, 13 per seat.
 SHORT_WHIST: dict[str, OptionValue] = {"points_to_win": 1, "games_per_rubber": 1}
@@ -65,15 +67,18 @@ def _spec(
     policy: FaultPolicy = FaultPolicy.LENIENT,
     connect_timeout_s: float = 10.0,
 ) -> MatchSpec:
-    return MatchSpec(
-        match_id="clock",
-        game="whist",
-        seats=tuple(SeatSpec(f"token-seat{i}") for i in range(SEATS)),
-        seed=7,
+    tokens = [f"token-seat{i}" for i in range(SEATS)]
+    return make_spec(
+        "whist",
+        SEATS,
         options=SHORT_WHIST,
-        time_control=TimeControl(move_ms, bank_ms),
-        fault_policy=policy,
+        seed=7,
+        policy=policy,
+        move_ms=move_ms,
+        bank_ms=bank_ms,
         connect_timeout_s=connect_timeout_s,
+        match_id="clock",
+        tokens=tokens,
     )
 
 
@@ -203,13 +208,15 @@ def test_no_answer_within_move_time_plus_bank_is_a_timeout_and_empties_the_bank(
     assert first.bank_ms == BANK_MS
     assert second.bank_ms == 0 and second.deadline_ms == MOVE_MS
     assert played.match.slots[BAD].bank_ms == 0.0
-    [error] = bot.errors
+    error, warning = bot.errors
     assert error.code == ERROR_CODE[FaultKind.TIMEOUT]
     assert (error.fault, error.strikes, error.seat) == (FaultKind.TIMEOUT, 1, BAD)
     assert error.request_id == first.request_id
-    # The late answer found its request closed: it was not played.
+    # The late answer found its request closed: it was not played, only warned of (no strike).
     [stray] = bot.strays
     assert stray.answer.request_id == first.request_id
+    assert (warning.code, warning.fault, warning.strikes) == ("unknown_request", "", 0)
+    assert warning.request_id == first.request_id
     assert _timings(out, BAD)[1] == (500.0, False)
     assert stray.at == _asked_at(bot, first) + (MOVE_MS + BANK_MS + 250) / 1000
 
@@ -364,7 +371,7 @@ def test_a_bot_that_never_connects_is_waited_for_then_charged_on_each_decision()
     ] * STRIKES_TO_FORFEIT
     assert (out.result.reason, out.result.forfeited_by) == ("forfeit", BAD)
     # The match started at the connect timeout exactly, and took no time after it.
-    assert [r.at for r in played.bot(0).received[:1]] == [5.0]
+    assert [r.at for r in played.bot(0).received if isinstance(r.message, MatchStart)] == [5.0]
     assert played.virtual_s == 5.0
 
 

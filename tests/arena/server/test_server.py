@@ -451,8 +451,8 @@ def test_undecodable_bytes_are_a_garbage_fault_not_a_broken_stream() -> None:
     async def main() -> None:
         async with open_arena_server() as server:
             server.add_token("t")
-            hello = bot_codec.hello_message(messages.Hello("raw", "1", "t", 1)).SerializeToString()
-            ping = bot_codec.ping_message(7).SerializeToString()
+            hello = bot_codec.hello_to_proto(messages.Hello("raw", "1", "t", 1)).SerializeToString()
+            ping = bot_codec.ping_to_proto(7).SerializeToString()
             # A length past the message's end: protobuf cannot parse it.
             got = await trio.to_thread.run_sync(
                 _raw_stream, server.address, [hello, b"\x12\x7f\x08", ping], 3

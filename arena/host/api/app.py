@@ -1,0 +1,47 @@
+"""The competition's HTTP JSON API (FastAPI: its OpenAPI schema is at ``/openapi.json``).
+
+Anyone may read the status, the leaderboards, the bots and the finished matches; an author (with
+``Authorization: Bearer TOKEN``) submits and retires their own versions and reads their own logs
+and archives; the host (with the admin token in ``DIR/private/admin.token``) adds authors and
+steers the ladder. Every error is ``{"detail": "one line"}`` with a 4xx status: a stranger's
+mistake never shows a traceback. A match's record is public only once every rotation of its
+deal has been played, so that no bot can read a deal it is still to play.
+"""
+
+from __future__ import annotations
+
+from fastapi import FastAPI
+
+import arena.host.api.admin as admin
+import arena.host.api.authors as authors
+import arena.host.api.bots as bots
+import arena.host.api.matches as matches
+import arena.host.api.status as status
+import arena.host.api.submissions as submissions
+from arena.host.api.deps import HostState
+from arena.host.api.errors import add_error_handlers
+from arena.version import arena_version
+from arena.web.pages import add_pages
+
+#: The routers, in the order their routes are listed in the schema.
+ROUTERS = (status, bots, matches, authors, submissions, admin)
+
+
+def create_app(host: HostState) -> FastAPI:
+    """The API over ``host``, and the web pages drawn from it."""
+    app = FastAPI(
+        title=f"Card Arena competition: {host.config.name}",
+        version=arena_version(),
+        description=__doc__,
+        # FastAPI's /docs and /redoc pages load their scripts from a CDN: on a host without
+        # internet (or for an author behind one) they are blank. The schema itself is served.
+        docs_url=None,
+        redoc_url=None,
+    )
+    app.state.host = host
+    add_error_handlers(app)
+    for module in ROUTERS:
+        app.include_router(module.router)
+    # The web face: pages drawn from this API, at paths of their own (arena/web/pages.py).
+    add_pages(app, host.config.name)
+    return app

@@ -1,0 +1,85 @@
+"""What the API's routes depend on: the host they serve (``app.state.host``), and who is asking
+(an author's token, the host's admin token, or nobody)."""
+
+from __future__ import annotations
+
+import hmac
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, cast
+
+from fastapi import Depends, Header, HTTPException, Request
+from fastapi import Path as PathParam
+
+from arena.host.config import CompetitionConfig
+from arena.host.ladder import Standings
+from arena.host.store import Author, CompetitionStore
+from arena.registry import hash_token
+
+
+@dataclass(slots=True)
+class HostState:
+    """What the API serves from: the host's store and ladder, and its callbacks."""
+
+    store: CompetitionStore
+    config: CompetitionConfig
+    directory: Path
+    #: The latest standings (the ladder refits them as units end).
+    standings: Callable[[], Standings]
+    #: SHA-256 of the admin token.
+    admin_token_hash: str
+    #: Called after a version is submitted or the ladder is steered: the host looks again.
+    changed: Callable[[], None]
+    #: The port live bots connect to (gRPC, TLS when the API is); 0: not known.
+    grpc_port: int = 0
+
+
+def host_state(request: Request) -> HostState:
+    """The host the app serves (``create_app`` keeps it in ``app.state``)."""
+    return cast(HostState, request.app.state.host)
+
+
+Host = Annotated[HostState, Depends(host_state)]
+
+
+def bearer(authorization: str | None) -> str:
+    """The token of an ``Authorization: Bearer`` header; ``""`` without one."""
+    if not authorization:
+        return ""
+    scheme, _, token = authorization.partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else ""
+
+
+def current_author(host: Host, authorization: Annotated[str | None, Header()] = None) -> Author:
+    """The author whose API token the request carries; 401 without one."""
+    token = bearer(authorization)
+    author = host.store.author_for_token(token) if token else None
+    if author is None:
+        raise HTTPException(401, "an author's API token is required (Authorization: Bearer)")
+    return author
+
+
+def viewer(host: Host, authorization: Annotated[str | None, Header()] = None) -> Author | None:
+    """The author whose token the request carries, if any: a public read shows them more."""
+    token = bearer(authorization)
+    return host.store.author_for_token(token) if token else None
+
+
+def require_admin(host: Host, authorization: Annotated[str | None, Header()] = None) -> None:
+    """403 unless the request carries the host's admin token."""
+    token = bearer(authorization)
+    if not token or not hmac.compare_digest(hash_token(token), host.admin_token_hash):
+        raise HTTPException(403, "the host's admin token is required")
+
+
+Authed = Annotated[Author, Depends(current_author)]
+Viewer = Annotated[Author | None, Depends(viewer)]
+
+#: Where every route of the API starts.
+PREFIX = "/api/v1"
+#: Ids are SQLite integers: a larger number could only be a probe (and would overflow).
+MAX_ID = 2**62
+VersionId = Annotated[int, PathParam(ge=0, le=MAX_ID)]
+SeatNumber = Annotated[int, PathParam(ge=0, le=1000)]
+MatchId = Annotated[str, PathParam(min_length=1, max_length=100)]

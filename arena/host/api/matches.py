@@ -1,0 +1,91 @@
+"""Finished matches and what they leave: the public list and each match, its record and its
+replay viewer's document (once every rotation of its deal is played), and an author's own
+seat logs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+from fastapi import APIRouter, HTTPException, Query
+from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse
+
+from arena.errors import ArenaError
+from arena.host.api.deps import MAX_ID, PREFIX, Authed, Host, HostState, MatchId, SeatNumber
+from arena.host.api.views import finished_match, match_out, read_text, record_public
+from arena.host.apitypes import MatchOut, Phase
+from arena.layout import LOGS_DIR, seat_log_name
+from arena.records.html import viewer_document
+
+router = APIRouter(prefix=PREFIX)
+
+
+@router.get("/matches", response_model=list[MatchOut])
+def matches(
+    host: Host,
+    version: Annotated[int | None, Query(ge=0, le=MAX_ID)] = None,
+    phase: Phase | None = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+    offset: Annotated[int, Query(ge=0, le=MAX_ID)] = 0,
+) -> list[MatchOut]:
+    """The finished matches (of a version, of a phase), newest first: ``limit`` of them after
+    the ``offset`` newest."""
+    store = host.store
+    if version is not None:
+        store.version(version)  # 404 for an unknown one
+    page = store.finished_matches_page(version, phase, limit, offset)
+    refs = store.version_refs([v for m, _ in page for v in m.seats])
+    return [match_out(m, refs, unit != "pending") for m, unit in page]
+
+
+@router.get("/matches/{match_id}", response_model=MatchOut)
+def match(match_id: MatchId, host: Host) -> MatchOut:
+    m = finished_match(host.store, match_id)
+    return match_out(m, host.store.version_refs(m.seats), record_public(host.store, m))
+
+
+@router.get(
+    "/matches/{match_id}/record",
+    response_class=FileResponse,
+    responses={200: {"content": {"application/gzip": {}}}},
+)
+def record(match_id: MatchId, host: Host) -> FileResponse:
+    path = _public_record(host, match_id)
+    if not path.is_file():
+        raise HTTPException(404, f"the record of {match_id} is gone")
+    return FileResponse(path, media_type="application/gzip", filename=path.name)
+
+
+@router.get("/matches/{match_id}/viewer")
+def viewer(match_id: MatchId, host: Host) -> JSONResponse:
+    """The replay viewer's document of the match (``arena replay html``'s data), on the
+    record's terms: once every rotation of its deal is played."""
+    try:
+        doc = viewer_document(_public_record(host, match_id))
+    except ArenaError as err:
+        raise HTTPException(404, f"the record of {match_id} cannot be shown: {err}") from None
+    return JSONResponse(doc)
+
+
+@router.get("/matches/{match_id}/logs/{seat}", response_class=PlainTextResponse)
+def seat_log(match_id: MatchId, seat: SeatNumber, host: Host, author: Authed) -> PlainTextResponse:
+    m = finished_match(host.store, match_id)
+    if not 0 <= seat < len(m.seats):
+        raise HTTPException(404, f"match {match_id} has no seat {seat}")
+    v = host.store.version(m.seats[seat])
+    if v.author_id != author.id:
+        raise HTTPException(403, f"seat {seat} of {match_id} is not your bot's")
+    path = host.directory / LOGS_DIR / seat_log_name(match_id, seat)
+    if not path.is_file():
+        raise HTTPException(404, f"seat {seat} of {match_id} left no log (a live bot)")
+    return PlainTextResponse(read_text(path))
+
+
+def _public_record(host: HostState, match_id: str) -> Path:
+    """Where a finished match's record is; 409 until every rotation of its deal is played."""
+    m = finished_match(host.store, match_id)
+    if not record_public(host.store, m) or m.record_path is None:
+        raise HTTPException(
+            409, "the record is published once every rotation of its deal is played"
+        )
+    return host.directory / m.record_path

@@ -1,0 +1,172 @@
+"""The competition API's bodies: what the server (:mod:`arena.host.api`) answers and takes, and
+what its client (:mod:`arena.host.client`, ``arena remote``) reads back, one set for both.
+
+Pydantic models only, no FastAPI: the client loads them without the server. Their names and
+fields are the OpenAPI schema's (``/openapi.json``), so a change here is a change on the wire.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+#: A phase of the competition, as the API's ``phase`` parameters take it.
+Phase = Literal["ladder", "final"]
+#: What the host may set the ladder to (``POST /admin/ladder``).
+LadderState = Literal["running", "paused", "closed"]
+
+
+# --- answers ------------------------------------------------------------------------------------
+
+
+class AuthorOut(BaseModel):
+    id: int
+    name: str
+    created: str
+
+
+class NewToken(BaseModel):
+    author: AuthorOut
+    #: Shown this once: only its hash is stored.
+    token: str
+
+
+class RotatedToken(BaseModel):
+    token: str
+
+
+class VersionOut(BaseModel):
+    id: int
+    bot: str
+    number: int
+    ref: str
+    kind: str
+    sha256: str | None
+    runtime: str
+    status: str
+    #: Why it failed or was retired (its author only).
+    reason: str | None = None
+    created: str
+    updated: str
+
+
+class LiveVersion(BaseModel):
+    version: VersionOut
+    #: The token the live bot connects with (``ARENA_TOKEN``), shown this once.
+    token: str
+
+
+class BotOut(BaseModel):
+    name: str
+    author: str
+    versions: list[VersionOut]
+
+
+class Me(BaseModel):
+    author: AuthorOut
+    bots: list[BotOut]
+
+
+class LeaderRow(BaseModel):
+    rank: int
+    ref: str
+    bot: str
+    author: str
+    elo: float
+    plus_minus: float
+    matches: int
+    score: float
+
+
+class CrossCell(BaseModel):
+    #: The versions, as ``BOT@N``: the row's record against the column's.
+    row: str
+    column: str
+    matches: int
+    wins: int
+    losses: int
+    draws: int
+
+
+class Superiority(BaseModel):
+    row: str
+    column: str
+    #: P(the row's version is stronger than the column's), from the rating fit.
+    p: float
+
+
+class CrossTable(BaseModel):
+    #: The rated versions, best first.
+    versions: list[str]
+    cells: list[CrossCell]
+    superiority: list[Superiority]
+
+
+class HistoryRating(BaseModel):
+    ref: str
+    elo: float
+    plus_minus: float
+
+
+class HistoryPoint(BaseModel):
+    at: str
+    matches: int
+    ratings: list[HistoryRating]
+
+
+class MatchOut(BaseModel):
+    match_id: str
+    unit: int
+    phase: str
+    rotation: int
+    #: The version of each seat, as ``BOT@N``.
+    seats: list[str]
+    state: str
+    summary: str | None = None
+    reason: str | None = None
+    ranks: list[int] | None = None
+    faults: list[dict[str, Any]] = Field(default_factory=list)
+    finished: str | None = None
+    #: Whether its record may be downloaded (every rotation of its deal is played).
+    record_available: bool = False
+
+
+class HeadToHead(BaseModel):
+    #: The opponent version, ``BOT@N``.
+    opponent: str
+    matches: int
+    #: Matches in which this version ranked above, below, or level with the opponent.
+    wins: int
+    losses: int
+    draws: int
+
+
+class Status(BaseModel):
+    name: str
+    game: str
+    players: int
+    server_version: str
+    state: str
+    units_per_minute: float
+    versions: dict[str, int]
+    matches_played: int
+    #: The gRPC port live bots connect to (on this host's name).
+    grpc_port: int
+
+
+# --- requests -----------------------------------------------------------------------------------
+
+
+class Registration(BaseModel):
+    name: str = Field(min_length=1, max_length=32)
+    invite_code: str = Field(min_length=1, max_length=200)
+
+
+class NewAuthor(BaseModel):
+    name: str = Field(min_length=1, max_length=32)
+
+
+class Control(BaseModel):
+    state: LadderState | None = None
+    units_per_minute: float | None = Field(default=None, ge=0, le=100_000)
