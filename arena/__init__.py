@@ -3,8 +3,9 @@
 
 The layers, each using only those above it (tests/test_architecture.py enforces the edges):
 
-- ``errors``, ``policy`` (fault kinds, policies, the forfeit rule), ``seeds``, ``layout`` (home,
-  output directories, record and seat-log names), ``logging``, ``version``: plain values.
+- ``errors``, ``checks`` (a config's table read key by key), ``policy`` (fault kinds, policies,
+  the forfeit rule), ``rules`` (the rules of a match, and a played match), ``seeds``, ``layout``
+  (home, output directories, record and seat-log names), ``logging``, ``version``: plain values.
 - ``protocol``: the server's side of the protocol; the messages, a bot's side and the generated
   code are the SDK's (``cardarena``, sdk/python), a distribution of its own.
 - ``records``: hash-chained match records; replay, verify, view, html (``ask`` also uses

@@ -43,6 +43,7 @@ from arena.layout import (
 from arena.policy import FaultPolicy
 from arena.pool import BotPool, play_seated
 from arena.records.format import write_record
+from arena.rules import MatchRules
 from arena.seeds import derive_seed, fresh_seed, seat_seed
 from arena.server import (
     ArenaServer,
@@ -112,17 +113,9 @@ async def play_commands(
         seed = fresh_seed()
     # Not the seed in the id: every bot is told its match id.
     match_id = match_id or f"{game_id}-{secrets.token_hex(4)}"
-    spec = MatchSpec(
-        match_id=match_id,
-        game=game_id,
-        seats=tuple(SeatSpec(new_token()) for _ in commands),
-        seed=seed,
-        players=config.players,
-        options=dict(options or {}),
-        time_control=time_control or TimeControl(),
-        fault_policy=fault_policy,
-        connect_timeout_s=connect_timeout_s,
-    )
+    rules = MatchRules(config, time_control or TimeControl(), fault_policy)
+    seat_specs = [SeatSpec(new_token()) for _ in commands]
+    spec = MatchSpec.of(rules, match_id, seat_specs, seed, connect_timeout_s)
     programs = [BotProgram(c) for c in commands]
     if games > 1:
         return await _play_series(spec, programs, games, out_dir, via_unix, sandbox)

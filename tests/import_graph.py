@@ -19,6 +19,9 @@ Used by tests/test_architecture.py. How imports become edges:
   invisible, as for any static reader.
 - A project module is a ``.py`` file, a stub (``.pyi``) or a built extension: ``from
   arena.protocol import _wire`` names the C extension, which has no Python source to read.
+- Besides the edges, every name a statement imports from a project module is kept
+  (:class:`NameImport`: ``from a.b import c`` imports ``c`` from ``a.b``, ``import a.b.c``
+  imports ``c`` from ``a.b``), so a rule can judge the names themselves (:func:`private_names`).
 """
 
 from __future__ import annotations
@@ -173,21 +176,89 @@ def _named_modules(
         yield submodule if alias.name != "*" and submodule in modules else base
 
 
+def _read(
+    module: Module, root: Path
+) -> tuple[str, list[tuple[ast.Import | ast.ImportFrom, Placement]]]:
+    """A module's file, relative to ``root``, and its import statements (none for an
+    extension)."""
+    if module.source is None:
+        return "", []
+    tree = ast.parse(module.source.read_bytes(), filename=str(module.source))
+    return module.source.relative_to(root).as_posix(), list(_import_statements(tree))
+
+
 def module_imports(
     module: Module, root: Path, modules: Mapping[str, Module], packages: Sequence[str]
 ) -> list[Edge]:
     """The edges from one module to the project's modules, one per name imported."""
-    if module.source is None:
-        return []
-    tree = ast.parse(module.source.read_bytes(), filename=str(module.source))
-    path = module.source.relative_to(root).as_posix()
+    path, statements = _read(module, root)
     edges: set[Edge] = set()
-    for node, placement in _import_statements(tree):
+    for node, placement in statements:
         for name in _named_modules(node, module, modules):
             in_project = any(within(name, package_name(p)) for p in packages)
             if in_project and name != module.name:
                 edges.add(Edge(module.name, name, path, node.lineno, placement))
     return sorted(edges, key=Edge.sort_key)
+
+
+@dataclass(frozen=True)
+class NameImport:
+    """One name an import statement takes from a project module (or package)."""
+
+    importer: str
+    #: The module or package the name is taken from.
+    source: str
+    name: str
+    path: str
+    line: int
+
+    def __str__(self) -> str:
+        return f"{self.importer} -> {self.source}.{self.name} ({self.path}:{self.line})"
+
+
+def module_names(
+    module: Module, root: Path, modules: Mapping[str, Module], packages: Sequence[str]
+) -> list[NameImport]:
+    """The names one module imports from the project's modules."""
+    path, statements = _read(module, root)
+    found: list[NameImport] = []
+    for node, _ in statements:
+        pairs: list[tuple[str, str]] = []
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                source, _, name = alias.name.rpartition(".")
+                if source:
+                    pairs.append((source, name))
+        else:
+            base = node.module or ""
+            if node.level:
+                base = resolve_relative(module, node.level, node.module)
+            pairs.extend((base, alias.name) for alias in node.names)
+        for source, name in pairs:
+            if any(within(source, package_name(p)) for p in packages):
+                found.append(NameImport(module.name, source, name, path, node.lineno))
+    return found
+
+
+def owner(source: str, modules: Mapping[str, Module]) -> str:
+    """The package a name of ``source`` belongs to: ``source`` itself when it is a package,
+    else the package it is in."""
+    known = modules.get(source)
+    if (known is not None and known.is_package) or "." not in source:
+        return source
+    return source.rsplit(".", 1)[0]
+
+
+def private_names(names: Iterable[NameImport], modules: Mapping[str, Module]) -> list[NameImport]:
+    """Imports of a ``_``-prefixed name (not a dunder) from outside the importer's package: a
+    private name is its package's own, and what another package needs of it is made public."""
+    return [
+        n
+        for n in names
+        if n.name.startswith("_")
+        and not n.name.startswith("__")
+        and not within(n.importer, owner(n.source, modules))
+    ]
 
 
 def _own_packages(module: Module) -> set[str]:
@@ -206,13 +277,10 @@ def through_own_package(module: Module, root: Path) -> list[Edge]:
     module): a package-module cycle the edges do not show. Naming the module
     (``import pkg.module as module``, ``from pkg.module import name``) needs only that module.
     """
-    if module.source is None:
-        return []
-    tree = ast.parse(module.source.read_bytes(), filename=str(module.source))
-    path = module.source.relative_to(root).as_posix()
+    path, statements = _read(module, root)
     own = _own_packages(module)
     found: list[Edge] = []
-    for node, placement in _import_statements(tree):
+    for node, placement in statements:
         if isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
@@ -236,6 +304,8 @@ class ImportGraph:
     root: Path
     modules: Mapping[str, Module]
     edges: Sequence[Edge]
+    #: Every name imported from a project module, in module order.
+    names: Sequence[NameImport] = ()
 
     @classmethod
     def read(cls, root: Path, packages: Sequence[str]) -> ImportGraph:
@@ -245,7 +315,12 @@ class ImportGraph:
             for module in modules.values()
             for edge in module_imports(module, root, modules, packages)
         ]
-        return cls(root, modules, sorted(edges, key=Edge.sort_key))
+        names = [
+            name
+            for module in sorted(modules.values(), key=lambda m: m.name)
+            for name in module_names(module, root, modules, packages)
+        ]
+        return cls(root, modules, sorted(edges, key=Edge.sort_key), names)
 
     def through_own_packages(self) -> list[Edge]:
         """Every import that reads its importer's own package (:func:`through_own_package`)."""

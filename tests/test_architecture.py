@@ -17,6 +17,8 @@ edges; no project code is imported) and asserts:
    ``pkg``): a package-module cycle the edges of 1. do not show. Generated code is exempt.
 5. Output directories are named in arena/layout.py only: no other module gives a constant one of
    its ``*_DIR`` names (``"private"``, ``Path("snapshots") / ...``).
+6. No module imports a ``_``-prefixed name from another package: what two packages share is
+   public, in the package that owns it (or one both may import).
 
 A failure names each offending edge as ``importer -> imported (file:line)``. The last tests run
 the same checker on a small package written into ``tmp_path``, to show it can fail.
@@ -39,6 +41,7 @@ from tests.import_graph import (
     Rule,
     describe,
     find_cycles,
+    private_names,
     unresolved,
     within,
 )
@@ -50,7 +53,9 @@ PACKAGE_DIRS = ("engine", "arena", "reference_bots", "sdk/python/cardarena")
 #: The arena's plain-value modules, at the bottom of its layers.
 PLAIN_VALUES = (
     "arena.errors",
+    "arena.checks",
     "arena.policy",
+    "arena.rules",
     "arena.seeds",
     "arena.layout",
     "arena.logging",
@@ -151,8 +156,8 @@ RULES = [
     ),
     pytest.param(
         Rule(
-            "the plain values every part shares (errors, policy, seeds, layout, logging, "
-            "version) import nothing else of the arena",
+            "the plain values every part shares (errors, config checks, policy, match rules, "
+            "seeds, layout, logging, version) import nothing else of the arena",
             importers=PLAIN_VALUES,
             imported=("arena", "reference_bots"),
             imported_exceptions=PLAIN_VALUES,
@@ -294,6 +299,15 @@ def test_function_local_imports_only_where_allowed() -> None:
         "function-local imports outside arena.cli (move them to the top, or add them to "
         "LAZY_IMPORTS with the reason, if it is not only to dodge a cycle):\n"
         + describe(unexplained)
+    )
+
+
+def test_no_module_imports_another_packages_private_names() -> None:
+    graph = project()
+    found = private_names(graph.names, graph.modules)
+    assert not found, (
+        "private names imported from another package (make them public where both may import "
+        "them):\n" + "\n".join(f"  {n}" for n in found)
     )
 
 
@@ -496,6 +510,30 @@ def test_checker_reports_the_cycle(synthetic: ImportGraph) -> None:
             "pkg.sub.deep -> pkg.sub.sibling (pkg/sub/deep.py:3)",
             "pkg.sub.sibling -> pkg.sub.deep (pkg/sub/sibling.py:15)",
         ],
+    ]
+
+
+def test_checker_reports_private_names_from_another_package(tmp_path: Path) -> None:
+    user = "from pkg.a.util import _HIDDEN\nimport pkg.a._inner\nfrom ..a import _inner\n"
+    write_package(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/_own.py": "",
+            "pkg/a/__init__.py": "",
+            "pkg/a/_inner.py": "",
+            "pkg/a/util.py": "_HIDDEN = 1\n",
+            # Its own package's private names, a dunder, and its parent package's: all fine.
+            "pkg/a/mine.py": "from pkg.a.util import _HIDDEN, __all__\nfrom . import _inner\n",
+            "pkg/b/__init__.py": "",
+            "pkg/b/user.py": user + "from pkg import _own\n",
+        },
+    )
+    graph = ImportGraph.read(tmp_path, ["pkg"])
+    assert [str(n) for n in private_names(graph.names, graph.modules)] == [
+        "pkg.b.user -> pkg.a.util._HIDDEN (pkg/b/user.py:1)",
+        "pkg.b.user -> pkg.a._inner (pkg/b/user.py:2)",
+        "pkg.b.user -> pkg.a._inner (pkg/b/user.py:3)",
     ]
 
 

@@ -118,7 +118,7 @@ def _run(args: argparse.Namespace) -> int:
         async with trio.open_nursery() as nursery:
             where: Listening = await nursery.start(run_host, config, directory, options)
             print(
-                f"arena: hosting {config.name} ({config.game.id}) in {directory}: API "
+                f"arena: hosting {config.name} ({config.rules.game_id}) in {directory}: API "
                 f"{where.http_url}, bots {where.grpc_address}; the admin token is in "
                 f"{directory / PRIVATE_DIR / ADMIN_TOKEN_FILE}; Ctrl-C stops",
                 flush=True,

@@ -13,24 +13,22 @@ from arena.layout import make_output_dir
 from arena.logging import configure
 from arena.policy import FaultPolicy
 from arena.registry import open_registry
+from arena.rules import MatchRules
 from arena.server.api import open_arena_server, run_trio
 from arena.server.lobby import Lobby, LobbyConfig
-from engine import get_game
 
 
 def serve_command(args: argparse.Namespace) -> int:
     """The ``arena serve`` command: listen until interrupted."""
     configure(args.log_level)
-    config = LobbyConfig(
-        game=args.game,
-        players=args.players,
-        options=parse_options(args.option),
-        time_control=TimeControl(args.move_ms, args.bank_ms),
-        fault_policy=FaultPolicy.STRICT if args.strict else FaultPolicy.LENIENT,
-        seed=args.seed,
-        out=args.out,
+    rules = MatchRules.of(  # fails early on a bad game or options
+        args.game,
+        args.players,
+        parse_options(args.option),
+        TimeControl(args.move_ms, args.bank_ms),
+        FaultPolicy.STRICT if args.strict else FaultPolicy.LENIENT,
     )
-    get_game(config.game).configure(config.players, config.options)  # fail early on bad options
+    config = LobbyConfig(rules, seed=args.seed, out=args.out)
     if config.out is not None:
         make_output_dir(config.out)
 
@@ -42,7 +40,7 @@ def serve_command(args: argparse.Namespace) -> int:
                 server.token_owner = registry.owner
             lobby = Lobby(server, config)
             where = server.address + (f" and {server.unix_address}" if server.unix_address else "")
-            print(f"arena: serving {config.game} on {where}; Ctrl-C stops", flush=True)
+            print(f"arena: serving {rules.game_id} on {where}; Ctrl-C stops", flush=True)
             await lobby.run()
 
     stopped = run_trio(lambda: run_until_stopped(main))

@@ -25,10 +25,10 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import structlog
 import trio
+from cardarena.messages import FaultInfo
 
 from arena.bots.command import BotProgram
 from arena.bots.launch import Confinement
@@ -42,6 +42,7 @@ from arena.pool import BotPool, PooledBot, play_seated
 from arena.records.format import record_bytes
 from arena.server import ArenaServer, MatchSpec, SeatSpec
 from arena.version import arena_version
+from engine import Result
 
 log = structlog.get_logger("arena.cluster")
 
@@ -181,23 +182,14 @@ class MatchService:
 
     async def _play(
         self, task: ClusterMatch, programs: dict[str, BotProgram], limits: Limits | None
-    ) -> tuple[dict[str, Any], list[dict[str, Any]], bytes, tuple[bytes, ...]]:
+    ) -> tuple[Result, tuple[FaultInfo, ...], bytes, tuple[bytes, ...]]:
         run = await self._run_for(task, limits)
         for bot, program in programs.items():
             run.pool.add_program(bot, program)
 
         def spec_for(tokens: Sequence[str]) -> MatchSpec:
-            return MatchSpec(
-                match_id=task.match_id,
-                game=task.game,
-                seats=tuple(SeatSpec(t, b) for t, b in zip(tokens, task.seats, strict=True)),
-                seed=task.seed,
-                players=task.players,
-                options=dict(task.options),
-                time_control=task.time_control,
-                fault_policy=task.fault_policy,
-                connect_timeout_s=task.connect_timeout_s,
-            )
+            seats = [SeatSpec(t, b) for t, b in zip(tokens, task.seats, strict=True)]
+            return MatchSpec.of(task.rules, task.match_id, seats, task.seed, task.connect_timeout_s)
 
         assert self._server is not None
         seated: list[PooledBot] = []
@@ -208,12 +200,7 @@ class MatchService:
             raise TaskRefused(outcome.result.summary)
         data = record_bytes(outcome.header, outcome.entries, outcome.result_dict())
         logs = tuple([await trio.to_thread.run_sync(self._log_since, run, p) for p in seated])
-        return (
-            outcome.result.to_dict(),
-            [f.to_dict() for f in outcome.faults],
-            data,
-            logs,
-        )
+        return outcome.result, outcome.faults, data, logs
 
     def _log_since(self, run: _Run, p: PooledBot) -> bytes:
         """What ``p`` wrote since its last match, bounded (its start and its end)."""

@@ -1,22 +1,23 @@
 """What crosses the wire between a coordinator and a worker: plain, picklable values.
 
 A :class:`ClusterMatch` holds everything that fixes one match and names its bots by their
-snapshots' SHA-256; a :class:`ClusterResult` holds what the match left: the result and faults as
-stored, the record's bytes and each seat's log for that match, bounded.
+snapshots' SHA-256; a :class:`ClusterResult` holds what the match left: the result and faults,
+the record's bytes and each seat's log for that match, bounded.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
-from cardarena.messages import TimeControl
+from cardarena.messages import FaultInfo
 
 from arena.bots.sandbox import Limits
 from arena.errors import ArenaError
-from arena.policy import FaultPolicy
-from engine import OptionValue
+from arena.rules import MatchRules
+from arena.version import arena_version
+from engine import Result
 
 #: The Dask resource an ``arena worker`` offers, one unit per match it plays at once; tasks ask
 #: for one, so they land only on arena workers, never more at once than their slots.
@@ -46,17 +47,14 @@ class ClusterMatch:
     #: The run's seed (each pooled process's ``ARENA_SEED`` derives from it).
     run_seed: int
     match_id: str
-    game: str
+    #: The game, its configuration, the time control and the fault policy.
+    rules: MatchRules
     #: The engine's seed: the deal (a process never plays the same deal twice).
     seed: int
     #: Each seat's bot, by name.
     seats: tuple[str, ...]
     #: Each bot named in :attr:`seats`.
     bots: Mapping[str, BotRef]
-    players: int | None = None
-    options: Mapping[str, OptionValue] = field(default_factory=dict)
-    time_control: TimeControl = field(default_factory=TimeControl)
-    fault_policy: FaultPolicy = FaultPolicy.LENIENT
     #: Seconds the match waits for its bots to connect.
     connect_timeout_s: float = 10.0
     #: The sandbox the coordinator requires (``None``: it allows plain processes). A worker that
@@ -67,14 +65,46 @@ class ClusterMatch:
 
 
 @dataclass(frozen=True, slots=True)
+class ClusterRun:
+    r"""What every match of one run (a tournament, a competition) sent to a cluster shares: the
+    one builder of its :class:`ClusterMatch`\ es."""
+
+    #: The run's key and seed on the workers (:attr:`ClusterMatch.run`, ``run_seed``).
+    run: str
+    run_seed: int
+    rules: MatchRules
+    #: The sandbox the workers must box the bots in (``None``: plain processes allowed).
+    sandbox: Limits | None
+    #: Seconds a match waits for its bots to connect.
+    connect_timeout_s: float = 10.0
+
+    def task(
+        self, match_id: str, seed: int, seats: tuple[str, ...], refs: Mapping[str, BotRef]
+    ) -> ClusterMatch:
+        """The match ``match_id`` as a task: ``seats`` name bots offered as ``refs``."""
+        return ClusterMatch(
+            run=self.run,
+            run_seed=self.run_seed,
+            match_id=match_id,
+            rules=self.rules,
+            seed=seed,
+            seats=seats,
+            bots={name: refs[name] for name in seats},
+            connect_timeout_s=self.connect_timeout_s,
+            sandbox=self.sandbox,
+            version=arena_version(),
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class ClusterResult:
     """What one match left, sent back to the coordinator."""
 
     match_id: str
-    #: ``Result.to_dict()``.
-    result: dict[str, Any]
-    #: ``{"seat", "kind", "detail"}`` per fault charged.
-    faults: list[dict[str, Any]]
+    #: The engine's result (a normal or a forfeit result).
+    result: Result
+    #: Every fault charged, in order.
+    faults: tuple[FaultInfo, ...]
     #: The record file's bytes (a gzipped JSON-lines record, arena/records/format.py).
     record: bytes
     #: Each seat's log for this match, at most :data:`SEAT_LOG_CAP` bytes each.

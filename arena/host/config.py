@@ -2,8 +2,9 @@
 
 Every mistake is a :class:`CompetitionConfigError` whose one-line message names the file, the
 key and the problem (``cup.toml: ladder.concurrency: must be an integer; got 'two'``), in the
-tournament config's words: the game, players, options, name and concurrency are checked by the
-very code that checks a tournament's (:mod:`arena.tournament.config`).
+tournament config's words: the rules of its matches (game, players, options, time control, fault
+policy) are checked by :func:`arena.rules.check_rules`, as a tournament's are, and its name and
+concurrency by :mod:`arena.tournament.config`'s checks.
 
 Only :meth:`CompetitionConfig.identity` (game, its version, players, options, fault policy, time
 control) is fixed for the competition's life: the store refuses a directory created with another
@@ -16,26 +17,19 @@ from __future__ import annotations
 import importlib.util
 import math
 import re
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cardarena.messages import MAX_TIME_MS, TimeControl
-
+from arena.checks import Checker, read_toml
 from arena.errors import ArenaError
-from arena.policy import FAULT_POLICIES, FaultPolicy
+from arena.rules import MatchRules, check_rules
 from arena.tournament.config import (
-    MAX_CONCURRENCY,
-    TournamentConfigError,
-    _check_game,
-    _check_match_config,
-    _check_name,
-    _Checker,
     builtin_bots,
+    check_concurrency,
+    check_name,
     node_bot_status,
-    read_toml,
 )
 from arena.tournament.schedule import (
     MAX_MATCHES,
@@ -44,7 +38,6 @@ from arena.tournament.schedule import (
     rotations_per_table,
     table_count,
 )
-from engine import Game, MatchConfig
 
 #: Every top-level key, and the keys of each section.
 KNOWN_KEYS = (
@@ -167,14 +160,11 @@ class CompetitionConfig:
 
     #: Title (the file's stem unless set): a plain name, as a tournament's.
     name: str
-    game: Game
-    #: Players and every option, validated by the game.
-    match_config: MatchConfig
+    #: The game, its players and options, the time control and the fault policy.
+    rules: MatchRules
     #: The seats of each place (``arena.tournament.schedule.places``); a table is one version per
     #: place.
     places: tuple[tuple[int, ...], ...]
-    time_control: TimeControl
-    fault_policy: FaultPolicy
     ladder: LadderConfig
     validation: ValidationConfig
     submissions: SubmissionLimits
@@ -189,70 +179,37 @@ class CompetitionConfig:
         the workers are left out: they may change between runs without making old results mean
         anything else (a match on a worker is the same match as here).
         """
-        return {
-            "game": self.game.id,
-            "game_version": self.game.version,
-            "players": self.match_config.players,
-            "options": dict(self.match_config.options),
-            "fault_policy": str(self.fault_policy),
-            "time_control": {
-                "move_ms": self.time_control.move_ms,
-                "bank_ms": self.time_control.bank_ms,
-            },
-        }
+        return self.rules.identity()
 
 
 def load_competition(path: Path) -> CompetitionConfig:
     """Read and check the competition config at ``path``."""
-    with _ours():
-        raw = read_toml(path)
+    raw = read_toml(path, CompetitionConfigError)
     return check_competition(raw, str(path), path.stem)
 
 
 def check_competition(raw: Mapping[str, Any], where: str, default_name: str) -> CompetitionConfig:
     """Check a raw config table; ``where`` prefixes every error message."""
-    with _ours():
-        c = _Checker(where, raw)
-        for key in raw:
-            if key not in KNOWN_KEYS:
-                raise c.fail(key, f"unknown key (known keys: {', '.join(KNOWN_KEYS)})")
-        sections = {name: _section(c, name) for name in SECTION_KEYS}
-        game = _check_game(c)
-        name = _check_name(c, default_name)
-        match_config = _check_match_config(c, game)
-        seat_groups = places(game, match_config)
-        tc = sections["time_control"]
-        time_control = TimeControl(
-            # A key left out takes the arena's one default, TimeControl's.
-            move_ms=tc.int_("time_control.move_ms", TimeControl().move_ms, 1, maximum=MAX_TIME_MS),
-            bank_ms=tc.int_("time_control.bank_ms", TimeControl().bank_ms, 0, maximum=MAX_TIME_MS),
-        )
-        return CompetitionConfig(
-            name=name,
-            game=game,
-            match_config=match_config,
-            places=seat_groups,
-            time_control=time_control,
-            fault_policy=FaultPolicy(c.choice("fault_policy", "lenient", FAULT_POLICIES)),
-            ladder=_ladder(sections["ladder"]),
-            validation=_validation(sections["validation"]),
-            submissions=_submissions(sections["submissions"]),
-            authors=_authors(sections["authors"]),
-            final=_final(sections["final"], len(seat_groups)),
-            workers=_workers(sections["workers"]),
-        )
+    c = Checker(where, raw, CompetitionConfigError)
+    c.known_keys(KNOWN_KEYS)
+    sections = {name: _section(c, name) for name in SECTION_KEYS}
+    rules = check_rules(c, sections["time_control"])
+    name = check_name(c, default_name)
+    seat_groups = places(rules.game, rules.config)
+    return CompetitionConfig(
+        name=name,
+        rules=rules,
+        places=seat_groups,
+        ladder=_ladder(sections["ladder"]),
+        validation=_validation(sections["validation"]),
+        submissions=_submissions(sections["submissions"]),
+        authors=_authors(sections["authors"]),
+        final=_final(sections["final"], len(seat_groups)),
+        workers=_workers(sections["workers"]),
+    )
 
 
-@contextmanager
-def _ours() -> Iterator[None]:
-    """The tournament checker's errors (its words, one line) as this module's error."""
-    try:
-        yield
-    except TournamentConfigError as err:
-        raise CompetitionConfigError(str(err)) from None
-
-
-def _section(c: _Checker, name: str) -> _Checker:
+def _section(c: Checker, name: str) -> Checker:
     """A checker over ``[name]`` whose keys read ``name.key``, so every error names the full key."""
     table = c.raw.get(name, {})
     if not isinstance(table, dict):
@@ -261,17 +218,11 @@ def _section(c: _Checker, name: str) -> _Checker:
     for key in table:
         if key not in known:
             raise c.fail(f"{name}.{key}", f"unknown key (known: {', '.join(known)})")
-    return _Checker(c.where, {f"{name}.{k}": v for k, v in table.items()})
+    return c.within({f"{name}.{k}": v for k, v in table.items()})
 
 
-def _ladder(c: _Checker) -> LadderConfig:
-    concurrency = c.int_("ladder.concurrency", 2, 1)
-    if concurrency > MAX_CONCURRENCY:
-        raise c.fail(
-            "ladder.concurrency",
-            f"must be at most {MAX_CONCURRENCY} (every match at once runs a bot process per "
-            f"seat); got {concurrency}",
-        )
+def _ladder(c: Checker) -> LadderConfig:
+    concurrency = check_concurrency(c, "ladder.concurrency")
     try:
         pace = check_units_per_minute(c.raw.get("ladder.units_per_minute", 0))
     except ValueError as err:
@@ -289,7 +240,7 @@ def check_units_per_minute(value: object) -> float:
     return float(value)
 
 
-def _validation(c: _Checker) -> ValidationConfig:
+def _validation(c: Checker) -> ValidationConfig:
     builtin = builtin_bots()
     opponent = c.choice("validation.opponent", "random", tuple(builtin))
     command = builtin[opponent]
@@ -301,7 +252,7 @@ def _validation(c: _Checker) -> ValidationConfig:
     return ValidationConfig(opponent=opponent, opponent_command=command, matches=matches)
 
 
-def _submissions(c: _Checker) -> SubmissionLimits:
+def _submissions(c: Checker) -> SubmissionLimits:
     return SubmissionLimits(
         max_upload_mib=c.int_("submissions.max_upload_mib", 32, 1, maximum=MAX_UPLOAD_MIB),
         max_files=c.int_("submissions.max_files", 2000, 1, maximum=MAX_FILES),
@@ -310,7 +261,7 @@ def _submissions(c: _Checker) -> SubmissionLimits:
     )
 
 
-def _authors(c: _Checker) -> AuthorsConfig:
+def _authors(c: Checker) -> AuthorsConfig:
     key = "authors.invite_code"
     if key not in c.raw:
         return AuthorsConfig()
@@ -325,7 +276,7 @@ def _authors(c: _Checker) -> AuthorsConfig:
     return AuthorsConfig(invite_code=code)
 
 
-def _final(c: _Checker, n_places: int) -> FinalConfig:
+def _final(c: Checker, n_places: int) -> FinalConfig:
     top = c.int_("final.top", 4, 2)
     period = rotations_per_table(top, n_places)
     default = period * math.ceil(DEFAULT_FINAL_MATCHES / period)
@@ -345,7 +296,7 @@ def _final(c: _Checker, n_places: int) -> FinalConfig:
     return FinalConfig(top=top, matches_per_pairing=matches)
 
 
-def _workers(c: _Checker) -> WorkersConfig:
+def _workers(c: Checker) -> WorkersConfig:
     key = "workers.dask"
     if key not in c.raw:
         return WorkersConfig()

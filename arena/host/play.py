@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from arena.bots.command import BotProgram
 from arena.bots.launch import Confinement
@@ -22,6 +22,7 @@ from arena.host.images import image_program
 from arena.host.store import Version
 from arena.layout import IMAGES_DIR, LOGS_DIR, SNAPSHOTS_DIR, seat_log_name
 from arena.match import BotLaunch, run_with_bots, save_record
+from arena.rules import PlayedMatch
 from arena.server import ArenaServer, MatchSpec, SeatSpec, new_token
 from arena.snapshots.tree import open_snapshot
 
@@ -56,26 +57,13 @@ def version_program(directory: Path, version: Version) -> BotProgram:
     return open_snapshot(directory / SNAPSHOTS_DIR, version.sha256).program
 
 
-@dataclass(frozen=True, slots=True)
-class Played:
-    """What a finished match left."""
-
-    #: ``Result.to_dict()``.
-    result: dict[str, Any]
-    #: ``{"seat", "kind", "detail"}`` per fault.
-    faults: list[dict[str, Any]]
-    #: The record, relative to the competition directory.
-    record_path: str
-    #: Each launched seat's log, relative to the competition directory (``None``: not launched).
-    logs: tuple[str | None, ...]
-
-
 class Player(Protocol):
     """What plays a competition's matches."""
 
-    async def play(self, match_id: str, seed: int, entrants: Sequence[Entrant]) -> Played:
-        """Play one match and write its record; :class:`ArenaError` when the arena (not a bot)
-        failed, so the caller may leave the match pending and play it again."""
+    async def play(self, match_id: str, seed: int, entrants: Sequence[Entrant]) -> PlayedMatch:
+        """Play one match and write its record (its seats' logs in ``logs``, ``None`` for a seat
+        not launched here); :class:`ArenaError` when the arena (not a bot) failed, so the caller
+        may leave the match pending and play it again."""
         ...
 
 
@@ -94,21 +82,11 @@ class MatchPlayer:
         self._directory = directory
         self._confinement = confinement
 
-    async def play(self, match_id: str, seed: int, entrants: Sequence[Entrant]) -> Played:
+    async def play(self, match_id: str, seed: int, entrants: Sequence[Entrant]) -> PlayedMatch:
         """Play one match and write its record; :class:`ArenaError` when the arena (not a bot)
         failed, so the caller may leave the match pending and play it again."""
-        cfg = self._config
-        spec = MatchSpec(
-            match_id=match_id,
-            game=cfg.game.id,
-            seats=tuple(SeatSpec(e.token or new_token(), e.name) for e in entrants),
-            seed=seed,
-            players=cfg.match_config.players,
-            options=dict(cfg.match_config.options),
-            time_control=cfg.time_control,
-            fault_policy=cfg.fault_policy,
-            connect_timeout_s=CONNECT_TIMEOUT_S,
-        )
+        seats = [SeatSpec(e.token or new_token(), e.name) for e in entrants]
+        spec = MatchSpec.of(self._config.rules, match_id, seats, seed, CONNECT_TIMEOUT_S)
         logs: list[str | None] = []
         launches: list[BotLaunch | None] = []
         for seat, entrant in enumerate(entrants):
@@ -124,9 +102,4 @@ class MatchPlayer:
             self._server, spec, launches, self._server.address, self._confinement
         )
         record = await save_record(outcome, self._directory)
-        return Played(
-            result=outcome.result.to_dict(),
-            faults=[f.to_dict() for f in outcome.faults],
-            record_path=record,
-            logs=tuple(logs),
-        )
+        return PlayedMatch(outcome.result, outcome.faults, record, tuple(logs))

@@ -34,13 +34,13 @@ import trio
 from arena.bots.sandbox import Limits
 from arena.cluster.bundles import bundle_bot
 from arena.cluster.results import keep_result
-from arena.cluster.task import BotRef, Cluster, ClusterLost, ClusterMatch, SlotsLike
+from arena.cluster.task import BotRef, Cluster, ClusterLost, ClusterRun, SlotsLike
 from arena.host.config import CompetitionConfig
-from arena.host.play import CONNECT_TIMEOUT_S, Entrant, Played, Player
+from arena.host.play import CONNECT_TIMEOUT_S, Entrant, Player
 from arena.layout import PRIVATE_DIR, SNAPSHOTS_DIR
+from arena.rules import PlayedMatch
 from arena.seeds import derive_seed
 from arena.snapshots.tree import Snapshot, open_snapshot
-from arena.version import arena_version
 
 log = structlog.get_logger("arena.host.remote")
 
@@ -93,8 +93,8 @@ class ClusterPlayer:
         self._local = local
         self._config = config
         self._directory = directory
-        self._run, self._run_seed = run_key(secret_seed)
-        self._sandbox = sandbox
+        run, run_seed = run_key(secret_seed)
+        self._run = ClusterRun(run, run_seed, config.rules, sandbox, CONNECT_TIMEOUT_S)
         self._conn: _Connection | None = None
         self._connecting = trio.Lock()
         self._offering = trio.Lock()
@@ -142,7 +142,7 @@ class ClusterPlayer:
 
     # --- matches ----------------------------------------------------------------------------
 
-    async def play(self, match_id: str, seed: int, entrants: Sequence[Entrant]) -> Played:
+    async def play(self, match_id: str, seed: int, entrants: Sequence[Entrant]) -> PlayedMatch:
         """Play one match, on the cluster when every seat can go there; an
         :class:`~arena.errors.ArenaError` when it could not be played (left pending by the
         caller). While the cluster is lost the match waits for it."""
@@ -157,7 +157,7 @@ class ClusterPlayer:
 
     async def _play_on(
         self, conn: _Connection, match_id: str, seed: int, entrants: Sequence[Entrant]
-    ) -> Played:
+    ) -> PlayedMatch:
         async with self._offering:  # one offer per bot and connection, however many matches
             for entrant in {e.name: e for e in entrants}.values():
                 if entrant.name not in conn.refs:
@@ -165,24 +165,8 @@ class ClusterPlayer:
                     conn.refs[entrant.name] = await trio.to_thread.run_sync(
                         conn.cluster.offer, entrant.name, snapshot
                     )
-        cfg = self._config
         seats = tuple(e.name for e in entrants)
-        task = ClusterMatch(
-            run=self._run,
-            run_seed=self._run_seed,
-            match_id=match_id,
-            game=cfg.game.id,
-            seed=seed,
-            seats=seats,
-            bots={name: conn.refs[name] for name in seats},
-            players=cfg.match_config.players,
-            options=dict(cfg.match_config.options),
-            time_control=cfg.time_control,
-            fault_policy=cfg.fault_policy,
-            connect_timeout_s=CONNECT_TIMEOUT_S,
-            sandbox=self._sandbox,
-            version=arena_version(),
-        )
+        task = self._run.task(match_id, seed, seats, conn.refs)
         await self._acquire(conn)
         try:
             got = await conn.cluster.play(task)
@@ -192,7 +176,7 @@ class ClusterPlayer:
         record, logs = await trio.to_thread.run_sync(keep_result, self._directory, got)
         paths: list[str | None] = list(logs)
         paths += [None] * (len(seats) - len(paths))
-        return Played(result=got.result, faults=got.faults, record_path=record, logs=tuple(paths))
+        return PlayedMatch(got.result, got.faults, record, tuple(paths))
 
     def _snapshot(self, entrant: Entrant) -> Snapshot:
         if entrant.snapshot is not None:  # checked against its address once more

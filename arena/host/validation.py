@@ -66,9 +66,9 @@ async def _verdict(
             return "failed", f"the validation match could not be played: {err}", None
         my_seats = {s for s, e in enumerate(entrants) if e is mine}
         for fault in played.faults:
-            if fault["seat"] in my_seats:
-                why = f"{fault['kind']} in its validation match: {fault['detail']}"
-                return "failed", why, played.logs[fault["seat"]]
+            if fault.seat in my_seats:
+                why = f"{fault.kind} in its validation match: {fault.detail}"
+                return "failed", why, played.logs[fault.seat]
     return "validated", "", None
 
 

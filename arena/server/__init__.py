@@ -15,8 +15,8 @@ above ``api`` runs on), ``lobby`` (pairs up whoever connects), ``health`` (is a 
 ``scripted`` (a seat played from a script, for ``arena replay ask``).
 The referee imports ``connections``, never the reverse: what a connection needs of its match is
 the ``MatchHandle`` protocol. May use: ``engine``, ``arena.protocol``, ``arena.policy``,
-``arena.records``, ``arena.seeds``, ``arena.layout``, ``arena.logging``, ``arena.version``,
-``arena.errors``.
+``arena.rules``, ``arena.records``, ``arena.seeds``, ``arena.layout``, ``arena.logging``,
+``arena.version``, ``arena.errors``.
 """
 
 from __future__ import annotations

@@ -10,22 +10,19 @@ from __future__ import annotations
 
 import itertools
 import secrets
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import structlog
 import trio
-from cardarena.messages import TimeControl
 
 from arena.layout import record_name
-from arena.policy import FaultPolicy
 from arena.records.format import RecordError, write_record
+from arena.rules import MatchRules
 from arena.seeds import derive_seed, fresh_seed
 from arena.server.api import ArenaServer
 from arena.server.connections import Connection
 from arena.server.spec import MatchSpec, SeatSpec
-from engine import OptionValue, get_game
 
 log = structlog.get_logger("arena.lobby")
 
@@ -34,16 +31,8 @@ log = structlog.get_logger("arena.lobby")
 class LobbyConfig:
     """What the lobby plays."""
 
-    #: Game id.
-    game: str
-    #: Players at the table (``None``: the game's default).
-    players: int | None = None
-    #: Game options.
-    options: Mapping[str, OptionValue] = field(default_factory=dict)
-    #: Time control of every match.
-    time_control: TimeControl = field(default_factory=TimeControl)
-    #: Fault policy of every match.
-    fault_policy: FaultPolicy = FaultPolicy.LENIENT
+    #: The rules of every match.
+    rules: MatchRules
     #: Seed the matches' seeds derive from (``None``: one nobody can guess, drawn at start).
     seed: int | None = None
     #: Directory for match records (``None``: none written).
@@ -54,9 +43,7 @@ class Lobby:
     """Seats idle connections into matches."""
 
     def __init__(self, server: ArenaServer, config: LobbyConfig) -> None:
-        game = get_game(config.game)
-        resolved = game.configure(config.players, config.options)
-        self._seats = game.num_seats(resolved)
+        self._seats = config.rules.game.num_seats(config.rules.config)
         self._server = server
         self._config = config
         self._waiting: list[Connection] = []
@@ -65,15 +52,16 @@ class Lobby:
         self._seed = fresh_seed() if config.seed is None else config.seed
         # Match ids name this server run, not the seed: a bot sees its match id.
         self._run = secrets.token_hex(4)
-        server.open_lobby(config.game, self.add)
+        self._game = config.rules.game_id
+        server.open_lobby(self._game, self.add)
 
     def add(self, conn: Connection) -> None:
         """A connection with nothing to play joins the queue."""
         hello = conn.hello
-        if hello is not None and hello.games and self._config.game not in hello.games:
+        if hello is not None and hello.games and self._game not in hello.games:
             # It could never be seated: waiting, it would only hold a place of the server's.
             if conn.token is not None:
-                self._server.disconnect(conn.token, f"this server plays {self._config.game} only")
+                self._server.disconnect(conn.token, f"this server plays {self._game} only")
             return
         if hello is not None and hello.max_matches and conn.seated >= hello.max_matches:
             return  # it has played what it came for and is about to leave
@@ -100,15 +88,11 @@ class Lobby:
     async def _play(self, table: list[Connection]) -> None:
         cfg = self._config
         number = next(self._numbers)
-        spec = MatchSpec(
-            match_id=f"{cfg.game}-{self._run}-{number + 1}",
-            game=cfg.game,
-            seats=tuple(SeatSpec(c.token or "") for c in table),
-            seed=derive_seed(self._seed, "lobby", number),
-            players=cfg.players,
-            options=dict(cfg.options),
-            time_control=cfg.time_control,
-            fault_policy=cfg.fault_policy,
+        spec = MatchSpec.of(
+            cfg.rules,
+            f"{self._game}-{self._run}-{number + 1}",
+            [SeatSpec(c.token or "") for c in table],
+            derive_seed(self._seed, "lobby", number),
             connect_timeout_s=0.0,
         )
         outcome = await self._server.run_match(spec)

@@ -6,12 +6,13 @@ state shared between matches.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from cardarena.messages import FaultInfo, PlayerInfo, TimeControl
 
 from arena.policy import FaultPolicy
+from arena.rules import MatchRules
 from engine import JSON, OptionValue, Result
 
 
@@ -48,6 +49,29 @@ class MatchSpec:
     #: How long the match waits for every seat's bot to connect before it starts anyway (a seat
     #: still missing then faults on each of its decisions, without waiting).
     connect_timeout_s: float = 10.0
+
+    @classmethod
+    def of(
+        cls,
+        rules: MatchRules,
+        match_id: str,
+        seats: Sequence[SeatSpec],
+        seed: int,
+        connect_timeout_s: float = 10.0,
+    ) -> MatchSpec:
+        """The match ``match_id`` under ``rules``: what every runner (``arena match``, a
+        tournament, a competition, a cluster's worker, the lobby) registers."""
+        return cls(
+            match_id=match_id,
+            game=rules.config.game_id,
+            seats=tuple(seats),
+            seed=seed,
+            players=rules.config.players,
+            options=dict(rules.config.options),
+            time_control=rules.time_control,
+            fault_policy=rules.fault_policy,
+            connect_timeout_s=connect_timeout_s,
+        )
 
 
 @dataclass(frozen=True, slots=True)

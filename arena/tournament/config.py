@@ -9,18 +9,17 @@ from __future__ import annotations
 import re
 import shlex
 import shutil
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from cardarena.messages import MAX_TIME_MS, TimeControl
-
 from arena.bots.command import BotProgram, bot_path, check_command
+from arena.checks import Checker
+from arena.checks import read_toml as read_table
 from arena.errors import ArenaError
-from arena.policy import FAULT_POLICIES, FaultPolicy
 from arena.registry import RegistryError, resolve_bot
+from arena.rules import TIME_KEYS, MatchRules, check_rules
 from arena.tournament.schedule import (
     FORMATS,
     MAX_MATCHES,
@@ -29,7 +28,6 @@ from arena.tournament.schedule import (
     rotations_per_table,
     table_count,
 )
-from engine import ConfigError, Game, MatchConfig, OptionValue, UnknownGameError, get_game
 
 #: When a tournament starts bot processes (``restart``; docs/tournaments.md).
 Restart = Literal["on_failure", "per_match"]
@@ -53,9 +51,6 @@ KNOWN_KEYS = (
     "output",
 )
 _BOT_KEYS = ("name", "command", "files")
-_TIME_KEYS = ("move_ms", "bank_ms")
-#: A key the config leaves out takes the arena's one default (as `arena match`'s).
-_DEFAULT_TIME = TimeControl()
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,31}")
 #: The tournament's name: like a bot's, up to 64 characters. The default output directory is
 #: ``out/tournaments/<name>``, so no separator, and never ``.`` or ``..`` (it starts with a
@@ -118,10 +113,8 @@ class TournamentConfig:
 
     #: A title for reports (defaults to the config file's stem or the game id).
     name: str
-    #: The game.
-    game: Game
-    #: The validated match configuration (players and every option).
-    match_config: MatchConfig
+    #: The game, its players and options, the time control and the fault policy.
+    rules: MatchRules
     #: The participants, in config order.
     bots: tuple[BotSpec, ...]
     #: ``round_robin`` or ``gauntlet`` (the first bot against the others).
@@ -135,10 +128,6 @@ class TournamentConfig:
     seed: int | None
     #: Matches played at once.
     concurrency: int
-    #: Thinking time.
-    time_control: TimeControl
-    #: How faults are punished.
-    fault_policy: FaultPolicy
     #: Directory for ``results.sqlite`` and the match records.
     output: Path
     #: When bot processes start: ``on_failure`` (one process plays match after match, and is
@@ -151,10 +140,7 @@ class TournamentConfig:
         Concurrency, the output directory and the title are left out: they change neither.
         """
         return {
-            "game": self.game.id,
-            "game_version": self.game.version,
-            "players": self.match_config.players,
-            "options": dict(self.match_config.options),
+            **self.rules.identity(),
             "bots": [
                 {
                     "name": b.name,
@@ -167,81 +153,12 @@ class TournamentConfig:
             "matches_per_pairing": self.matches_per_pairing,
             "duplicate": self.duplicate,
             "seed": self.seed,
-            "time_control": {
-                "move_ms": self.time_control.move_ms,
-                "bank_ms": self.time_control.bank_ms,
-            },
-            "fault_policy": self.fault_policy,
         }
 
 
 def read_toml(path: Path) -> dict[str, Any]:
     """The TOML file's table; one-line errors for a missing or malformed file."""
-    try:
-        with path.open("rb") as f:
-            return tomllib.load(f)
-    except FileNotFoundError:
-        raise TournamentConfigError(f"{path}: no such config file") from None
-    except OSError as err:
-        raise TournamentConfigError(f"{path}: cannot read: {err.strerror or err}") from None
-    except tomllib.TOMLDecodeError as err:
-        raise TournamentConfigError(f"{path}: invalid TOML: {err}") from None
-    except UnicodeDecodeError as err:  # TOML is UTF-8; tomllib lets this through
-        raise TournamentConfigError(
-            f"{path}: invalid TOML: not UTF-8 text (byte {err.start})"
-        ) from None
-
-
-class _Checker:
-    """Reads typed values out of the raw table, naming the key in every error."""
-
-    def __init__(self, where: str, raw: Mapping[str, Any]) -> None:
-        self.where = where
-        self.raw = raw
-
-    def fail(self, key: str, problem: str) -> TournamentConfigError:
-        return TournamentConfigError(f"{self.where}: {key}: {problem}")
-
-    def str_(self, key: str, default: str | None = None) -> str:
-        value = self.raw.get(key, default)
-        if value is None:
-            raise self.fail(key, "missing (required)")
-        if not isinstance(value, str) or not value.strip():
-            raise self.fail(key, f"must be a non-empty string; got {value!r}")
-        return value.strip()
-
-    def int_(
-        self,
-        key: str,
-        default: int | None,
-        minimum: int,
-        label: str | None = None,
-        maximum: int | None = None,
-    ) -> int:
-        value = self.raw.get(key, default)
-        name = label or key
-        if value is None:
-            raise self.fail(name, "missing (required)")
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise self.fail(name, f"must be an integer; got {value!r}")
-        if value < minimum:
-            raise self.fail(name, f"must be at least {minimum}; got {value}")
-        if maximum is not None and value > maximum:
-            raise self.fail(name, f"must be at most {maximum}; got {value}")
-        return value
-
-    def bool_(self, key: str, default: bool) -> bool:
-        value = self.raw.get(key, default)
-        if not isinstance(value, bool):
-            raise self.fail(key, f"must be true or false; got {value!r}")
-        return value
-
-    def choice(self, key: str, default: str, choices: tuple[str, ...]) -> str:
-        value = self.raw.get(key, default)
-        if value not in choices:
-            raise self.fail(key, f"must be one of {', '.join(choices)}; got {value!r}")
-        assert isinstance(value, str)
-        return value
+    return read_table(path, TournamentConfigError)
 
 
 def load_config(path: Path | None, overrides: Mapping[str, Any] | None = None) -> TournamentConfig:
@@ -268,16 +185,14 @@ def _table(value: Any, path: Path | None, key: str) -> dict[str, Any]:
 
 def check_config(raw: Mapping[str, Any], where: str, default_name: str) -> TournamentConfig:
     """Check a raw config table; ``where`` prefixes every error message."""
-    c = _Checker(where, raw)
-    for key in raw:
-        if key not in KNOWN_KEYS:
-            raise c.fail(key, f"unknown key (known keys: {', '.join(KNOWN_KEYS)})")
-    game = _check_game(c)  # first: a config of flags alone is named after its game
-    name = _check_name(c, default_name)
-    match_config = _check_match_config(c, game)
+    c = Checker(where, raw, TournamentConfigError)
+    c.known_keys(KNOWN_KEYS)
+    rules = check_rules(c, _time_table(c))
+    game = rules.game
+    name = check_name(c, default_name)
     bots = _check_bots(c)
     fmt = Format(c.choice("format", Format.ROUND_ROBIN, FORMATS))
-    n_places = len(places(game, match_config))
+    n_places = len(places(game, rules.config))
     period = rotations_per_table(len(bots), n_places)
     matches = c.int_("matches_per_pairing", period, 1)
     _check_size(c, len(bots), n_places, fmt, period, matches)
@@ -287,37 +202,34 @@ def check_config(raw: Mapping[str, Any], where: str, default_name: str) -> Tourn
             f"must be a multiple of {period} (the seat rotations of a {game.id} table with "
             f"these bots, so every bot sits in every position equally often); got {matches}",
         )
-    time_raw = raw.get("time_control", {})
-    if not isinstance(time_raw, dict):
-        raise c.fail("time_control", "must be a table with move_ms and bank_ms")
-    for key in time_raw:
-        if key not in _TIME_KEYS:
-            raise c.fail(f"time_control.{key}", f"unknown key (known: {', '.join(_TIME_KEYS)})")
-    tc = _Checker(where, time_raw)
-    time_control = TimeControl(
-        move_ms=tc.int_("move_ms", _DEFAULT_TIME.move_ms, 1, "time_control.move_ms", MAX_TIME_MS),
-        bank_ms=tc.int_("bank_ms", _DEFAULT_TIME.bank_ms, 0, "time_control.bank_ms", MAX_TIME_MS),
-    )
     output = Path(c.str_("output", str(Path("out") / "tournaments" / name)))
     config = TournamentConfig(
         name=name,
-        game=game,
-        match_config=match_config,
+        rules=rules,
         bots=bots,
         format=fmt,
         matches_per_pairing=matches,
         duplicate=c.bool_("duplicate", True),
         seed=c.int_("seed", None, 0) if "seed" in c.raw else None,
-        concurrency=_check_concurrency(c),
-        time_control=time_control,
-        fault_policy=FaultPolicy(c.choice("fault_policy", "lenient", FAULT_POLICIES)),
+        concurrency=check_concurrency(c, "concurrency"),
         output=output,
         restart=cast(Restart, c.choice("restart", "on_failure", RESTARTS)),
     )
     return config
 
 
-def _check_name(c: _Checker, default_name: str) -> str:
+def _time_table(c: Checker) -> Checker:
+    """A checker over ``[time_control]`` whose keys read ``time_control.KEY``."""
+    table = c.raw.get("time_control", {})
+    if not isinstance(table, dict):
+        raise c.fail("time_control", "must be a table with move_ms and bank_ms")
+    for key in table:
+        if key not in TIME_KEYS:
+            raise c.fail(f"time_control.{key}", f"unknown key (known: {', '.join(TIME_KEYS)})")
+    return c.within({f"time_control.{k}": v for k, v in table.items()})
+
+
+def check_name(c: Checker, default_name: str) -> str:
     """The name: checked like a bot's, since the default output directory is made of it."""
     name = c.str_("name", default_name)
     if not _TITLE.fullmatch(name):
@@ -331,7 +243,7 @@ def _check_name(c: _Checker, default_name: str) -> str:
 
 
 def _check_size(
-    c: _Checker, n_bots: int, n_places: int, fmt: Format, period: int, matches: int
+    c: Checker, n_bots: int, n_places: int, fmt: Format, period: int, matches: int
 ) -> None:
     """Refuse a schedule of more than :data:`MAX_MATCHES` matches, counted, not built: the bots
     when even one rotation cycle per table is too much, else ``matches_per_pairing``."""
@@ -350,49 +262,19 @@ def _check_size(
     raise c.fail("matches_per_pairing", f"{total} (at most {MAX_MATCHES:,}){tables}")
 
 
-def _check_concurrency(c: _Checker) -> int:
-    concurrency = c.int_("concurrency", 2, 1)
+def check_concurrency(c: Checker, key: str) -> int:
+    """Matches at once (``key``): from 1 to :data:`MAX_CONCURRENCY`."""
+    concurrency = c.int_(key, 2, 1)
     if concurrency > MAX_CONCURRENCY:
         raise c.fail(
-            "concurrency",
+            key,
             f"must be at most {MAX_CONCURRENCY} (every match at once runs a bot process per "
             f"seat); got {concurrency}",
         )
     return concurrency
 
 
-def _check_game(c: _Checker) -> Game:
-    game_id = c.str_("game")
-    try:
-        return get_game(game_id)
-    except UnknownGameError as err:
-        raise c.fail("game", str(err)) from None
-
-
-def _check_match_config(c: _Checker, game: Game) -> MatchConfig:
-    players = c.raw.get("players")
-    if players is not None and (isinstance(players, bool) or not isinstance(players, int)):
-        raise c.fail("players", f"must be an integer; got {players!r}")
-    try:
-        game.configure(players)
-    except ConfigError as err:
-        raise c.fail("players", str(err)) from None
-    options = c.raw.get("options", {})
-    if not isinstance(options, dict):
-        raise c.fail("options", "must be a table of option = value")
-    for key, value in options.items():
-        if not isinstance(value, bool | int | str):
-            raise c.fail(
-                f"options.{key}", f"must be an integer, true/false or a string; got {value!r}"
-            )
-    typed: dict[str, OptionValue] = dict(options)
-    try:
-        return game.configure(players, typed)
-    except ConfigError as err:
-        raise c.fail("options", str(err)) from None
-
-
-def _check_bots(c: _Checker) -> tuple[BotSpec, ...]:
+def _check_bots(c: Checker) -> tuple[BotSpec, ...]:
     raw = c.raw.get("bots")
     if raw is None:
         raise c.fail("bots", "missing (required): a list of [[bots]] with name and command")
@@ -438,7 +320,7 @@ def _check_bots(c: _Checker) -> tuple[BotSpec, ...]:
     return tuple(bots)
 
 
-def _files(c: _Checker, key: str, entry: Mapping[str, Any]) -> tuple[str, ...] | None:
+def _files(c: Checker, key: str, entry: Mapping[str, Any]) -> tuple[str, ...] | None:
     """A bot's ``files``: paths inside the current directory that exist."""
     files = entry.get("files")
     if files is None:
@@ -454,7 +336,7 @@ def _files(c: _Checker, key: str, entry: Mapping[str, Any]) -> tuple[str, ...] |
     return tuple(files)
 
 
-def _registered(c: _Checker, key: str, ref: str, builtin: Mapping[str, str | None]) -> BotSpec:
+def _registered(c: Checker, key: str, ref: str, builtin: Mapping[str, str | None]) -> BotSpec:
     """The registered bot ``NAME`` (its latest version) or ``NAME@VERSION``, named
     ``NAME@VERSION`` in results."""
     try:
@@ -474,7 +356,7 @@ def _registered(c: _Checker, key: str, ref: str, builtin: Mapping[str, str | Non
     return BotSpec(bot.ref, bot.program)
 
 
-def _check_program(c: _Checker, key: str, command: str) -> None:
+def _check_program(c: Checker, key: str, command: str) -> None:
     try:
         check_command(command)
     except ArenaError as err:

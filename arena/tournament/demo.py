@@ -275,7 +275,7 @@ def _run_games(out: Path, t0: float, quiet: bool) -> int:
             print(f"arena: error: demo {game_id}: {said}", file=sys.stderr)
             failed.append(game_id)
             continue
-        title = f"{config.game.title} ({config.match_config.players} players)"
+        title = f"{config.rules.game.title} ({config.rules.config.players} players)"
         reports.append(result.render(title))
     print()
     print("\n\n".join(reports))

@@ -17,30 +17,16 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any
 
 from arena.bots.launch import Confinement, confine
 from arena.bots.sandbox import Limits
 from arena.layout import LOGS_DIR, seat_log_name
 from arena.match import BotLaunch, run_with_bots, save_record
 from arena.pool import BotPool, play_seated
+from arena.rules import PlayedMatch
 from arena.server import ArenaServer, MatchOutcome, MatchSpec, SeatSpec, new_token
 from arena.tournament.config import TournamentConfig
 from arena.tournament.schedule import MatchPlan
-
-
-@dataclass(frozen=True, slots=True)
-class PlayedMatch:
-    """What one finished match produced, ready to store."""
-
-    #: ``Result.to_dict()`` (a normal or forfeit result).
-    result: dict[str, Any]
-    #: Faults charged: ``{"seat", "kind", "detail"}`` each.
-    faults: list[dict[str, Any]] = field(default_factory=list)
-    #: The record file, relative to the output directory.
-    record_path: str | None = None
-
 
 #: Plays one match: the job the runner schedules.
 MatchFn = Callable[[MatchPlan], Awaitable[PlayedMatch]]
@@ -58,16 +44,8 @@ def match_spec(
     """The server's spec for ``plan``, with fresh secret tokens (or the seats' ``tokens``: the
     pooled processes that play them)."""
     seat_tokens = list(tokens) if tokens is not None else [new_token() for _ in plan.seats]
-    return MatchSpec(
-        match_id=plan.match_id,
-        game=config.game.id,
-        seats=tuple(SeatSpec(t, bot) for t, bot in zip(seat_tokens, plan.seats, strict=True)),
-        seed=plan.seed,
-        players=config.match_config.players,
-        options=dict(config.match_config.options),
-        time_control=config.time_control,
-        fault_policy=config.fault_policy,
-    )
+    seats = [SeatSpec(t, bot) for t, bot in zip(seat_tokens, plan.seats, strict=True)]
+    return MatchSpec.of(config.rules, plan.match_id, seats, plan.seed)
 
 
 async def play_match(
@@ -106,8 +84,4 @@ async def _finish(config: TournamentConfig, plan: MatchPlan, outcome: MatchOutco
     # ArenaError: the match is reported as not played and stays pending, so the same command
     # replays it.
     record = await save_record(outcome, config.output)
-    return PlayedMatch(
-        result=outcome.result.to_dict(),
-        faults=[f.to_dict() for f in outcome.faults],
-        record_path=record,
-    )
+    return PlayedMatch(outcome.result, outcome.faults, record)

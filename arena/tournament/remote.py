@@ -20,12 +20,11 @@ import trio
 from arena.bots.sandbox import Limits
 from arena.cluster.bundles import BundleError, bundle_bot, named_files
 from arena.cluster.results import keep_result
-from arena.cluster.task import BotRef, Cluster, ClusterMatch, SlotsLike
+from arena.cluster.task import BotRef, Cluster, ClusterMatch, ClusterRun, SlotsLike
 from arena.layout import SNAPSHOTS_DIR
+from arena.rules import PlayedMatch
 from arena.tournament.config import TournamentConfig
-from arena.tournament.job import PlayedMatch
 from arena.tournament.schedule import MatchPlan
-from arena.version import arena_version
 
 
 class RemoteRun:
@@ -34,12 +33,11 @@ class RemoteRun:
     def __init__(self, cluster: Cluster, config: TournamentConfig, sandbox: Limits | None) -> None:
         self._cluster = cluster
         self._config = config
-        self._sandbox = sandbox
         assert config.seed is not None  # settled by open_store
-        self._seed = config.seed
         identity = json.dumps(config.identity(), sort_keys=True, default=str)
         # Pools on the workers are per run: the same tournament resumed meets its own processes.
-        self._run = "t-" + hashlib.sha256(identity.encode()).hexdigest()[:24]
+        run = "t-" + hashlib.sha256(identity.encode()).hexdigest()[:24]
+        self._run = ClusterRun(run, config.seed, config.rules, sandbox)
         self._refs: dict[str, BotRef] = {}
 
     def offer_bots(self) -> None:
@@ -67,26 +65,11 @@ class RemoteRun:
 
     def task(self, plan: MatchPlan) -> ClusterMatch:
         """``plan`` as a task."""
-        config = self._config
-        return ClusterMatch(
-            run=self._run,
-            run_seed=self._seed,
-            match_id=plan.match_id,
-            game=config.game.id,
-            seed=plan.seed,
-            seats=plan.seats,
-            bots={name: self._refs[name] for name in plan.seats},
-            players=config.match_config.players,
-            options=dict(config.match_config.options),
-            time_control=config.time_control,
-            fault_policy=config.fault_policy,
-            sandbox=self._sandbox,
-            version=arena_version(),
-        )
+        return self._run.task(plan.match_id, plan.seed, plan.seats, self._refs)
 
     async def play(self, plan: MatchPlan) -> PlayedMatch:
         """Play ``plan`` on the cluster; write its record and seat logs here."""
         got = await self._cluster.play(self.task(plan))
         # A RecordError (disk full) is an ArenaError: the match stays pending, as locally.
         record, _ = await trio.to_thread.run_sync(keep_result, self._config.output, got)
-        return PlayedMatch(result=got.result, faults=got.faults, record_path=record)
+        return PlayedMatch(got.result, got.faults, record)

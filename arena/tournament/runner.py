@@ -34,10 +34,11 @@ from arena.errors import ArenaError, one_error
 from arena.layout import LOGS_DIR, RECORDS_DIR, arena_home
 from arena.pool import BotPool
 from arena.records.format import remove_stale_temps
+from arena.rules import PlayedMatch
 from arena.seeds import fresh_seed
 from arena.sqlite import patiently, patiently_async
 from arena.tournament.config import TournamentConfig
-from arena.tournament.job import MatchFn, PlayedMatch, play_match, play_pooled_match
+from arena.tournament.job import MatchFn, play_match, play_pooled_match
 from arena.tournament.progress import Feedback
 from arena.tournament.remote import RemoteRun
 from arena.tournament.report import Standings, standings
@@ -66,8 +67,8 @@ def plan_tournament(config: TournamentConfig) -> list[MatchPlan]:
     if config.seed is None:
         raise ValueError("plan_tournament needs the tournament's seed; open_store settles it")
     return build_schedule(
-        config.game,
-        config.match_config,
+        config.rules.game,
+        config.rules.config,
         [b.name for b in config.bots],
         config.format,
         config.matches_per_pairing,
@@ -110,7 +111,7 @@ def open_store(config: TournamentConfig) -> tuple[Store, TournamentConfig, list[
 
 def summary_line(plan: MatchPlan, played: PlayedMatch) -> str:
     """``rules,random,rules,random: N+S win the rubber 2-1``."""
-    text = str(played.result.get("summary") or played.result.get("reason", ""))
+    text = played.result.summary or played.result.reason
     return f"{','.join(plan.seats)}: {text}"
 
 

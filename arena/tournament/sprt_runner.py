@@ -18,9 +18,9 @@ from typing import Any
 from arena.bots.sandbox import Limits
 from arena.cluster.task import Cluster
 from arena.errors import ArenaError
+from arena.rules import PlayedMatch
 from arena.sprt import SprtParams, SprtStatus, SprtTally, status
 from arena.tournament.config import TournamentConfig
-from arena.tournament.job import PlayedMatch
 from arena.tournament.progress import Feedback
 from arena.tournament.report import stored_game
 from arena.tournament.runner import StopFn, run_tournament
@@ -42,7 +42,7 @@ def sprt_config(config: TournamentConfig, max_units: int) -> TournamentConfig:
         )
     if not 1 <= max_units <= MAX_UNITS:
         raise ArenaError(f"max units must be between 1 and {MAX_UNITS:,}; got {max_units}")
-    period = rotations_per_table(2, len(places(config.game, config.match_config)))
+    period = rotations_per_table(2, len(places(config.rules.game, config.rules.config)))
     return replace(
         config, format=Format.ROUND_ROBIN, duplicate=True, matches_per_pairing=max_units * period
     )
@@ -104,7 +104,7 @@ class SprtRun:
 
     def stop(self, plan: MatchPlan, played: PlayedMatch) -> bool:
         """The runner's early stop: true once the test has decided."""
-        self.add(plan.deal, played.result["ranks"], plan.seats)
+        self.add(plan.deal, played.result.ranks, plan.seats)
         return self.decided
 
     @property
@@ -148,8 +148,8 @@ def run_sprt(
     config = sprt_config(config, max_units)
     feedback = UnitFeedback(feedback, max_units)
     candidate = config.bots[0].name
-    rotations = rotations_per_table(2, len(places(config.game, config.match_config)))
-    run = SprtRun(params, config.game, config.match_config, candidate, rotations, feedback)
+    rotations = rotations_per_table(2, len(places(config.rules.game, config.rules.config)))
+    run = SprtRun(params, config.rules.game, config.rules.config, candidate, rotations, feedback)
 
     def stop_for(store: Store) -> StopFn | None:
         game, match_config = stored_game(store)

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from cardarena.messages import FaultInfo
+
 import arena.sqlite
 from arena.errors import ArenaError
 from arena.layout import LOGS_DIR, RECORDS_DIR, make_output_dir
@@ -39,6 +41,7 @@ from arena.sqlite import (
     take_lock,
 )
 from arena.tournament.schedule import MatchPlan
+from engine import Result
 
 #: The database's file name inside the output directory.
 DB_NAME = "results.sqlite"
@@ -81,9 +84,6 @@ SCHEMA_VERSION: Final = len(MIGRATIONS)
 
 #: Environment variable: the runner's patience with another process's lock (seconds).
 LOCK_WAIT_ENV: Final = arena.sqlite.LOCK_WAIT_ENV
-
-#: A fault charged during a match, as stored: ``{seat, kind, detail}``.
-Fault = Mapping[str, Any]
 
 #: The lock file :meth:`Store.lock` holds next to the database of a running tournament.
 LOCK_NAME = DB_NAME + ".lock"
@@ -255,8 +255,8 @@ class Store(SQLiteStore):
     def finish(
         self,
         match_id: str,
-        result: Mapping[str, Any],
-        faults: Sequence[Fault],
+        result: Result,
+        faults: Sequence[FaultInfo],
         record_path: str | None,
         seconds: float,
     ) -> bool:
@@ -267,8 +267,8 @@ class Store(SQLiteStore):
                 "UPDATE matches SET status='done', result=?, faults=?, record_path=?, "
                 "seconds=?, finished_at=? WHERE match_id=? AND status='pending'",
                 (
-                    json.dumps(result, sort_keys=True),
-                    json.dumps(list(faults), sort_keys=True),
+                    json.dumps(result.to_dict(), sort_keys=True),
+                    json.dumps([f.to_dict() for f in faults], sort_keys=True),
                     record_path,
                     round(seconds, 3),
                     now(),

@@ -14,6 +14,7 @@ import pytest
 import trio
 
 from arena.records.format import read_record
+from arena.rules import MatchRules
 from arena.seeds import derive_seed, fresh_seed
 from arena.server import open_arena_server
 from arena.server.lobby import LobbyConfig
@@ -67,7 +68,7 @@ def test_lobby_seeds_are_one_way_and_its_match_ids_do_not_name_them(tmp_path: Pa
         out = tmp_path / str(seed)
         async with open_arena_server() as server:
             await play_in_lobby(
-                server, LobbyConfig("whist", options=SHORT_WHIST, seed=seed, out=out)
+                server, LobbyConfig(MatchRules.of("whist", options=SHORT_WHIST), seed=seed, out=out)
             )
         headers[seed] = [read_record(p).header for p in sorted(out.glob("*.jsonl.gz"))]
 

@@ -18,6 +18,7 @@ from arena.cluster.bundles import BundleError, SnapshotCache, bundle_bot, named_
 from arena.cluster.coordinator import _Capacity
 from arena.cluster.service import MatchService, TaskRefused
 from arena.cluster.task import BotRef, ClusterLost, ClusterMatch
+from arena.rules import MatchRules
 from arena.snapshots.tree import SnapshotError, verify_snapshot
 from tests.arena.run_arena import arena_error
 
@@ -109,7 +110,7 @@ def _task(**changes: object) -> ClusterMatch:
         "run": "r",
         "run_seed": 1,
         "match_id": "m",
-        "game": "whist",
+        "rules": MatchRules.of("whist"),
         "seed": 1,
         "seats": ("a", "a", "a", "a"),
         "bots": {"a": BotRef("0" * 64, "k")},

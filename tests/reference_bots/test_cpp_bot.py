@@ -16,6 +16,7 @@ import pytest
 import trio
 
 from arena.records.format import read_record
+from arena.rules import MatchRules
 from arena.server import open_arena_server
 from arena.server.lobby import Lobby, LobbyConfig
 from engine import OptionValue, game_ids, get_game
@@ -131,7 +132,7 @@ def test_cpp_bots_leave_a_lobby_after_max_matches(cpp_bot: list[str], tmp_path: 
 
     async def main() -> list[int]:
         async with open_arena_server("127.0.0.1:0") as server:
-            config = LobbyConfig("whist", options=SHORT_WHIST, seed=5, out=tmp_path)
+            config = LobbyConfig(MatchRules.of("whist", options=SHORT_WHIST), seed=5, out=tmp_path)
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(Lobby(server, config).run)
                 codes = await trio.to_thread.run_sync(bots, server.address)

@@ -72,8 +72,8 @@ def host_status(host: HostState) -> Status:
         counts[v.status] = counts.get(v.status, 0) + 1
     return Status(
         name=host.config.name,
-        game=host.config.game.id,
-        players=host.config.match_config.players,
+        game=host.config.rules.game_id,
+        players=host.config.rules.config.players,
         server_version=arena_version(),
         state=store.ladder_state(),
         units_per_minute=store.units_per_minute(),

@@ -6,8 +6,9 @@ is still ``pending``, and a unit is ``done`` in the transaction that stores its 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
+
+from cardarena.messages import FaultInfo
 
 from arena.host.store.rows import (
     read_match,
@@ -29,6 +30,7 @@ from arena.host.store.schema import (
 from arena.host.store.versions import VersionTables
 from arena.ratings import Entry
 from arena.sqlite import now, serialized
+from engine import Result
 
 
 class MatchTables(VersionTables):
@@ -207,8 +209,8 @@ class MatchTables(VersionTables):
     def commit_match(
         self,
         match_id: str,
-        result: Mapping[str, Any],
-        faults: Sequence[Mapping[str, Any]],
+        result: Result,
+        faults: Sequence[FaultInfo],
         record_path: str | None,
     ) -> bool:
         """Store a match's result together with its ``done`` status, only if it is still pending
@@ -225,12 +227,13 @@ class MatchTables(VersionTables):
                 raise NotFound(f"no match {match_id!r}")
             if row["state"] != "pending" or row["unit_state"] != "pending":
                 return False
-            problem = result_problem(len(json.loads(row["seats"])), result, faults)
+            stored, stored_faults = result.to_dict(), [f.to_dict() for f in faults]
+            problem = result_problem(len(json.loads(row["seats"])), stored, stored_faults)
             if problem:
                 raise CompetitionStoreError(f"match {match_id!r}: {problem}")
             try:
-                result_json = json.dumps(dict(result), sort_keys=True, allow_nan=False)
-                faults_json = json.dumps([dict(f) for f in faults], sort_keys=True, allow_nan=False)
+                result_json = json.dumps(stored, sort_keys=True, allow_nan=False)
+                faults_json = json.dumps(stored_faults, sort_keys=True, allow_nan=False)
             except (TypeError, ValueError) as err:
                 raise CompetitionStoreError(f"match {match_id!r}: not JSON ({err})") from None
             at = now()

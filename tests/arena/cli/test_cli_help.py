@@ -93,8 +93,8 @@ def test_one_default_time_control() -> None:
         defaults = {a.dest: a.default for a in by_name()[command]._actions}
         assert (defaults["move_ms"], defaults["bank_ms"]) == (tc.move_ms, tc.bank_ms)
     raw = {"game": "tennis", "bots": [{"name": "random"}, {"name": "rules"}]}
-    assert check_config(raw, "t.toml", "t").time_control == tc
-    assert check_competition({"game": "tennis"}, "cup.toml", "cup").time_control == tc
+    assert check_config(raw, "t.toml", "t").rules.time_control == tc
+    assert check_competition({"game": "tennis"}, "cup.toml", "cup").rules.time_control == tc
 
 
 def test_docs_state_no_other_default_move_time() -> None:

@@ -15,9 +15,10 @@ from arena.host.client import pack_directory
 from arena.layout import SNAPSHOTS_DIR
 from arena.snapshots.archive import ArchiveLimits
 from arena.snapshots.tree import store_snapshot
+from engine import Result
 from tests.arena.host.serving import ADMIN, hosting
 
-WIN = {"scores": [1, 0, 1, 0], "ranks": [1, 2, 1, 2], "reason": "normal", "summary": "N+S"}
+WIN = Result((1, 0, 1, 0), (1, 2, 1, 2), summary="N+S")
 #: The author's token of the current fixture (schemathesis calls go out with it or the admin's).
 TOKENS: dict[str, str] = {}
 

@@ -52,11 +52,11 @@ def write(tmp_path: Path, text: str, name: str = "cup.toml") -> Path:
 def test_a_full_config_loads(tmp_path: Path) -> None:
     config = load_competition(write(tmp_path, GOOD))
     assert config.name == "whist-cup"
-    assert config.game.id == "whist"
-    assert config.match_config.int_option("points_to_win") == 5
+    assert config.rules.game_id == "whist"
+    assert config.rules.config.int_option("points_to_win") == 5
     assert config.places == ((0, 2), (1, 3))
-    assert (config.time_control.move_ms, config.time_control.bank_ms) == (500, 3000)
-    assert config.fault_policy == "strict"
+    assert (config.rules.time_control.move_ms, config.rules.time_control.bank_ms) == (500, 3000)
+    assert config.rules.fault_policy == "strict"
     assert (config.ladder.concurrency, config.ladder.units_per_minute) == (3, 2.5)
     assert (config.validation.opponent, config.validation.matches) == ("rules", 2)
     assert config.validation.opponent_command == "arena bot rules"
@@ -82,7 +82,7 @@ def test_defaults_and_the_secret_stays_out_of_repr(tmp_path: Path) -> None:
     assert images.submissions.allow_images is True
     assert config.final.top == 4
     assert config.final.matches_per_pairing == 12  # a multiple of the 3 rotations
-    assert config.fault_policy == "lenient"
+    assert config.rules.fault_policy == "lenient"
     secret = load_competition(write(tmp_path, GOOD))
     assert "let-me-in-please" not in repr(secret)
 
@@ -101,7 +101,7 @@ def test_identity_holds_what_fixes_results_only(tmp_path: Path) -> None:
     assert a.identity() == b.identity()
     assert a.identity() == {
         "game": "whist",
-        "game_version": a.game.version,
+        "game_version": a.rules.game.version,
         "players": 4,
         "options": {"games_per_rubber": 3, "points_to_win": 5},
         "fault_policy": "strict",

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from cardarena.messages import FaultInfo
 
 from arena.host.config import CompetitionConfig, load_competition
 from arena.host.store import (
@@ -32,11 +33,14 @@ from arena.host.store import (
 from arena.ratings import Entry, fit_ratings
 from arena.registry import hash_token
 from arena.sqlite import try_lock
+from engine import Result
 
 SHA = "ab" * 32
 MANIFEST = {"command": "python bot.py", "runtime": "python3.11"}
-WIN_A = {"scores": [1, 0, 1, 0], "ranks": [1, 2, 1, 2], "reason": "normal", "summary": "A"}
-WIN_B = {"scores": [0, 1, 0, 1], "ranks": [2, 1, 2, 1], "reason": "normal", "summary": "B"}
+WIN_A = Result((1, 0, 1, 0), (1, 2, 1, 2), summary="A")
+WIN_B = Result((0, 1, 0, 1), (2, 1, 2, 1), summary="B")
+TIMEOUT_0 = FaultInfo(0, "timeout", "")
+TIMEOUT_1 = FaultInfo(1, "timeout", "")
 
 
 def config(
@@ -359,11 +363,15 @@ def test_a_match_is_committed_once_and_the_unit_ends_with_its_last(
     )
     assert [m.match_id for m in store.pending_matches()] == ["u1-r0", "u1-r1"]
     assert store.commit_match("u1-r0", WIN_A, [], "records/u1-r0.jsonl.gz") is True
-    assert store.commit_match("u1-r0", WIN_B, [{"seat": 0, "kind": "timeout"}], None) is False
+    assert store.commit_match("u1-r0", WIN_B, [TIMEOUT_0], None) is False
     first = store.unit_matches(unit_id)[0]
-    assert (first.result, first.faults, first.record_path) == (WIN_A, [], "records/u1-r0.jsonl.gz")
+    assert (first.result, first.faults, first.record_path) == (
+        WIN_A.to_dict(),
+        [],
+        "records/u1-r0.jsonl.gz",
+    )
     assert store.unit(unit_id).state == "pending"
-    assert store.commit_match("u1-r1", WIN_B, [{"seat": 1, "kind": "timeout"}], None) is True
+    assert store.commit_match("u1-r1", WIN_B, [TIMEOUT_1], None) is True
     assert store.unit(unit_id).state == "done"
     assert store.unit(unit_id).finished is not None
     assert store.pending_matches() == []
@@ -385,20 +393,20 @@ def test_a_restart_plays_exactly_what_was_not_committed(
     with CompetitionStore(directory, cfg) as store:
         assert [m.match_id for m in store.pending_matches()] == ["u1-r0", "u2-r1"]
         assert store.commit_match("u1-r1", WIN_B, [], None) is False
-        assert store.unit_matches(1)[1].result == WIN_A
+        assert store.unit_matches(1)[1].result == WIN_A.to_dict()
 
 
 def test_a_bad_result_changes_nothing(store: CompetitionStore) -> None:
     a, b = two_versions(store)
     whist_unit(store, a.id, b.id)
     for result, faults in [
-        ({"ranks": [1, 2]}, []),
-        ({"ranks": [1, 2, 1, True]}, []),
-        ("won", []),
-        (WIN_A, [{"seat": 4}]),
+        (Result((1, 0), (1, 2)), []),
+        (Result((1, 0, 1, 0), (1, 2, 1, True)), []),
+        (Result((1, 0, 1, 0), (1, 2, 0, 2)), []),
+        (WIN_A, [FaultInfo(4, "timeout", "")]),
     ]:
         with pytest.raises(CompetitionStoreError) as err:
-            store.commit_match("u1-r0", result, faults, None)  # type: ignore[arg-type]
+            store.commit_match("u1-r0", result, faults, None)
         assert one_line(err).startswith("match 'u1-r0': ")
     assert len(store.pending_matches()) == 2
 
@@ -502,7 +510,7 @@ def test_rating_entries_of_a_three_place_game(tmp_path: Path) -> None:
             seat_of_x = (3 - r) % 3
             ranks = [2, 3, 3]
             ranks[seat_of_x] = 1
-            store.commit_match(f"m{r}", {"ranks": ranks}, [], None)
+            store.commit_match(f"m{r}", Result((0,) * 3, tuple(ranks)), [], None)
         entries = store.rating_entries("final")
         assert all(len(match) == 3 for match in entries)
         assert fit_ratings(entries).ratings[0].bot == "x@1"

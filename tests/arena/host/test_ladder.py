@@ -16,8 +16,10 @@ import trio
 from arena.errors import one_error
 from arena.host.config import CompetitionConfig, check_competition
 from arena.host.ladder import Ladder
-from arena.host.play import Entrant, Played
+from arena.host.play import Entrant
 from arena.host.store import CompetitionStore, CompetitionStoreError, LadderState
+from arena.rules import PlayedMatch
+from engine import Result
 from tests.waiting import async_wait_until
 
 SHORT = {"game": "whist", "options": {"points_to_win": 1, "games_per_rubber": 1}}
@@ -31,21 +33,15 @@ class StandIn:
         self.places = config.places
         self.played: list[str] = []
 
-    async def play(self, match_id: str, seed: int, entrants: Sequence[Entrant]) -> Played:
+    async def play(self, match_id: str, seed: int, entrants: Sequence[Entrant]) -> PlayedMatch:
         await trio.sleep(0)
         self.played.append(match_id)
         ids = [int(e.name.split("@")[0].removeprefix("b")) for e in entrants]
         best = min(ids)
         ranks = [1 if i == best else 2 for i in ids]
-        result = {
-            "scores": [1.0 if r == 1 else 0.0 for r in ranks],
-            "ranks": ranks,
-            "reason": "normal",
-            "forfeited_by": None,
-            "summary": "stand-in",
-            "stats": {},
-        }
-        return Played(result, [], f"records/{match_id}.jsonl.gz", (None,) * len(entrants))
+        scores = tuple(1.0 if r == 1 else 0.0 for r in ranks)
+        result = Result(scores, tuple(ranks), summary="stand-in")
+        return PlayedMatch(result, (), f"records/{match_id}.jsonl.gz", (None,) * len(entrants))
 
 
 def _store(tmp_path: Path, config: CompetitionConfig, versions: int) -> CompetitionStore:
@@ -199,7 +195,7 @@ class Locking(StandIn):
         self.lock: sqlite3.Connection | None = None
         self.first = ""
 
-    async def play(self, match_id: str, seed: int, entrants: Sequence[Entrant]) -> Played:
+    async def play(self, match_id: str, seed: int, entrants: Sequence[Entrant]) -> PlayedMatch:
         played = await super().play(match_id, seed, entrants)
         if self.lock is None:
             self.first = match_id

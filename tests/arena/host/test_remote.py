@@ -15,6 +15,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from cardarena.messages import FaultInfo
 from fastapi import FastAPI
 from fastapi.responses import PlainTextResponse
 
@@ -24,13 +25,14 @@ from arena.host.client import RemoteClient, RemoteError, pack_directory
 from arena.host.ladder import Standings
 from arena.layout import LOGS_DIR, RECORDS_DIR, seat_log_name
 from arena.ratings import fit_ratings
+from engine import Result
 from tests.arena.host.image_tarballs import image_tarball
 from tests.arena.host.serving import ADMIN, INVITE, Host, hosting, serving
 from tests.arena.run_arena import ARENA, arena_error
 from tests.helpers import free_port
 
-WIN_FIRST = {"scores": [1, 0, 1, 0], "ranks": [1, 2, 1, 2], "reason": "normal", "summary": "N-S"}
-WIN_SECOND = {"scores": [0, 1, 0, 1], "ranks": [2, 1, 2, 1], "reason": "normal", "summary": "E-W"}
+WIN_FIRST = Result((1, 0, 1, 0), (1, 2, 1, 2), summary="N-S")
+WIN_SECOND = Result((0, 1, 0, 1), (2, 1, 2, 1), summary="E-W")
 TOKEN_ENVS = ("ARENA_SERVER", "ARENA_API_TOKEN", "ARENA_ADMIN_TOKEN")
 
 
@@ -368,7 +370,7 @@ def test_matches_records_logs_and_the_leaderboard(
         "HTTP 404: match u1-r0 has no seat 7"
     )
 
-    store.commit_match("u1-r1", WIN_SECOND, [{"seat": 1, "kind": "timeout"}], None)
+    store.commit_match("u1-r1", WIN_SECOND, [FaultInfo(1, "timeout", "")], None)
     assert store.unit(unit).state == "done"
     with httpx.Client(base_url=host.url) as web:
         # Published now, but not a real record: one line, no server error.

@@ -9,9 +9,10 @@ import pytest
 
 from arena.host.config import check_competition
 from arena.host.store import CompetitionStore, Phase
+from engine import Result
 
 SHA = "ab" * 32
-WIN = {"scores": [1, 0, 1, 0], "ranks": [1, 2, 1, 2], "reason": "normal", "summary": "N-S"}
+WIN = Result((1, 0, 1, 0), (1, 2, 1, 2), summary="N-S")
 
 
 def test_a_page_is_the_full_list_sliced(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ import trio
 from cardarena._pb import arena_pb2 as pb
 from cardarena._pb import arena_pb2_grpc as pb_grpc
 
+from arena.rules import MatchRules
 from arena.server import ArenaServer, new_token, open_arena_server
 from arena.server.hub import HELLO_GRACE_S, MAX_GREETING
 from arena.server.lobby import Lobby, LobbyConfig
@@ -172,7 +173,9 @@ def test_a_full_lobby_refuses_guests_in_words() -> None:
                     for bot in bots:
                         bot.close()
 
-            await run_lobby(server, LobbyConfig("whist", options=SHORT_WHIST), guests)
+            await run_lobby(
+                server, LobbyConfig(MatchRules.of("whist", options=SHORT_WHIST)), guests
+            )
 
     trio.run(main)
 
@@ -195,7 +198,9 @@ def test_a_lobby_rejects_the_hello_of_a_bot_for_another_game() -> None:
                 finally:
                     bot.close()
 
-            await run_lobby(server, LobbyConfig("whist", options=SHORT_WHIST), tennis_bot)
+            await run_lobby(
+                server, LobbyConfig(MatchRules.of("whist", options=SHORT_WHIST)), tennis_bot
+            )
 
     trio.run(main)
 

@@ -16,6 +16,7 @@ from cardarena.bot import RandomBot
 from cardarena.client import BotRun, run_bot
 
 from arena.records.format import read_record
+from arena.rules import MatchRules
 from arena.server import ArenaServer, open_arena_server
 from arena.server.lobby import Lobby, LobbyConfig
 from tests.arena.run_arena import arena_error
@@ -49,7 +50,9 @@ def test_lobby_seats_waiting_bots_into_consecutive_matches() -> None:
     async def main() -> None:
         async with open_arena_server() as server:
             runs.extend(
-                await play_in_lobby(server, LobbyConfig("whist", options=SHORT_WHIST, seed=7))
+                await play_in_lobby(
+                    server, LobbyConfig(MatchRules.of("whist", options=SHORT_WHIST), seed=7)
+                )
             )
             # The bots said in Hello they would leave after two matches (max_matches): the
             # lobby seats them exactly twice, so no third match starts as they hang up.
@@ -68,7 +71,7 @@ def test_lobby_seats_waiting_bots_into_consecutive_matches() -> None:
 def test_lobby_ignores_bots_for_other_games() -> None:
     async def main() -> None:
         async with open_arena_server() as server:
-            lobby = Lobby(server, LobbyConfig("whist", options=SHORT_WHIST))
+            lobby = Lobby(server, LobbyConfig(MatchRules.of("whist", options=SHORT_WHIST)))
             from cardarena.messages import Hello
 
             from arena.server.connections import Connection
@@ -213,7 +216,7 @@ def test_a_record_the_lobby_cannot_write_costs_the_record_not_the_server(
     async def main() -> None:
         async with open_arena_server() as server:
             out.write_text("the disk went away")  # every record's directory is now a file
-            config = LobbyConfig("whist", options=SHORT_WHIST, seed=7, out=out)
+            config = LobbyConfig(MatchRules.of("whist", options=SHORT_WHIST), seed=7, out=out)
             runs.extend(await play_in_lobby(server, config))
             finished = [m.status for m in server.summaries(running_only=False)]
             assert finished == ["finished", "finished"]  # the second match was still played
@@ -281,7 +284,7 @@ def test_a_guests_seat_is_resumed_only_with_the_secret_the_server_gave_it(
                 for bot in [impostor, back, *guests[1:]]:
                     bot.close()
 
-            config = LobbyConfig("whist", options=SHORT_WHIST, seed=5, out=tmp_path)
+            config = LobbyConfig(MatchRules.of("whist", options=SHORT_WHIST), seed=5, out=tmp_path)
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(Lobby(server, config).run)
                 await trio.to_thread.run_sync(body)

@@ -49,7 +49,8 @@ def test_a_match_the_arena_fails_stays_pending_and_is_reported(tmp_path: Path) -
     config = check_config({**TENNIS, "output": str(tmp_path / "o")}, "test", "t")
     # Past the wire's 32-bit field: the referee cannot even start the match (a stand-in for any
     # arena-side failure; the config check above refuses such a time control from users).
-    config = dataclasses.replace(config, time_control=TimeControl(2**33, 0), concurrency=1)
+    rules = dataclasses.replace(config.rules, time_control=TimeControl(2**33, 0))
+    config = dataclasses.replace(config, rules=rules, concurrency=1)
     with pytest.raises(MatchFailed, match="could not be played"):
         run_tournament(config, feedback_for(quiet=True))
     with sqlite3.connect(tmp_path / "o" / DB_NAME) as con:

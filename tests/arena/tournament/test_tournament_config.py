@@ -41,11 +41,11 @@ def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 def test_a_good_config_loads_with_defaults(tmp_path: Path) -> None:
     config = load_config(write(tmp_path, GOOD))
-    assert config.game.id == "whist"
-    assert config.match_config.int_option("points_to_win") == 5
+    assert config.rules.game_id == "whist"
+    assert config.rules.config.int_option("points_to_win") == 5
     assert [b.name for b in config.bots] == ["random", "rules"]
     assert config.bots[0].program.command == "arena bot random"  # a built-in bot needs no command
-    assert (config.format, config.duplicate, config.fault_policy) == (
+    assert (config.format, config.duplicate, config.rules.fault_policy) == (
         "round_robin",
         True,
         "lenient",
@@ -59,9 +59,9 @@ def test_flags_override_the_file_and_options_merge(tmp_path: Path) -> None:
         {"seed": 9, "options": {"games_per_rubber": "1"}, "fault_policy": "strict"},
     )
     assert config.seed == 9
-    assert config.match_config.int_option("points_to_win") == 5
-    assert config.match_config.int_option("games_per_rubber") == 1
-    assert config.fault_policy == "strict"
+    assert config.rules.config.int_option("points_to_win") == 5
+    assert config.rules.config.int_option("games_per_rubber") == 1
+    assert config.rules.fault_policy == "strict"
 
 
 def test_identity_leaves_out_what_does_not_change_results(tmp_path: Path) -> None:
@@ -181,4 +181,4 @@ def test_cli_ratings_on_a_directory_without_results_is_exit_2(tmp_path: Path) ->
 def test_time_control_flags_merge_with_the_file(tmp_path: Path) -> None:
     path = write(tmp_path, GOOD + "[time_control]\nmove_ms = 300\nbank_ms = 700\n")
     config = load_config(path, {"time_control": {"bank_ms": 50}})
-    assert (config.time_control.move_ms, config.time_control.bank_ms) == (300, 50)
+    assert (config.rules.time_control.move_ms, config.rules.time_control.bank_ms) == (300, 50)

@@ -8,12 +8,13 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from cardarena.messages import FaultInfo
 
 from arena.tournament.crosstable import CrossTable, Side, match_sides
 from arena.tournament.report import standings
 from arena.tournament.schedule import MatchPlan, build_schedule
 from arena.tournament.store import DB_NAME, Store, StoreError, open_existing
-from engine import get_game
+from engine import Result, get_game
 
 GAME = get_game("whist")
 CONFIG = GAME.configure(4, {"points_to_win": 5})
@@ -31,9 +32,9 @@ def new_store(tmp_path: Path) -> Store:
     return store
 
 
-def win_for(seats: tuple[str, ...], bot: str) -> dict[str, object]:
-    ranks = [1 if s == bot else 2 for s in seats]
-    return {"scores": [1.0 if r == 1 else 0.0 for r in ranks], "ranks": ranks, "reason": "normal"}
+def win_for(seats: tuple[str, ...], bot: str) -> Result:
+    ranks = tuple(1 if s == bot else 2 for s in seats)
+    return Result(tuple(1.0 if r == 1 else 0.0 for r in ranks), ranks)
 
 
 def test_a_result_is_committed_once_with_its_status(tmp_path: Path) -> None:
@@ -45,7 +46,7 @@ def test_a_result_is_committed_once_with_its_status(tmp_path: Path) -> None:
         assert not store.finish(first.match_id, win_for(first.seats, "b"), [], "r/y.gz", 1.0)
         done = store.matches("done")
         assert [m.match_id for m in done] == [first.match_id]
-        assert done[0].result == win_for(first.seats, "a") and done[0].attempts == 1
+        assert done[0].result == win_for(first.seats, "a").to_dict() and done[0].attempts == 1
         assert store.counts() == (1, len(plans()))
         assert first.match_id not in store.pending_ids()
 
@@ -102,7 +103,7 @@ def test_standings_rate_partnerships_by_their_bot(tmp_path: Path) -> None:
     with new_store(tmp_path) as store:
         for m in store.matches():
             best = "a" if "a" in m.seats else "b"
-            faults = [{"seat": 1, "kind": "timeout", "detail": "slow"}]
+            faults = [FaultInfo(1, "timeout", "slow")]
             store.finish(m.match_id, win_for(m.seats, best), faults, None, 0.1)
         result = standings(store)
     assert [r.bot for r in result.ratings.ratings] == ["a", "b", "c"]
@@ -160,13 +161,13 @@ def test_a_results_file_written_by_the_earlier_code_opens_and_keeps_its_rows(
         con.execute(
             "UPDATE matches SET status='done', attempts=1, result=?, faults='[]', "
             "finished_at='2026-01-02T03:04:05Z' WHERE match_id=?",
-            (json.dumps(win_for(first.seats, "a")), first.match_id),
+            (json.dumps(win_for(first.seats, "a").to_dict()), first.match_id),
         )
     with new_store(tmp_path) as store:  # the same tournament: a resume
         assert store.meta("schema") == "1"
         assert store.bots() == [(b, f"cmd {b}") for b in BOTS]
         assert store.counts() == (1, len(schedule))
-        assert store.matches("done")[0].result == win_for(first.seats, "a")
+        assert store.matches("done")[0].result == win_for(first.seats, "a").to_dict()
         second = store.matches("pending")[0]
         assert store.finish(second.match_id, win_for(second.seats, "b"), [], None, 0.1)
     with open_existing(tmp_path) as store:
