@@ -101,15 +101,7 @@ class Replayed:
 
     def seat_index(self, text: str) -> int:
         """A seat given by number or name (``2``, ``S``); :class:`UsageError` if unknown."""
-        names = self.seat_names
-        key = text.strip()
-        if key.isdigit() and int(key) < len(names):
-            return int(key)
-        for i, name in enumerate(names):
-            if name.lower() == key.lower():
-                return i
-        shown = ", ".join(f"{i}={n}" for i, n in enumerate(names))
-        raise UsageError(f"unknown seat {text!r} (seats: {shown})")
+        return seat_index(self.seat_names, text)
 
 
 def load_replay(path: Path) -> Replayed:
@@ -428,3 +420,16 @@ def step_through(
             k += 1
         else:
             stdout.write(f"unknown command {cmd!r}; {STEP_HELP}\n")
+
+
+def seat_index(names: Sequence[str], text: str) -> int:
+    """The seat ``text`` names among ``names``, by number or name (``2``, ``S``);
+    :class:`UsageError` if none."""
+    key = text.strip()
+    if key.isdigit() and int(key) < len(names):
+        return int(key)
+    for i, name in enumerate(names):
+        if name.lower() == key.lower():
+            return i
+    shown = ", ".join(f"{i}={n}" for i, n in enumerate(names))
+    raise UsageError(f"unknown seat {text!r} (seats: {shown})")

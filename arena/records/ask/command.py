@@ -24,6 +24,7 @@ from arena.records.ask.script import (
 )
 from arena.records.format import Record, read_record
 from arena.records.replay import start_state
+from arena.records.view import seat_index
 from engine import Action, MatchState, Observation
 
 #: Differing decisions named in a summary line.
@@ -262,19 +263,6 @@ def replay_seat(
     return SeatRun(seat, name, tuple(judged), served.output)
 
 
-def _seat_number(text: str, state: MatchState) -> int:
-    """A seat given by number or name (``2``, ``S``); :class:`UsageError` if unknown."""
-    names = state.game.seat_names(state.config)
-    key = text.strip()
-    if key.isdigit() and int(key) < len(names):
-        return int(key)
-    for i, name in enumerate(names):
-        if name.lower() == key.lower():
-            return i
-    shown = ", ".join(f"{i}={n}" for i, n in enumerate(names))
-    raise UsageError(f"unknown seat {text!r} (seats: {shown})")
-
-
 def _numbers(answers: Sequence[Answered]) -> str:
     named = " ".join(str(a.asked.number) for a in answers[:_NAMED])
     return named + (" …" if len(answers) > _NAMED else "")
@@ -296,7 +284,8 @@ def ask_all_command(
     _checked(bot_command, timeout)
     record = read_record(path)
     where = str(path)
-    number = None if seat is None else _seat_number(seat, start_state(record, where))
+    start = start_state(record, where)
+    number = None if seat is None else seat_index(start.game.seat_names(start.config), seat)
     match = match_script(record, where, number, upto)
     state = match.start
     names = state.game.seat_names(state.config)
