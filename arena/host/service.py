@@ -26,7 +26,6 @@ from pathlib import Path
 import structlog
 import trio
 from hypercorn.config import Config as HypercornConfig
-from hypercorn.trio import serve
 
 from arena.bots.docker import DockerUnavailable
 from arena.bots.docker import check_available as check_docker
@@ -38,6 +37,7 @@ from arena.errors import ArenaError, UsageError
 from arena.host.api import HostState, create_app
 from arena.host.client import is_loopback
 from arena.host.config import CompetitionConfig
+from arena.host.http import serve_http
 from arena.host.images import remove_partial_tarballs
 from arena.host.ladder import IDLE_POLL_S, Ladder, Wakeup
 from arena.host.live import LiveBots
@@ -220,7 +220,7 @@ async def _serve(
     server.token_owner = live.owner
     stop = trio.Event()
     async with trio.open_nursery() as nursery:
-        binds = await nursery.start(_serve_http, app, hc, stop)
+        binds = await nursery.start(serve_http, app, hc, stop)
         url = binds[0]
         # A self-signed host's own tools (add-author) trust its certificate.
         cafile = str(options.tls_cert.resolve()) if options.tls_cert is not None else None
@@ -241,19 +241,6 @@ async def _serve(
             if remote is not None:
                 with trio.CancelScope(shield=True):  # a stop still says goodbye to the scheduler
                     await trio.to_thread.run_sync(remote.close)
-
-
-async def _serve_http(
-    app: object,
-    config: HypercornConfig,
-    stop: trio.Event,
-    *,
-    task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED,
-) -> None:
-    try:
-        await serve(app, config, shutdown_trigger=stop.wait, task_status=task_status)  # type: ignore[arg-type]
-    except OSError as err:
-        raise ArenaError(f"cannot serve HTTP on {config.bind[0]}: {err.strerror}") from None
 
 
 async def _validator(
