@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+
 from engine import EngineError
 
 
@@ -11,6 +13,32 @@ class ArenaError(Exception):
 
 class UsageError(ArenaError):
     """A command-line value is malformed."""
+
+
+class HostTrouble(ArenaError):
+    """The arena's own resources failed (descriptors, disk, memory) while setting a match up:
+    the match is not played and nobody is charged; it is played again later."""
+
+
+#: What a system call says when the arena, not a bot, has run out of something.
+HOST_ERRNOS = frozenset(
+    {errno.EMFILE, errno.ENFILE, errno.ENOSPC, errno.ENOMEM, errno.EDQUOT, errno.EAGAIN}
+)
+
+
+def is_host_trouble(err: BaseException) -> bool:
+    """Whether ``err`` (or what caused it) is the arena running out of a resource
+    (:data:`HOST_ERRNOS`), never a bot's doing."""
+    seen: set[int] = set()
+    at: BaseException | None = err
+    while at is not None and id(at) not in seen:
+        seen.add(id(at))
+        if isinstance(at, HostTrouble):
+            return True
+        if isinstance(at, OSError) and at.errno in HOST_ERRNOS:
+            return True
+        at = at.__cause__ or at.__context__
+    return False
 
 
 def one_error(group: BaseExceptionGroup[BaseException]) -> BaseException:

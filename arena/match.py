@@ -31,7 +31,7 @@ from arena.bots.launch import Confinement, start_bot
 from arena.bots.process import EXIT_GRACE_S, RunningBot, bot_environment
 from arena.bots.sandbox import Limits
 from arena.boxed import boxed_arena
-from arena.errors import ArenaError, UsageError
+from arena.errors import ArenaError, HostTrouble, UsageError, is_host_trouble
 from arena.layout import (
     LOGS_DIR,
     RECORDS_DIR,
@@ -221,7 +221,9 @@ async def run_with_bots(
 
     A ``None`` launch is a seat played by a bot that connects by itself (a competition's live
     bot, with the seat's token): nothing is started for it, and its stream is left open.
-    A bot that exits before the match ends, or never starts, is charged a crash at once.
+    A bot that exits before the match ends, or never starts, is charged a crash at once; the
+    arena's own trouble starting one (:class:`HostTrouble`: no descriptors, disk or memory left)
+    withdraws the match, charges nobody and is raised.
     """
     procs: list[RunningBot] = []
     exited: list[trio.Event] = []
@@ -235,17 +237,11 @@ async def run_with_bots(
             server.seat_crashed(spec.match_id, seat, proc.exit_detail())
 
     try:
+        # Every bot started before any is watched: the arena's own trouble starting one is
+        # raised from here, as itself, not from inside a nursery.
+        started = await _launch(server, spec, launches, address, confinement, procs)
         async with trio.open_nursery() as nursery:
-            for seat, (launch, seat_spec) in enumerate(zip(launches, spec.seats, strict=True)):
-                if launch is None:
-                    continue
-                env = bot_environment(address, seat_spec.token, seat_seed(spec.seed, seat))
-                try:
-                    proc = await start_bot(launch.program, env, launch.log, confinement)
-                except (OSError, ArenaError) as err:
-                    server.seat_crashed(spec.match_id, seat, f"bot command did not start: {err}")
-                    continue
-                procs.append(proc)
+            for seat, proc in started:
                 exited.append(trio.Event())
                 nursery.start_soon(watch, seat, proc, exited[-1])
             outcome = await server.run_match(spec)
@@ -265,3 +261,32 @@ async def run_with_bots(
                 for proc in procs:
                     stopper.start_soon(proc.stop)
     return outcome
+
+
+async def _launch(
+    server: ArenaServer,
+    spec: MatchSpec,
+    launches: Sequence[BotLaunch | None],
+    address: str,
+    confinement: Confinement | None,
+    procs: list[RunningBot],
+) -> list[tuple[int, RunningBot]]:
+    """Start each seat's bot (appending it to ``procs``, which the caller stops); a bot that
+    cannot start is charged a crash, unless the arena itself is out of descriptors, disk or
+    memory: then the match is withdrawn and :class:`HostTrouble` raised (no seat's fault)."""
+    started = []
+    for seat, (launch, seat_spec) in enumerate(zip(launches, spec.seats, strict=True)):
+        if launch is None:
+            continue
+        env = bot_environment(address, seat_spec.token, seat_seed(spec.seed, seat))
+        try:
+            proc = await start_bot(launch.program, env, launch.log, confinement)
+        except (OSError, ArenaError) as err:
+            if is_host_trouble(err):
+                server.withdraw(spec.match_id)
+                raise HostTrouble(f"the arena could not start a bot: {err}") from err
+            server.seat_crashed(spec.match_id, seat, f"bot command did not start: {err}")
+            continue
+        procs.append(proc)
+        started.append((seat, proc))
+    return started

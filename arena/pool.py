@@ -33,7 +33,7 @@ from cardarena.messages import FaultInfo
 from arena.bots.command import BotProgram
 from arena.bots.launch import Confinement, start_bot
 from arena.bots.process import EXIT_GRACE_S, RunningBot, bot_environment
-from arena.errors import ArenaError
+from arena.errors import ArenaError, HostTrouble, is_host_trouble
 from arena.seeds import derive_seed
 from arena.server import ArenaServer, MatchOutcome, MatchSpec, new_token
 
@@ -131,8 +131,12 @@ class BotPool:
         try:
             p.proc = await start_bot(self._programs[bot], env, p.log_path, self._confinement)
         except (OSError, ArenaError) as err:
-            # Seated anyway: its match charges the seat a crash at once, as for a launch.
             p.dead = True
+            if is_host_trouble(err):
+                # The arena is out of descriptors, disk or memory: the match is not played (and
+                # stays pending), no seat is charged.
+                raise HostTrouble(f"the arena could not start a bot: {err}") from err
+            # Seated anyway: its match charges the seat a crash at once, as for a launch.
             p.start_error = f"bot command did not start: {err}"
             return p
         self._nursery.start_soon(self._watch, p)

@@ -22,7 +22,7 @@ from typing import TypeVar
 import structlog
 import trio
 
-from arena.errors import ArenaError
+from arena.errors import ArenaError, is_host_trouble
 from arena.host.config import CompetitionConfig
 from arena.host.matchmaking import Candidate, choose_table, unit_matches, unit_seed
 from arena.host.play import Entrant, Player, version_program
@@ -35,6 +35,7 @@ from arena.host.store import (
     Version,
 )
 from arena.ratings import RatingTable, fit_ratings
+from arena.rules import PlayedMatch
 from arena.seeds import derive_seed
 from arena.sqlite import lock_wait_seconds, locked_line, patiently_async
 
@@ -44,8 +45,13 @@ log = structlog.get_logger("arena.host.ladder")
 
 #: Seconds between looks at the field while nothing can be played (too few active versions).
 IDLE_POLL_S = 1.0
-#: Times a match is tried before its unit is marked failed.
+#: Times a match is tried before its unit is marked failed (the arena's own trouble, such as no
+#: descriptors left to start a bot, is not counted: it is no reason to fail a unit).
 MATCH_ATTEMPTS = 3
+#: Seconds before a match that could not be played is tried again, doubled each time up to
+#: :data:`MAX_RETRY_PAUSE_S`: a host in trouble is not hammered, nor its units burnt.
+RETRY_PAUSE_S = 1.0
+MAX_RETRY_PAUSE_S = 60.0
 
 
 class Wakeup:
@@ -108,6 +114,8 @@ class Ladder:
         # live bot connected, the state or pace changed): it looks again at once.
         self._wake = Wakeup()
         self._final_started = False
+        #: The first pause before a match that could not be played is tried again.
+        self.retry_pause_s = RETRY_PAUSE_S
         #: The state the loop last acted on: once it is ``paused``, no unit is being started.
         self.state_seen = ""
 
@@ -246,29 +254,41 @@ class Ladder:
         await self.refit()
 
     async def _play_match(self, unit_id: int, match: StoredMatch) -> None:
-        store = self._store
-        for attempt in range(1, MATCH_ATTEMPTS + 1):
+        attempts, pause = 0, self.retry_pause_s
+        while attempts < MATCH_ATTEMPTS:
             async with self._limit:
-                try:
-                    entrants = await trio.to_thread.run_sync(self._entrants, match.seats)
-                    played = await self._player.play(match.match_id, match.seed, entrants)
-                except ArenaError as err:
-                    log.warning(
-                        "match not played", match_id=match.match_id, attempt=attempt, error=str(err)
+                played = await self._try_match(match)
+            if isinstance(played, PlayedMatch):
+                await self._write(
+                    functools.partial(
+                        self._store.commit_match,
+                        match.match_id,
+                        played.result,
+                        played.faults,
+                        played.record_path,
                     )
-                    continue
-            await self._write(
-                functools.partial(
-                    store.commit_match,
-                    match.match_id,
-                    played.result,
-                    played.faults,
-                    played.record_path,
                 )
-            )
-            return
+                return
+            attempts += 0 if played else 1
+            await trio.sleep(pause)
+            pause = min(2 * pause, MAX_RETRY_PAUSE_S)
         reason = f"match {match.match_id} could not be played in {MATCH_ATTEMPTS} attempts"
-        await self._write(functools.partial(store.fail_unit, unit_id, reason))
+        await self._write(functools.partial(self._store.fail_unit, unit_id, reason))
+
+    async def _try_match(self, match: StoredMatch) -> PlayedMatch | bool:
+        """The match played, or whether it failed for the arena's own trouble (``True``: not
+        counted as an attempt) rather than an arena error (``False``)."""
+        try:
+            entrants = await trio.to_thread.run_sync(self._entrants, match.seats)
+            return await self._player.play(match.match_id, match.seed, entrants)
+        except (ArenaError, OSError) as err:
+            trouble = is_host_trouble(err)
+            if not (trouble or isinstance(err, ArenaError)):
+                raise
+            log.warning(
+                "match not played", match_id=match.match_id, host_trouble=trouble, error=str(err)
+            )
+            return trouble
 
     def _entrants(self, seats: Sequence[int]) -> list[Entrant]:
         """The entrant of each seat (a version may have several: partners)."""

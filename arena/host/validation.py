@@ -13,7 +13,7 @@ import structlog
 import trio
 
 from arena.bots.command import BotProgram
-from arena.errors import ArenaError
+from arena.errors import ArenaError, is_host_trouble
 from arena.host.config import CompetitionConfig
 from arena.host.play import Entrant, MatchPlayer, version_program
 from arena.host.store import CompetitionStore, Version
@@ -36,7 +36,15 @@ async def validate(
     or validating: a validation cut short by a crash of the host is played again)."""
     if version.status == "pending":
         version = store.set_status(version.id, "validating")
-    verdict, reason, log_path = await _verdict(store, player, config, version)
+    try:
+        verdict, reason, log_path = await _verdict(store, player, config, version)
+    except (ArenaError, OSError) as err:
+        if not is_host_trouble(err):
+            raise
+        # The arena is out of descriptors, disk or memory: no verdict on the version; it stays
+        # validating and is validated again at the validator's next look.
+        log.warning("validation put off", version=version.ref, error=str(err))
+        return version
     log.info("validated", version=version.ref, verdict=verdict, reason=reason)
     return store.set_status(version.id, verdict, reason, log_path)
 
@@ -50,6 +58,8 @@ async def _verdict(
     try:
         program = await trio.to_thread.run_sync(version_program, store.directory, version)
     except ArenaError as err:
+        if is_host_trouble(err):
+            raise
         return "failed", f"it cannot be started: {err}", None
     mine = Entrant(version.ref, program)
     opponent = Entrant(config.validation.opponent, BotProgram(config.validation.opponent_command))
@@ -62,6 +72,8 @@ async def _verdict(
         try:
             played = await player.play(match_id, seed, entrants)
         except ArenaError as err:
+            if is_host_trouble(err):
+                raise
             # The arena failed, not the bot: say so rather than blame the version.
             return "failed", f"the validation match could not be played: {err}", None
         my_seats = {s for s, e in enumerate(entrants) if e is mine}

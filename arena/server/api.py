@@ -151,6 +151,10 @@ class ArenaServer:
         """Play the match of ``spec`` (registering it if needed) and return its outcome."""
         return await self._run(lambda: self._hub.run_match(spec))
 
+    def withdraw(self, match_id: str) -> None:
+        """Forget a registered match that will not be played (:meth:`Hub.withdraw`)."""
+        self._call(self._hub.withdraw, match_id)
+
     def seat_crashed(self, match_id: str, seat: int, detail: str) -> None:
         """Tell the referee that the bot process of ``seat`` is gone (it will not wait for it)."""
         self._call(self._hub.seat_crashed, match_id, seat, detail)

@@ -226,6 +226,13 @@ class Hub:
             self._owner_pool.shutdown(wait=False, cancel_futures=True)
             self._owner_pool = None
 
+    def withdraw(self, match_id: str) -> None:
+        """Forget a registered match that will not be played (the arena could not start its
+        bots): its tokens and seats are released as at a match's end."""
+        match = self._matches.get(match_id)
+        if match is not None:
+            self._unregister(match)
+
     def _unregister(self, match: LiveMatch | ScriptedSeat) -> None:
         if self._matches.get(match.match_id) is match:
             del self._matches[match.match_id]

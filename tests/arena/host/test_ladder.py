@@ -13,9 +13,9 @@ import pytest
 import structlog
 import trio
 
-from arena.errors import one_error
+from arena.errors import ArenaError, HostTrouble, one_error
 from arena.host.config import CompetitionConfig, check_competition
-from arena.host.ladder import Ladder
+from arena.host.ladder import MATCH_ATTEMPTS, Ladder
 from arena.host.play import Entrant
 from arena.host.store import CompetitionStore, CompetitionStoreError, LadderState
 from arena.rules import PlayedMatch
@@ -27,7 +27,7 @@ SHORT = {"game": "whist", "options": {"points_to_win": 1, "games_per_rubber": 1}
 
 class StandIn:
     """Plays a match at once: the seat whose version has the lowest id wins (so ratings order
-    the versions by id), optionally failing the first ``fail`` calls as an arena failure."""
+    the versions by id)."""
 
     def __init__(self, config: CompetitionConfig) -> None:
         self.places = config.places
@@ -251,3 +251,55 @@ def test_a_lock_held_past_the_wait_stops_the_ladder_in_one_line(tmp_path: Path) 
     assert "\n" not in line and line.startswith(f"{store.path}: the database is locked by another")
     assert "waited 0.5 s; ARENA_DB_LOCK_TIMEOUT sets how long" in line
     assert store.match(player.first).state == "pending"  # played again at the next start
+
+
+class Troubled(StandIn):
+    """A stand-in whose first ``fails`` calls fail with ``error``."""
+
+    def __init__(self, config: CompetitionConfig, error: Exception, fails: int) -> None:
+        super().__init__(config)
+        self.error, self.fails, self.calls = error, fails, 0
+
+    async def play(self, match_id: str, seed: int, entrants: Sequence[Entrant]) -> PlayedMatch:
+        self.calls += 1
+        if self.calls <= self.fails:
+            raise self.error
+        return await super().play(match_id, seed, entrants)
+
+
+def _one_unit(tmp_path: Path, player: StandIn) -> tuple[CompetitionStore, Ladder]:
+    config = check_competition({**SHORT, "ladder": {"concurrency": 1}}, "t", "cup")
+    store = _store(tmp_path, config, 2)
+    ladder = _ladder(store, config, player)
+    ladder.retry_pause_s = 0.01
+    return store, ladder
+
+
+def test_the_arena_s_own_trouble_is_waited_out_and_never_fails_a_unit(tmp_path: Path) -> None:
+    config = check_competition(SHORT, "t", "cup")
+    error = HostTrouble("the arena could not start a bot: [Errno 24] Too many open files")
+    player = Troubled(config, error, fails=MATCH_ATTEMPTS + 3)
+    store, ladder = _one_unit(tmp_path, player)
+    trio.run(_run_until, ladder, lambda: player.played, "a match played after the trouble")
+    # Every failed call was the trouble, past the attempts a unit has, and none failed a unit.
+    assert player.calls == player.fails + len(player.played)
+    assert [u.state for u in store.units()] != [] and "failed" not in [
+        u.state for u in store.units()
+    ]
+    played = [store.match(m) for m in player.played]
+    assert all(m.state == "done" and m.faults == [] for m in played)
+
+
+def test_an_arena_error_fails_the_unit_after_its_attempts_with_pauses(tmp_path: Path) -> None:
+    config = check_competition(SHORT, "t", "cup")
+    player = Troubled(config, ArenaError("the record could not be written"), fails=10**6)
+    store, ladder = _one_unit(tmp_path, player)
+    trio.run(
+        _run_until,
+        ladder,
+        lambda: store.units() and store.units()[0].state == "failed",
+        "the unit failed",
+    )
+    # Each of the unit's matches was tried its attempts, and no more.
+    matches = len(store.unit_matches(store.units()[0].id))
+    assert player.calls <= matches * MATCH_ATTEMPTS
