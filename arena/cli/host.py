@@ -148,8 +148,10 @@ def _add_author(args: argparse.Namespace) -> int:
         from arena.host.client import RemoteClient
 
         where = json.loads(running.read_text())
+        # The host's own certificate, whatever name it carries: reached at the host's own
+        # listening address, which the certificate need not name.
         client = RemoteClient(
-            where["http"], token=admin_token(directory), cafile=where.get("cafile")
+            where["http"], token=admin_token(directory), cafile=where.get("cafile"), pinned=True
         )
         made = client.admin_add_author(args.name)
         name, token = made.author.name, made.token

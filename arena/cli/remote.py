@@ -42,7 +42,7 @@ def _handler(action: Action, auth: Auth) -> Callable[[argparse.Namespace], int]:
     """The argparse handler: the client from the common options, then ``action``."""
 
     def run(args: argparse.Namespace) -> int:
-        from arena.host.client import SERVER_ENV, TOKEN_ENV, RemoteClient, RemoteError
+        from arena.host.client import CA_ENV, SERVER_ENV, TOKEN_ENV, RemoteClient, RemoteError
 
         server = args.server or os.environ.get(SERVER_ENV, "").strip()
         if not server:
@@ -59,7 +59,10 @@ def _handler(action: Action, auth: Auth) -> Callable[[argparse.Namespace], int]:
                 f"this needs the host's admin token: --token T (or ${ADMIN_TOKEN_ENV}), from "
                 "the competition directory's private/admin.token"
             )
-        client = RemoteClient(server, token, args.cafile, args.timeout)
+        cafile = args.cafile
+        if cafile is None and server.startswith("https:"):
+            cafile = os.environ.get(CA_ENV, "").strip() or None
+        client = RemoteClient(server, token, cafile, args.timeout)
         try:
             return action(client, args)
         except (KeyError, TypeError, ValueError) as err:
@@ -413,7 +416,10 @@ def _common(json_output: bool) -> argparse.ArgumentParser:
         help="your API token (or $ARENA_API_TOKEN; the environment keeps it out of `ps`)",
     )
     p.add_argument(
-        "--cafile", default=None, metavar="PEM", help="trust this certificate (a self-signed host)"
+        "--cafile",
+        default=None,
+        metavar="PEM",
+        help="trust this certificate (a self-signed host; or $ARENA_CA_CERT)",
     )
     p.add_argument(
         "--timeout", type=TIMEOUT, default=30.0, metavar="S", help="seconds per request (30)"

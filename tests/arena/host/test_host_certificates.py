@@ -1,0 +1,77 @@
+"""A host with TLS as docs/hosting.md sets one up: its own tools reach it whatever name its
+certificate carries, and authors may name the certificate to trust in ``$ARENA_CA_CERT``."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.arena.host.processes import Host, competition_config, make_certificate
+
+ARENA = [sys.executable, "-m", "arena.cli"]
+
+
+def _certificate_for(name: str, directory: Path) -> tuple[Path, Path]:
+    """A self-signed certificate that names ``name`` only (no address), as the page makes."""
+    cert, key = directory / "cert.pem", directory / "key.pem"
+    subprocess.run(
+        [
+            *("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"),
+            *("-keyout", str(key), "-out", str(cert), "-subj", f"/CN={name}"),
+            *("-addext", f"subjectAltName=DNS:{name}"),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    return cert, key
+
+
+def _host(tmp_path: Path, tls: tuple[Path, Path]) -> Host:
+    config = tmp_path / "cup.toml"
+    config.write_text(competition_config())
+    host = Host(config, tmp_path / "cup", tls)
+    host.start()
+    return host
+
+
+@pytest.mark.slow
+def test_add_author_reaches_its_running_host_whatever_name_the_certificate_carries(
+    tmp_path: Path,
+) -> None:
+    host = _host(tmp_path, _certificate_for("arena.example.org", tmp_path))
+    try:
+        token = host.add_author("ann")  # the host holds the database: asked over its API
+        assert token.startswith("cau_")
+        # Everyone else still checks the name: the certificate does not name 127.0.0.1.
+        with host.client(None) as anyone, pytest.raises(httpx.ConnectError, match=r"mismatch"):
+            anyone.get("/api/v1/status")
+    finally:
+        host.stop()
+
+
+@pytest.mark.slow
+def test_arena_remote_trusts_the_certificate_named_in_arena_ca_cert(tmp_path: Path) -> None:
+    host = _host(tmp_path, make_certificate(tmp_path))
+    assert host.tls is not None
+    env = {k: v for k, v in os.environ.items() if k != "ARENA_CA_CERT"}
+    env["ARENA_SERVER"] = host.url
+    try:
+        refused = subprocess.run(
+            [*ARENA, "remote", "status"], env=env, capture_output=True, text=True, check=False
+        )
+        assert refused.returncode != 0 and "--cafile" in refused.stderr, refused.stderr
+        assert len(refused.stderr.strip().splitlines()) == 1, refused.stderr
+        env["ARENA_CA_CERT"] = str(host.tls[0])
+        status = subprocess.run(
+            [*ARENA, "remote", "status", "--json"], env=env, capture_output=True, text=True
+        )
+        assert status.returncode == 0, status.stderr
+        assert json.loads(status.stdout)["name"] == "cup"
+    finally:
+        host.stop()
