@@ -259,6 +259,7 @@ def _submit(client: RemoteClient, args: argparse.Namespace) -> int:
 
 
 def _live(client: RemoteClient, args: argparse.Namespace) -> int:
+    import shlex
     import urllib.parse
 
     live = client.live(args.name)
@@ -267,11 +268,16 @@ def _live(client: RemoteClient, args: argparse.Namespace) -> int:
         return 0
     v = live.version
     host = urllib.parse.urlsplit(client.base_url).hostname or "HOST"
-    port = client.status().grpc_port or "PORT"
+    status = client.status()
+    port = status.grpc_port or "PORT"
+    env = [f"ARENA_ADDRESS={host}:{port}", f"ARENA_TOKEN={live.token}"]
+    if status.tls and client.cafile is not None:
+        # The certificate this client trusts the host by: the bot's stream needs it too.
+        env.append(f"ARENA_CA_CERT={shlex.quote(str(client.cafile.resolve()))}")
     print(f"live version {v.ref} (version {v.id}): {v.status}")
     print(f"token: {live.token}")
     print("(shown once) Run your bot with it, connected to the host's gRPC address:")
-    print(f"  ARENA_ADDRESS={host}:{port} ARENA_TOKEN={live.token} YOUR-BOT-COMMAND")
+    print(f"  {' '.join(env)} YOUR-BOT-COMMAND")
     return 0
 
 

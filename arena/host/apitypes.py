@@ -142,6 +142,15 @@ class HeadToHead(BaseModel):
     draws: int
 
 
+class UploadLimits(BaseModel):
+    """What one submission may be (the competition's ``[submissions]``)."""
+
+    max_upload_mib: int
+    max_files: int
+    max_unpacked_mib: int
+    allow_images: bool
+
+
 class Status(BaseModel):
     name: str
     game: str
@@ -153,6 +162,13 @@ class Status(BaseModel):
     matches_played: int
     #: The gRPC port live bots connect to (on this host's name).
     grpc_port: int
+    #: Whether the API and the gRPC arena speak TLS (a live bot then needs ARENA_CA_CERT for a
+    #: self-signed host).
+    tls: bool = False
+    #: The protocol version the arena speaks (Hello.protocol_version).
+    protocol_version: int = 1
+    #: What a submission may be; ``None`` from a host older than this field.
+    upload_limits: UploadLimits | None = None
 
 
 # --- requests -----------------------------------------------------------------------------------

@@ -221,6 +221,14 @@ class RemoteClient:
         host takes images) as the next version of bot ``name``."""
         if len(archive) > MAX_ARCHIVE_BYTES:
             raise RemoteError(f"the archive is larger than {MAX_ARCHIVE_BYTES >> 20} MiB")
+        # Checked here against what the host publishes: sent, an upload over its limit is cut
+        # off mid-stream (a broken pipe) before its 413 can be read.
+        limits = self.status().upload_limits
+        if limits is not None and len(archive) > limits.max_upload_mib << 20:
+            raise RemoteError(
+                f"the archive is {len(archive) / (1 << 20):.1f} MiB; this host takes uploads of "
+                f"at most {limits.max_upload_mib} MiB"
+            )
         return self._json(
             _VERSION,
             "PUT",

@@ -208,7 +208,14 @@ async def _serve(
         trio_token.run_sync_soon(wake)
 
     state = HostState(
-        store, config, directory, lambda: ladder.standings, hash_token(token), changed
+        store,
+        config,
+        directory,
+        lambda: ladder.standings,
+        hash_token(token),
+        changed,
+        grpc_port=int(server.address.rsplit(":", 1)[1]),
+        tls=options.tls_cert is not None,
     )
     app = create_app(state)
     hc = HypercornConfig()

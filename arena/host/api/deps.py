@@ -33,6 +33,8 @@ class HostState:
     changed: Callable[[], None]
     #: The port live bots connect to (gRPC, TLS when the API is); 0: not known.
     grpc_port: int = 0
+    #: Whether the host serves TLS.
+    tls: bool = False
 
 
 def host_state(request: Request) -> HostState:

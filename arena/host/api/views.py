@@ -6,10 +6,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from cardarena.messages import PROTOCOL_VERSION
 from fastapi import HTTPException
 
 from arena.host.api.deps import HostState
-from arena.host.apitypes import AuthorOut, BotOut, MatchOut, Status, VersionOut
+from arena.host.apitypes import AuthorOut, BotOut, MatchOut, Status, UploadLimits, VersionOut
 from arena.host.store import Author, CompetitionStore, StoredMatch, Version
 from arena.version import arena_version
 
@@ -66,7 +67,7 @@ def match_out(m: StoredMatch, refs: dict[int, str], record_available: bool) -> M
 
 
 def host_status(host: HostState) -> Status:
-    store = host.store
+    store, subs = host.store, host.config.submissions
     counts: dict[str, int] = {}
     for v in store.versions():
         counts[v.status] = counts.get(v.status, 0) + 1
@@ -80,6 +81,14 @@ def host_status(host: HostState) -> Status:
         versions=counts,
         matches_played=sum(store.match_counts().values()),
         grpc_port=host.grpc_port,
+        tls=host.tls,
+        protocol_version=PROTOCOL_VERSION,
+        upload_limits=UploadLimits(
+            max_upload_mib=subs.max_upload_mib,
+            max_files=subs.max_files,
+            max_unpacked_mib=subs.max_unpacked_mib,
+            allow_images=subs.allow_images,
+        ),
     )
 
 

@@ -75,3 +75,36 @@ def test_arena_remote_trusts_the_certificate_named_in_arena_ca_cert(tmp_path: Pa
         assert json.loads(status.stdout)["name"] == "cup"
     finally:
         host.stop()
+
+
+@pytest.mark.slow
+def test_an_author_is_told_what_the_bot_and_the_upload_need(tmp_path: Path) -> None:
+    host = _host(tmp_path, make_certificate(tmp_path))
+    assert host.tls is not None
+    env = {k: v for k, v in os.environ.items() if k != "ARENA_CA_CERT"}
+    env |= {"ARENA_SERVER": host.url, "ARENA_CA_CERT": str(host.tls[0])}
+    try:
+        env["ARENA_API_TOKEN"] = host.add_author("ann")
+
+        def remote(*args: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run(
+                [*ARENA, "remote", *args], env=env, capture_output=True, text=True, check=False
+            )
+
+        status = json.loads(remote("status", "--json").stdout)
+        assert status["grpc_port"] == int(host.grpc.rsplit(":", 1)[1]) and status["tls"] is True
+        assert status["protocol_version"] == 1
+        assert status["upload_limits"]["max_upload_mib"] == 32
+        live = remote("live", "wanderer")
+        assert live.returncode == 0, live.stderr
+        line = live.stdout.splitlines()[-1]
+        assert f"ARENA_ADDRESS=127.0.0.1:{status['grpc_port']} ARENA_TOKEN=cal_" in line
+        assert f"ARENA_CA_CERT={host.tls[0].resolve()}" in line
+        # Over the host's limit: refused before a byte is sent, in one line.
+        big = tmp_path / "big.tar.gz"
+        big.write_bytes(os.urandom(33 << 20))
+        refused = remote("submit", "mybot", str(big))
+        assert refused.returncode != 0 and len(refused.stderr.strip().splitlines()) == 1
+        assert "this host takes uploads of at most 32 MiB" in refused.stderr, refused.stderr
+    finally:
+        host.stop()
