@@ -80,14 +80,28 @@ def is_locked(err: sqlite3.Error) -> bool:
 
 
 @contextmanager
-def reading(path: Path, what: str, error: Callable[[str], Exception]) -> Iterator[None]:
-    """Turn a damaged file met while reading ``what`` into ``error(one line)``."""
+def reading(
+    path: Path,
+    what: str,
+    error: Callable[[str], Exception],
+    locked: Callable[[str], Exception] | None = None,
+) -> Iterator[None]:
+    """Turn a damaged file met while reading ``what`` into ``error(one line)``, and a lock
+    another process holds past the busy timeout into ``locked(one line)`` (``error`` without
+    one): a locked file is not a damaged one."""
     try:
         yield
     except DAMAGE as err:
+        if isinstance(err, sqlite3.Error) and is_locked(err):
+            raise (locked or error)(held_line(path, err)) from None
         raise error(
             f"{path}: {what} is damaged ({err}); was the file changed outside the arena?"
         ) from None
+
+
+def held_line(path: Path, err: sqlite3.Error) -> str:
+    """The one line for a lock another process held past one attempt's busy timeout."""
+    return f"{path}: the database is locked by another process ({err})"
 
 
 # --- a locked database ---------------------------------------------------------------------------
@@ -391,6 +405,8 @@ class SQLiteStore:
             db.execute("PRAGMA foreign_keys=ON")
             db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
         except sqlite3.Error as err:
+            if is_locked(err):
+                raise self.LOCKED(held_line(self.path, err)) from None
             raise self.ERROR(f"{self.path}: not a usable {self.FILE} ({err})") from None
         with self._reading("the database"):
             problems = [str(r[0]) for r in db.execute("PRAGMA quick_check(1)")]
@@ -445,6 +461,8 @@ class SQLiteStore:
             # NORMAL is durable against a killed process (not against power loss) and fast.
             self._db.execute("PRAGMA synchronous=NORMAL")
         except sqlite3.Error as err:
+            if is_locked(err):
+                raise self.LOCKED(held_line(self.path, err)) from None
             raise self.ERROR(f"{self.path}: cannot use the database ({err})") from None
 
     def _migrate(self, migrations: Sequence[str], number: int) -> None:
@@ -474,7 +492,7 @@ class SQLiteStore:
     def _reading(self, what: str) -> Iterator[None]:
         """A damaged file (edited by hand, a table dropped, a row cut) met while reading ``what``
         is one line naming it, not a traceback from deep inside a report."""
-        with reading(self.path, what, self.ERROR):
+        with reading(self.path, what, self.ERROR, self.LOCKED):
             yield
 
     @contextmanager
@@ -496,9 +514,7 @@ class SQLiteStore:
                 raise
         except sqlite3.Error as err:
             if is_locked(err):
-                raise self.LOCKED(
-                    f"{self.path}: the database is locked by another process ({err})"
-                ) from err
+                raise self.LOCKED(held_line(self.path, err)) from err
             raise self.ERROR(f"{self.path}: cannot write ({err})") from err
 
     @contextmanager
