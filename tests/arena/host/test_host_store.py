@@ -660,15 +660,20 @@ DAMAGES = {
 }
 
 
+def filled(directory: Path, cfg: CompetitionConfig) -> Path:
+    """A closed competition database of several pages (30 units); its path."""
+    with CompetitionStore(directory, cfg) as store:
+        a, b = two_versions(store)
+        for _ in range(30):
+            whist_unit(store, a.id, b.id)
+    return directory / DB_NAME
+
+
 @pytest.mark.parametrize("damage", list(DAMAGES))
 def test_a_damaged_file_is_refused_in_one_line_and_left_alone(
     directory: Path, cfg: CompetitionConfig, damage: str
 ) -> None:
-    with CompetitionStore(directory, cfg) as store:
-        a, b = two_versions(store)
-        for _ in range(30):  # enough rows for several pages
-            whist_unit(store, a.id, b.id)
-    db = directory / DB_NAME
+    db = filled(directory, cfg)
     harm, words = DAMAGES[damage]
     harm(db)
     before = db.read_bytes()
@@ -706,11 +711,7 @@ WAL_DAMAGES = {
 def test_a_damaged_file_with_a_wal_is_refused_with_its_wal_unreplayed(
     directory: Path, cfg: CompetitionConfig, damage: str
 ) -> None:
-    with CompetitionStore(directory, cfg) as store:
-        a, b = two_versions(store)
-        for _ in range(30):  # enough rows for several pages
-            whist_unit(store, a.id, b.id)
-    db = directory / DB_NAME
+    db = filled(directory, cfg)
     sql, harm_the_file = WAL_DAMAGES[damage]
     killed_writer(db, sql)
     if harm_the_file:
