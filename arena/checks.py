@@ -19,6 +19,10 @@ from arena.errors import ArenaError
 ErrorClass = Callable[[str], ArenaError]
 
 
+#: The one line for a TOML text nested deeper than Python's recursion limit.
+TOO_DEEP = "arrays or tables nested too deeply"
+
+
 def read_toml(path: Path, error: ErrorClass) -> dict[str, Any]:
     """The TOML file's table; ``error`` in one line for a missing or malformed file."""
     try:
@@ -32,6 +36,8 @@ def read_toml(path: Path, error: ErrorClass) -> dict[str, Any]:
         raise error(f"{path}: invalid TOML: {err}") from None
     except UnicodeDecodeError as err:  # TOML is UTF-8; tomllib lets this through
         raise error(f"{path}: invalid TOML: not UTF-8 text (byte {err.start})") from None
+    except RecursionError:  # tomllib parses nesting by recursion: 5,000 brackets overflow it
+        raise error(f"{path}: invalid TOML: {TOO_DEEP}") from None
 
 
 class Checker:

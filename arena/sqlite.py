@@ -3,7 +3,8 @@ the bot registry): the only module that speaks to ``sqlite3``.
 
 - :class:`SQLiteStore`: one connection (autocommit, ``check_same_thread=False``) used by one
   thread at a time under the store's lock (:func:`serialized`); opening checks the whole file
-  (``quick_check``, the tables its schema version must hold) before anything is written, then
+  (``quick_check``, the tables its schema version must hold) before anything is written (a
+  locked store's on a view that changes nothing, so a refused file keeps its WAL), then
   switches to WAL and applies the missing :class:`Migrations`; write transactions are all or
   nothing, reads of a damaged file one line naming what was read.
 - One schema-version scheme: a store's schema is an append-only list of migrations, and ``meta``
@@ -24,7 +25,9 @@ import fcntl
 import functools
 import math
 import os
+import shutil
 import sqlite3
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -80,14 +83,28 @@ def is_locked(err: sqlite3.Error) -> bool:
 
 
 @contextmanager
-def reading(path: Path, what: str, error: Callable[[str], Exception]) -> Iterator[None]:
-    """Turn a damaged file met while reading ``what`` into ``error(one line)``."""
+def reading(
+    path: Path,
+    what: str,
+    error: Callable[[str], Exception],
+    locked: Callable[[str], Exception] | None = None,
+) -> Iterator[None]:
+    """Turn a damaged file met while reading ``what`` into ``error(one line)``, and a lock
+    another process holds past the busy timeout into ``locked(one line)`` (``error`` without
+    one): a locked file is not a damaged one."""
     try:
         yield
     except DAMAGE as err:
+        if isinstance(err, sqlite3.Error) and is_locked(err):
+            raise (locked or error)(held_line(path, err)) from None
         raise error(
             f"{path}: {what} is damaged ({err}); was the file changed outside the arena?"
         ) from None
+
+
+def held_line(path: Path, err: sqlite3.Error) -> str:
+    """The one line for a lock another process held past one attempt's busy timeout."""
+    return f"{path}: the database is locked by another process ({err})"
 
 
 # --- a locked database ---------------------------------------------------------------------------
@@ -355,21 +372,19 @@ class SQLiteStore:
         switch to WAL and apply the migrations it lacks; to a new file only with
         ``create_schema`` (else the store creates it with its first data, :meth:`_apply`).
         ``unversioned``: the version of a file whose ``meta`` holds no ``schema`` (else that is
-        damage). ``before_writing(opened)``: the store's own checks, while the file is as found."""
-        options: dict[str, Any] = {
-            "isolation_level": None,  # transactions are explicit: BEGIN IMMEDIATE … COMMIT
-            "timeout": BUSY_TIMEOUT_S,
-            "check_same_thread": False,  # any thread, one at a time (serialized)
-        }
-        try:
-            if read_only:
-                uri = f"{self.path.absolute().as_uri()}?mode=ro"
-                self._db = sqlite3.connect(uri, uri=True, **options)
-            else:
-                self._db = sqlite3.connect(self.path, **options)
-        except sqlite3.Error as err:
-            raise self.ERROR(f"{self.path}: not a usable {self.FILE} ({err})") from None
-        self._db.row_factory = sqlite3.Row
+        damage). ``before_writing(opened)``: the store's own checks, while the file is as found.
+
+        A store holding its lock file (no other process writes the file) is first checked on a
+        view that changes nothing (:meth:`_as_found`): a refused file keeps its WAL unreplayed,
+        as found, for whoever repairs it."""
+        if not read_only and self._lock_fd is not None:
+            with self._as_found() as view:
+                self._db = view
+                before_writing(self._check(tuple(migrations), unversioned))
+        if read_only:
+            self._db = self._connect(f"{self.path.absolute().as_uri()}?mode=ro")
+        else:
+            self._db = self._connect(str(self.path), uri=False)
         try:
             opened = self._check(tuple(migrations), unversioned)
             before_writing(opened)
@@ -383,6 +398,52 @@ class SQLiteStore:
             raise
         return opened
 
+    def _connect(self, where: str, uri: bool = True) -> sqlite3.Connection:
+        """A connection to ``where`` (a ``file:`` URI, or without ``uri`` a path), rows by
+        column name."""
+        try:
+            db = sqlite3.connect(
+                where,
+                uri=uri,
+                isolation_level=None,  # transactions are explicit: BEGIN IMMEDIATE … COMMIT
+                timeout=BUSY_TIMEOUT_S,
+                check_same_thread=False,  # any thread, one at a time (serialized)
+            )
+        except sqlite3.Error as err:
+            raise self.ERROR(f"{self.path}: not a usable {self.FILE} ({err})") from None
+        db.row_factory = sqlite3.Row
+        return db
+
+    @contextmanager
+    def _as_found(self) -> Iterator[sqlite3.Connection]:
+        """A connection to the file as found that writes nothing beside it: the file alone
+        (``immutable``) without a WAL; with one, a private copy of both (a reader of the WAL,
+        even read-only, writes its ``-shm``; a writer's last close checkpoints and deletes it)."""
+        wal = self.path.with_name(f"{self.path.name}-wal")
+        if not wal.exists():
+            db = self._connect(f"{self.path.absolute().as_uri()}?immutable=1")
+            try:
+                yield db
+            finally:
+                db.close()
+            return
+        try:
+            aside = tempfile.TemporaryDirectory(prefix=".check-", dir=self.path.parent)
+        except OSError as err:
+            raise self.ERROR(f"{self.path.parent}: cannot be written ({err.strerror})") from None
+        with aside as tmp:
+            copy = Path(tmp) / self.path.name
+            try:
+                shutil.copyfile(self.path, copy)
+                shutil.copyfile(wal, copy.with_name(wal.name))
+            except OSError as err:
+                raise self.ERROR(f"{self.path}: cannot be read ({err.strerror})") from None
+            db = self._connect(str(copy), uri=False)
+            try:
+                yield db
+            finally:
+                db.close()
+
     def _check(self, migrations: tuple[str, ...], unversioned: int | None) -> Opened:
         """The file is whole (``quick_check`` reads every page), its schema version is one this
         code knows, and it holds every table of that version."""
@@ -391,6 +452,8 @@ class SQLiteStore:
             db.execute("PRAGMA foreign_keys=ON")
             db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
         except sqlite3.Error as err:
+            if is_locked(err):
+                raise self.LOCKED(held_line(self.path, err)) from None
             raise self.ERROR(f"{self.path}: not a usable {self.FILE} ({err})") from None
         with self._reading("the database"):
             problems = [str(r[0]) for r in db.execute("PRAGMA quick_check(1)")]
@@ -445,6 +508,8 @@ class SQLiteStore:
             # NORMAL is durable against a killed process (not against power loss) and fast.
             self._db.execute("PRAGMA synchronous=NORMAL")
         except sqlite3.Error as err:
+            if is_locked(err):
+                raise self.LOCKED(held_line(self.path, err)) from None
             raise self.ERROR(f"{self.path}: cannot use the database ({err})") from None
 
     def _migrate(self, migrations: Sequence[str], number: int) -> None:
@@ -474,7 +539,7 @@ class SQLiteStore:
     def _reading(self, what: str) -> Iterator[None]:
         """A damaged file (edited by hand, a table dropped, a row cut) met while reading ``what``
         is one line naming it, not a traceback from deep inside a report."""
-        with reading(self.path, what, self.ERROR):
+        with reading(self.path, what, self.ERROR, self.LOCKED):
             yield
 
     @contextmanager
@@ -496,9 +561,7 @@ class SQLiteStore:
                 raise
         except sqlite3.Error as err:
             if is_locked(err):
-                raise self.LOCKED(
-                    f"{self.path}: the database is locked by another process ({err})"
-                ) from err
+                raise self.LOCKED(held_line(self.path, err)) from err
             raise self.ERROR(f"{self.path}: cannot write ({err})") from err
 
     @contextmanager

@@ -129,6 +129,13 @@ def _add_serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser], 
         "plays under its registered NAME@VERSION",
     )
     sv.add_argument("--home", default=None, metavar="DIR", help="the arena's state directory")
+    sv.add_argument(
+        "--max-guests-per-address",
+        type=POSITIVE,
+        default=None,  # the hub's MAX_GUESTS_PER_ADDRESS (importing it here would load grpc)
+        metavar="N",
+        help="lobby bots admitted at once from one network address (default 16)",
+    )
     sv.set_defaults(handler=_cmd_serve)
 
 

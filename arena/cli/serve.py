@@ -15,6 +15,7 @@ from arena.policy import FaultPolicy
 from arena.registry import open_registry
 from arena.rules import MatchRules
 from arena.server.api import open_arena_server, run_trio
+from arena.server.hub import MAX_GUESTS_PER_ADDRESS
 from arena.server.lobby import Lobby, LobbyConfig
 
 
@@ -32,8 +33,12 @@ def serve_command(args: argparse.Namespace) -> int:
     if config.out is not None:
         make_output_dir(config.out)
 
+    per_address = args.max_guests_per_address or MAX_GUESTS_PER_ADDRESS
+
     async def main() -> None:
-        async with open_arena_server(args.listen, args.unix) as server:
+        async with open_arena_server(
+            args.listen, args.unix, max_guests_per_address=per_address
+        ) as server:
             if getattr(args, "registered_only", False):
                 # Only bots submitted to the arena's home (arena submit) may play.
                 registry = open_registry(getattr(args, "home", None))

@@ -26,6 +26,7 @@ from arena.protocol import codec
 from arena.server.board import Board
 from arena.server.connections import Connection, MatchHandle, RequestBook, SeatSlot
 from arena.server.flood import FLOOD_BURST, FLOOD_DISCONNECT, FLOOD_RATE, FLOOD_STRIKE_INTERVAL_S
+from arena.server.limits import peer_address
 from arena.server.referee import LiveMatch
 from arena.server.scripted import Script, ScriptedSeat
 from arena.server.spec import MatchOutcome, MatchSpec
@@ -58,6 +59,9 @@ CANNOT_CHECK = "the arena cannot check tokens right now; try again later"
 #: Lobby guests (welcomed bots whose token no match or registry knows) admitted at once, unless
 #: the server is given another number. Bots with known tokens are always let in.
 MAX_GUESTS = 256
+#: Lobby guests from one network address at once, so one machine cannot take every guest seat.
+#: Unix-socket guests are local processes, held by :data:`MAX_GUESTS` alone.
+MAX_GUESTS_PER_ADDRESS = 16
 
 
 def new_token() -> str:
@@ -78,9 +82,15 @@ class Hub:
     Many matches may run at once, each a task on the loop; they share nothing but this router.
     """
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, max_guests: int = MAX_GUESTS) -> None:
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        max_guests: int = MAX_GUESTS,
+        max_guests_per_address: int = MAX_GUESTS_PER_ADDRESS,
+    ) -> None:
         self._loop = loop
         self._max_guests = max_guests
+        self._max_per_address = max_guests_per_address
         #: Set once the server is shutting down: new streams are refused.
         self.closing = False
         #: ``host:port`` of the TCP listener once listening.
@@ -386,6 +396,13 @@ class Hub:
         for msg in early:
             self.dispatch(self.on_message, conn, msg)
 
+    def _guests_from(self, conn: Connection) -> int:
+        """How many welcomed guests share ``conn``'s network address (0 off the network)."""
+        address = peer_address(conn.peer)
+        if address is None:
+            return 0
+        return sum(1 for guest in self._guests if peer_address(guest.peer) == address)
+
     def _admit(self, conn: Connection, hello: Hello, owner: tuple[str, str] | None) -> None:
         """Welcome a Hello (or turn it away) once its token's owner, if any, is known."""
         token = hello.token
@@ -402,6 +419,10 @@ class Hub:
                 return
             if len(self._guests) >= self._max_guests:
                 self._reject(conn, f"the server is full ({self._max_guests} bots); try later")
+                return
+            if self._guests_from(conn) >= self._max_per_address:
+                cap = self._max_per_address
+                self._reject(conn, f"{cap} bots from your address are playing already; try later")
                 return
             # A guest's own token is a name it chose, which anyone may send: its seats are
             # keyed by a secret the server issues (Welcome.resume_token), which alone resumes

@@ -101,6 +101,12 @@ def grpc_endpoint(peer: str) -> Endpoint | None:
         return None
 
 
+def peer_address(peer: str) -> str | None:
+    """The network address of gRPC's peer text, without its port; ``None`` for ``unix:``."""
+    endpoint = grpc_endpoint(peer)
+    return None if endpoint is None else endpoint[0]
+
+
 @dataclass(frozen=True, slots=True)
 class _Held:
     """One connection the server holds: its descriptor, and whose it is."""

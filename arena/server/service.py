@@ -32,7 +32,7 @@ from cardarena import rpc
 from arena.errors import ArenaError
 from arena.protocol import codec, spectator
 from arena.server.connections import Connection
-from arena.server.hub import Hub
+from arena.server.hub import MAX_GUESTS_PER_ADDRESS, Hub
 from arena.server.limits import ConnectionCensus, Endpoint, grpc_endpoint, raise_open_files_limit
 from arena.server.outbox import Outbox, Outgoing
 
@@ -265,17 +265,22 @@ TlsPair = tuple[bytes, bytes]
 
 
 def start_grpc_server(
-    listen: str, unix: Path | None, max_connections: int, tls: TlsPair | None = None
+    listen: str,
+    unix: Path | None,
+    max_connections: int,
+    tls: TlsPair | None = None,
+    max_guests_per_address: int = MAX_GUESTS_PER_ADDRESS,
 ) -> tuple[GrpcHost, Hub]:
     """Start the loop thread, the hub and the grpc.aio server on it, bound and serving
     (blocking); the hub's ``address``/``unix_address`` say where. ``max_connections``: lobby
-    guests admitted at once (bots with known tokens always are).
+    guests admitted at once (bots with known tokens always are), ``max_guests_per_address`` of
+    them from one network address.
 
     Every server of the arena starts here (``arena serve``, ``arena match``, tournaments, the
     lobby, tests), so this is where its descriptor limit is raised and its census started."""
     raise_open_files_limit()
     host = GrpcHost()
-    server = Hub(host.loop, max_guests=max_connections)
+    server = Hub(host.loop, max_connections, max_guests_per_address)
     try:
         arena, spectators = host.submit(
             _start(host, server, listen, unix, max_connections, tls)

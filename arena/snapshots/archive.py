@@ -59,6 +59,7 @@ from pathlib import Path
 from typing import Literal, Protocol, Self
 
 from arena.bots.command import bot_path
+from arena.checks import TOO_DEEP
 from arena.errors import ArenaError
 
 #: The manifest's file name, at the bot's root.
@@ -592,6 +593,8 @@ def read_manifest(root: Path, *, check: bool = True) -> Manifest:
         table = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise ArchiveError(f"{MANIFEST_NAME}: not valid TOML: {_one_line(err)}") from None
+    except RecursionError:  # 64 KiB is room for ~30,000 nested brackets
+        raise ArchiveError(f"{MANIFEST_NAME}: not valid TOML: {TOO_DEEP}") from None
     for key, value in table.items():
         if key not in MANIFEST_KEYS:
             raise ArchiveError(

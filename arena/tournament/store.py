@@ -188,6 +188,7 @@ class Store(SQLiteStore):
         stored = self.stored_config()
         if stored is not None:
             self._check_same(stored, dict(identity), plans)
+            self._check_rows(bots)
             return
         with self._transaction() as db:
             self._apply(db, MIGRATIONS, 0, len(MIGRATIONS))
@@ -235,6 +236,22 @@ class Store(SQLiteStore):
                 f"{self.path}: the stored schedule differs from this config's (was it made by "
                 "another version of the arena?); use another output directory"
             )
+
+    def _check_rows(self, bots: Sequence[tuple[str, str]]) -> None:
+        """Every stored row read now, before a resume plays anything: a damaged result, or a
+        bot row the config does not name (renamed by hand, it would stand as a phantom bot),
+        is one line at the start, not after the pending matches were played."""
+        self.matches()
+        stored = self.bots()
+        if stored == list(bots):
+            return
+        names = {name for name, _ in bots}
+        phantom = [name for name, _ in stored if name not in names]
+        why = f"bot {phantom[0]!r} is not in the config" if phantom else "not the config's bots"
+        raise StoreError(
+            f"{self.path}: the bots table is damaged ({why}); was the file changed outside the "
+            "arena?"
+        )
 
     # --- playing ------------------------------------------------------------------------------
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from arena.registry import Registry, RegistryError
-from arena.sqlite import BUSY_TIMEOUT_S, LOCK_WAIT_ENV, lock_wait_seconds, now
+from arena.registry import Registry, RegistryError, RegistryLocked
+from arena.sqlite import BUSY_TIMEOUT_S, LOCK_WAIT_ENV, lock_wait_seconds, now, reading
 
 
 @contextlib.contextmanager
@@ -80,6 +80,41 @@ def test_a_malformed_lock_wait_is_one_line(monkeypatch: pytest.MonkeyPatch, raw:
     monkeypatch.setenv(LOCK_WAIT_ENV, raw)
     with pytest.raises(RegistryError, match=f"{LOCK_WAIT_ENV}=.*expected a number of seconds"):
         lock_wait_seconds(RegistryError)
+
+
+@contextlib.contextmanager
+def exclusive_lock(db: Path) -> Iterator[None]:
+    """Another process's exclusive lock on ``db``: readers wait for it too (the file's journal
+    switched back from WAL, as an ``sqlite3`` shell may leave it, then ``BEGIN EXCLUSIVE``)."""
+    con = sqlite3.connect(db, isolation_level=None)
+    try:
+        con.execute("PRAGMA journal_mode=DELETE")
+        con.execute("BEGIN EXCLUSIVE")
+        yield
+    finally:
+        con.execute("ROLLBACK")
+        con.close()
+
+
+def test_a_lock_met_while_opening_or_reading_is_reported_as_a_lock(tmp_path: Path) -> None:
+    db = tmp_path / "bots.sqlite"
+    with Registry(db) as reg:
+        reg.submit("mine", "1", image="mine:1")
+    locked = f"{db}: the database is locked by another process (database is locked)"
+    with exclusive_lock(db), pytest.raises(RegistryLocked) as info:
+        Registry(db)
+    assert str(info.value) == locked
+    # A read met by the lock (a store opened before it was taken reads on through this).
+    with (
+        exclusive_lock(db),
+        contextlib.closing(sqlite3.connect(db, timeout=0.1)) as con,
+        pytest.raises(RegistryLocked) as info,
+        reading(db, "the bots table", RegistryError, RegistryLocked),
+    ):
+        con.execute("SELECT * FROM bots").fetchall()
+    assert str(info.value) == locked
+    with Registry(db) as reg:  # nothing was harmed
+        assert [b.ref for b in reg.bots()] == ["mine@1"]
 
 
 def test_one_timestamp_form() -> None:

@@ -49,7 +49,8 @@ class CompetitionStore(RatingTables):
         self._lock_fd = take_lock(directory / LOCK_NAME, busy, CompetitionStoreError)
         try:
             self._create_file()
-            self._open(migrations, before_writing=lambda opened: self._same(config, opened))
+            latest = len(migrations)
+            self._open(migrations, before_writing=lambda found: self._usable(config, found, latest))
             try:
                 if self._stored_identity() is None:
                     self._initialize(config)
@@ -88,6 +89,15 @@ class CompetitionStore(RatingTables):
                 raise CompetitionStoreError(
                     f"{self.path}: cannot create the database ({err.strerror})"
                 ) from None
+
+    def _usable(self, config: CompetitionConfig, opened: Opened, latest: int) -> None:
+        """The file as found is this config's, and (when at this code's schema) its control
+        values read: a refused file is left as it was, its WAL unreplayed."""
+        self._same(config, opened)
+        if opened.version == latest and self._stored_identity() is not None:
+            self.ladder_state()
+            self.units_per_minute()
+            self.secret_seed()
 
     def _same(self, config: CompetitionConfig, opened: Opened) -> None:
         """Refuse a directory made for another game or rules (before anything is written)."""

@@ -74,6 +74,9 @@ def test_serve_help_shows_its_defaults() -> None:
     text = by_name()["serve"].format_help()
     for default in ("127.0.0.1:50051", "whist", "none kept", "1000", "10000"):
         assert default in text, default
+    from arena.server.hub import MAX_GUESTS_PER_ADDRESS
+
+    assert f"one network address (default {MAX_GUESTS_PER_ADDRESS})" in " ".join(text.split())
 
 
 def test_version_prints_the_version_and_exits_0() -> None:

@@ -643,6 +643,7 @@ def test_missing_manifest(store: Path) -> None:
         (b'command = "/no/such/program"\n', r'program "/no/such/program" not found'),
         (b'command = "python3 bot.py"\nruntime = "py 3"\n', r'"runtime" "py 3": use up to 32'),
         (b"command = [\n", r"^cardarena.toml: not valid TOML: "),
+        (b"x = " + b"[" * 5000 + b"]" * 5000, r"^cardarena.toml: not valid TOML: .* too deeply$"),
         (b"\xff\xfe", r"^cardarena.toml is not UTF-8 text$"),
     ],
 )

@@ -8,6 +8,8 @@ import itertools
 import os
 import sqlite3
 import stat
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -658,15 +660,20 @@ DAMAGES = {
 }
 
 
+def filled(directory: Path, cfg: CompetitionConfig) -> Path:
+    """A closed competition database of several pages (30 units); its path."""
+    with CompetitionStore(directory, cfg) as store:
+        a, b = two_versions(store)
+        for _ in range(30):
+            whist_unit(store, a.id, b.id)
+    return directory / DB_NAME
+
+
 @pytest.mark.parametrize("damage", list(DAMAGES))
 def test_a_damaged_file_is_refused_in_one_line_and_left_alone(
     directory: Path, cfg: CompetitionConfig, damage: str
 ) -> None:
-    with CompetitionStore(directory, cfg) as store:
-        a, b = two_versions(store)
-        for _ in range(30):  # enough rows for several pages
-            whist_unit(store, a.id, b.id)
-    db = directory / DB_NAME
+    db = filled(directory, cfg)
     harm, words = DAMAGES[damage]
     harm(db)
     before = db.read_bytes()
@@ -678,6 +685,55 @@ def test_a_damaged_file_is_refused_in_one_line_and_left_alone(
     fd = try_lock(directory / LOCK_NAME)  # the failed open released the directory's lock
     assert fd is not None
     os.close(fd)
+
+
+def killed_writer(db: Path, sql: str) -> None:
+    """``sql`` committed by a process killed before its close: it lives in the WAL alone (the
+    last close would have checkpointed it into the file and deleted the WAL)."""
+    code = (
+        "import os, sqlite3, sys\n"
+        "con = sqlite3.connect(sys.argv[1])\n"
+        "with con:\n"
+        "    con.execute(sys.argv[2])\n"
+        "os._exit(0)\n"
+    )
+    subprocess.run([sys.executable, "-c", code, str(db), sql], check=True, timeout=60)
+
+
+WAL_DAMAGES = {
+    "ladder-state-unknown": ("UPDATE meta SET value = 'sleeping' WHERE key = 'ladder_state'", None),
+    "identity-not-json": ("UPDATE meta SET value = '{' WHERE key = 'identity'", None),
+    "garbage-last-page": ("UPDATE meta SET value = '2' WHERE key = 'units_per_minute'", "file"),
+}
+
+
+@pytest.mark.parametrize("damage", list(WAL_DAMAGES))
+def test_a_damaged_file_with_a_wal_is_refused_with_its_wal_unreplayed(
+    directory: Path, cfg: CompetitionConfig, damage: str
+) -> None:
+    db = filled(directory, cfg)
+    sql, harm_the_file = WAL_DAMAGES[damage]
+    killed_writer(db, sql)
+    if harm_the_file:
+        garbage_last_page(db)
+    files = [db, db.with_name(f"{DB_NAME}-wal"), db.with_name(f"{DB_NAME}-shm")]
+    before = [f.read_bytes() for f in files]
+    with pytest.raises(CompetitionStoreError) as err:
+        CompetitionStore(directory, cfg)
+    assert "is damaged" in one_line(err)
+    assert [f.read_bytes() for f in files] == before  # no checkpoint, no WAL replayed or deleted
+    assert sorted(p.name for p in directory.iterdir() if p.name.startswith(".check")) == []
+
+
+def test_a_whole_file_with_a_wal_opens_with_what_the_wal_holds(
+    directory: Path, cfg: CompetitionConfig
+) -> None:
+    CompetitionStore(directory, cfg).close()
+    killed_writer(
+        directory / DB_NAME, "UPDATE meta SET value = '7.0' WHERE key = 'units_per_minute'"
+    )
+    with CompetitionStore(directory, cfg) as store:
+        assert store.units_per_minute() == 7.0
 
 
 def test_another_sqlite_file_is_not_a_competition(directory: Path, cfg: CompetitionConfig) -> None:

@@ -180,6 +180,41 @@ def test_a_full_lobby_refuses_guests_in_words() -> None:
     trio.run(main)
 
 
+def welcomed(bot: RawBot) -> bool:
+    bot.hello("")
+    msg = bot.recv()
+    return msg is not None and msg.WhichOneof("kind") == "welcome"
+
+
+def test_one_address_cannot_take_every_guest_seat(tmp_path: Path) -> None:
+    async def main() -> None:
+        sock = tmp_path / "arena.sock"
+        async with open_arena_server(unix=sock, max_guests_per_address=2) as server:
+
+            def guests() -> None:
+                bots = [RawBot(server.address) for _ in range(3)]
+                local = RawBot(f"unix:{sock}")
+                try:
+                    assert welcomed(bots[0]) and welcomed(bots[1])
+                    bots[2].hello("")
+                    msg = bots[2].recv()
+                    assert msg is not None and msg.rejected.reason == (
+                        "2 bots from your address are playing already; try later"
+                    )
+                    assert bots[2].ended.wait(10)
+                    # Another address (here a local process on the Unix socket) still gets in.
+                    assert welcomed(local)
+                finally:
+                    for bot in (*bots, local):
+                        bot.close()
+
+            await run_lobby(
+                server, LobbyConfig(MatchRules.of("whist", options=SHORT_WHIST)), guests
+            )
+
+    trio.run(main)
+
+
 def test_a_lobby_rejects_the_hello_of_a_bot_for_another_game() -> None:
     async def main() -> None:
         async with open_arena_server() as server:

@@ -96,3 +96,43 @@ def test_ratings_still_reads_a_finished_tournament_read_only(finished: Path) -> 
     )
     assert proc.returncode == 0, proc.stderr
     assert "Leaderboard" in proc.stdout and "rules" in proc.stdout
+
+
+def pending_copy(finished: Path, tmp_path: Path, damage: str) -> Path:
+    """A copy of ``finished``'s directory whose last match is pending again and whose results
+    file ``damage`` (SQL) harmed; its ``out/`` results file."""
+    shutil.copytree(finished / "out", tmp_path / "out")
+    shutil.copy(finished / "t.toml", tmp_path / "t.toml")
+    db = tmp_path / "out" / DB_NAME
+    last = "(SELECT match_id FROM matches ORDER BY position DESC LIMIT 1)"
+    edit(db, f"UPDATE matches SET status = 'pending', result = NULL WHERE match_id = {last}")
+    edit(db, damage)
+    return db
+
+
+def pending_count(db: Path) -> int:
+    con = sqlite3.connect(db)
+    try:
+        return int(con.execute("SELECT COUNT(*) FROM matches WHERE status='pending'").fetchone()[0])
+    finally:
+        con.close()
+
+
+@pytest.mark.parametrize(
+    ("damage", "named"),
+    [
+        (DAMAGES["result-not-json"][0], "match 't0-d0-r0' is damaged"),
+        (
+            "UPDATE bots SET name = 'ghost' WHERE position = 0",
+            "the bots table is damaged (bot 'ghost' is not in the config)",
+        ),
+    ],
+    ids=["damaged-result", "renamed-bot"],
+)
+def test_a_resume_refuses_damage_before_playing_what_is_pending(
+    finished: Path, tmp_path: Path, damage: str, named: str
+) -> None:
+    db = pending_copy(finished, tmp_path, damage)
+    line = arena_error("tournament", "t.toml", "--out", "out", "--no-sandbox", cwd=tmp_path)
+    assert line.startswith(f"arena: error: {Path('out') / DB_NAME}: {named}"), line
+    assert pending_count(db) == 1  # refused at the start: the pending match was not played
