@@ -77,7 +77,8 @@ class Rating:
     matches: int
     #: Mean match score: 1 for first, 0 for last, linear in between, ties shared.
     score: float
-    #: Leaderboard position, 1 = best; bots with equal Elo share it.
+    #: Leaderboard position, 1 = best; bots with equal Elo share it and the next rank skips
+    #: the places they fill (1, 1, 3: standard competition ranking).
     rank: int
 
 
@@ -266,8 +267,10 @@ def fit_ratings(
     order = sorted(range(n), key=lambda i: (int(group[i]), -rounded[i], tally.bots[i]))
 
     ratings: list[Rating] = []
+    start = 0  # position of the group's first bot
     for pos, i in enumerate(order):
         first = pos == 0 or group[i] != group[order[pos - 1]]
+        start = pos if first else start
         shares = not first and rounded[i] == rounded[order[pos - 1]]
         ratings.append(
             Rating(
@@ -277,7 +280,8 @@ def fit_ratings(
                 plus_minus=float(quantile[i] * ELO_PER_NAT * sd[i]),
                 matches=int(played[i]),
                 score=float(score_sum[i] / played[i]) if played[i] else 0.0,
-                rank=1 if first else ratings[-1].rank if shares else ratings[-1].rank + 1,
+                # Standard competition ranking (1, 1, 3): a tie takes the places it fills.
+                rank=ratings[-1].rank if shares else pos - start + 1,
             )
         )
     every_pair = n <= superiority_limit

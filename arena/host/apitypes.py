@@ -77,6 +77,11 @@ class LeaderRow(BaseModel):
     plus_minus: float
     matches: int
     score: float
+    #: Retired by its author: listed only when asked for (``all``), never ranked otherwise.
+    retired: bool = False
+    #: Too few rated matches or too wide an interval (the rule: :attr:`Status.provisional_rule`):
+    #: listed after every established version.
+    provisional: bool = False
 
 
 class CrossCell(BaseModel):
@@ -153,6 +158,8 @@ class Status(BaseModel):
     matches_played: int
     #: The gRPC port live bots connect to (on this host's name).
     grpc_port: int
+    #: The leaderboard's provisional rule, in one sentence.
+    provisional_rule: str = ""
 
 
 # --- requests -----------------------------------------------------------------------------------

@@ -581,3 +581,12 @@ def test_cluster_robust_covariance_is_the_sandwich() -> None:
     )
     meat = 5 / 4 * scores.T @ scores + np.diag(precision)
     assert robust == pytest.approx(cov @ meat @ cov, abs=1e-6)
+
+
+def test_ties_take_the_places_they_fill() -> None:
+    # a and b drew every match and beat c equally: 1, 1, 3 (standard competition ranking).
+    matches = [solo(("a", 1), ("b", 1))] * 20
+    matches += [solo(("a", 1), ("c", 2)), solo(("b", 1), ("c", 2))] * 10
+    matches += [solo(("c", 1), ("a", 2)), solo(("c", 1), ("b", 2))] * 3
+    table = fit_ratings(matches)
+    assert [(r.bot, r.rank) for r in table.ratings] == [("a", 1), ("b", 1), ("c", 3)]

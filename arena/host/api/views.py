@@ -10,6 +10,8 @@ from fastapi import HTTPException
 
 from arena.host.api.deps import HostState
 from arena.host.apitypes import AuthorOut, BotOut, MatchOut, Status, VersionOut
+from arena.host.config import CompetitionConfig
+from arena.host.leaderboard import ProvisionalRule
 from arena.host.store import Author, CompetitionStore, StoredMatch, Version
 from arena.version import arena_version
 
@@ -65,6 +67,11 @@ def match_out(m: StoredMatch, refs: dict[int, str], record_available: bool) -> M
     )
 
 
+def provisional_rule(config: CompetitionConfig) -> ProvisionalRule:
+    """The competition's provisional rule (its ``[ladder]`` keys)."""
+    return ProvisionalRule(config.ladder.provisional_matches, config.ladder.provisional_interval)
+
+
 def host_status(host: HostState) -> Status:
     store = host.store
     counts: dict[str, int] = {}
@@ -78,8 +85,9 @@ def host_status(host: HostState) -> Status:
         state=store.ladder_state(),
         units_per_minute=store.units_per_minute(),
         versions=counts,
-        matches_played=sum(store.match_counts().values()),
+        matches_played=store.matches_done(),
         grpc_port=host.grpc_port,
+        provisional_rule=provisional_rule(host.config).sentence(),
     )
 
 
