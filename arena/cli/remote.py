@@ -106,6 +106,9 @@ def _print_status(s: Status) -> None:
     print(f"matches played: {s.matches_played}")
     if s.provisional_rule:
         print(f"leaderboard: {s.provisional_rule}")
+    if s.final != "not started":
+        won = f", won by {' and '.join(s.final_winners)}" if s.final_winners else ""
+        print(f"final: {s.final}{won}")
 
 
 def _print_versions(bots: Sequence[BotOut], *, author: bool, reasons: bool) -> None:

@@ -160,6 +160,10 @@ class Status(BaseModel):
     grpc_port: int
     #: The leaderboard's provisional rule, in one sentence.
     provisional_rule: str = ""
+    #: ``not started``, ``playing`` or ``finished`` (every unit of the final played).
+    final: str = "not started"
+    #: Once the final is finished: the version ranked first in it (several: tied).
+    final_winners: list[str] = Field(default_factory=list)
 
 
 # --- requests -----------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from arena.host.api.deps import PREFIX, Host
-from arena.host.api.views import all_refs, host_status, pairwise, provisional_rule
+from arena.host.api.views import all_refs, host_status, pairwise
 from arena.host.apitypes import (
     CrossCell,
     CrossTable,
@@ -17,7 +17,7 @@ from arena.host.apitypes import (
     Status,
     Superiority,
 )
-from arena.host.leaderboard import leader_rows
+from arena.host.leaderboard import ProvisionalRule, leader_rows
 
 router = APIRouter(prefix=PREFIX)
 
@@ -31,9 +31,9 @@ def status(host: Host) -> Status:
 def leaderboard(
     host: Host, phase: Phase = "ladder", latest: bool = False, all: bool = False
 ) -> list[LeaderRow]:
-    """The rated versions, ranked among those shown: established ones first, then the
-    provisional ones; retired versions only with ``all`` (marked). With ``latest``, each bot's
-    latest validated version only (its rating from the same fit)."""
+    """The rated versions, ranked among those shown: in the ladder, established ones first,
+    then the provisional ones; retired versions only with ``all`` (marked). With ``latest``,
+    each bot's latest validated version only (its rating from the same fit)."""
     store = host.store
     standings = host.standings()
     table = standings.ladder if phase == "ladder" else standings.final
@@ -42,7 +42,8 @@ def leaderboard(
         table.ratings,
         store.versions(),
         names,
-        provisional_rule(host.config),
+        # The final's finalists all play the same matches: its order is the fit's.
+        ProvisionalRule.of(host.config.ladder) if phase == "ladder" else None,
         latest=latest,
         retired=all,
     )

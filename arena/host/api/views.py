@@ -10,8 +10,7 @@ from fastapi import HTTPException
 
 from arena.host.api.deps import HostState
 from arena.host.apitypes import AuthorOut, BotOut, MatchOut, Status, VersionOut
-from arena.host.config import CompetitionConfig
-from arena.host.leaderboard import ProvisionalRule
+from arena.host.leaderboard import ProvisionalRule, final_state, final_winners
 from arena.host.store import Author, CompetitionStore, StoredMatch, Version
 from arena.version import arena_version
 
@@ -67,16 +66,12 @@ def match_out(m: StoredMatch, refs: dict[int, str], record_available: bool) -> M
     )
 
 
-def provisional_rule(config: CompetitionConfig) -> ProvisionalRule:
-    """The competition's provisional rule (its ``[ladder]`` keys)."""
-    return ProvisionalRule(config.ladder.provisional_matches, config.ladder.provisional_interval)
-
-
 def host_status(host: HostState) -> Status:
     store = host.store
     counts: dict[str, int] = {}
     for v in store.versions():
         counts[v.status] = counts.get(v.status, 0) + 1
+    final = final_state(store.units(phase="final"))
     return Status(
         name=host.config.name,
         game=host.config.rules.game_id,
@@ -87,7 +82,9 @@ def host_status(host: HostState) -> Status:
         versions=counts,
         matches_played=store.matches_done(),
         grpc_port=host.grpc_port,
-        provisional_rule=provisional_rule(host.config).sentence(),
+        provisional_rule=ProvisionalRule.of(host.config.ladder).sentence(),
+        final=final,
+        final_winners=final_winners(final, host.standings().final),
     )
 
 

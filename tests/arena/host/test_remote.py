@@ -448,6 +448,15 @@ def test_matches_records_logs_and_the_leaderboard(
     remote.ok("admin", "ladder", "--close", "--token", ADMIN)
     line = remote.refused("submit", "gamma", str(bot_dir(tmp_path / "gamma")), "--token", alice)
     assert line == "HTTP 409: the competition is closed: no more submissions"
+    # The final as a state: playing while a unit of it is pending, then finished, its winner
+    # named (status, the page's source, and arena remote status).
+    assert client.status().final == "not started"
+    store.create_unit("final", 3, [2, 3], [("f9-r0", 0, (2, 3, 2, 3))])
+    assert (client.status().final, client.status().final_winners) == ("playing", [])
+    store.commit_match("f9-r0", WIN_FIRST, [], None)
+    host.standings = Standings(host.standings.ladder, fit_ratings(store.rating_entries("final")))
+    assert (client.status().final, client.status().final_winners) == ("finished", ["beta@1"])
+    assert "final: finished, won by beta@1" in remote.ok("status")
 
 
 def test_errors_without_a_server(remote: Remote, monkeypatch: pytest.MonkeyPatch) -> None:
