@@ -8,8 +8,8 @@ equal shares. A weak Gaussian prior keeps perfect records finite. The fit is a d
 ascent of the log posterior with an analytic gradient and a sparse-assembled Hessian; the 95 %
 intervals come from the inverse of that Hessian at the optimum (or, given clusters of correlated
 matches such as the rotations of a duplicate deal, from the cluster-robust sandwich), projected
-onto ratings centred on the mean of each group of bots that met. docs/ratings.md has the model
-in full, the choices, the coverage and the timings.
+onto ratings centred on the mean of each group of bots that met, weighted by rated matches.
+docs/ratings.md has the model in full, the choices, the coverage and the timings.
 
 Internally every match becomes a few weighted *choice events*, and the fit is over them:
 arena/rating_model.py. Here: the leaderboard, its groups, intervals and superiority.
@@ -71,13 +71,15 @@ class Rating:
     bot: str
     #: Elo: the anchor (1500 unless asked otherwise) + the rating centred on the field mean.
     elo: float
-    #: Half-width of the 95 % interval of ``elo`` (relative to the field mean), in Elo.
+    #: Half-width of the 95 % interval of ``elo`` (relative to the field mean weighted by rated
+    #: matches: a newcomer's uncertainty stays out of the others'), in Elo.
     plus_minus: float
     #: Rated matches played (matches of two or more sides).
     matches: int
     #: Mean match score: 1 for first, 0 for last, linear in between, ties shared.
     score: float
-    #: Leaderboard position, 1 = best; bots with equal Elo share it.
+    #: Leaderboard position, 1 = best; bots with equal Elo share it and the next rank skips
+    #: the places they fill (1, 1, 3: standard competition ranking).
     rank: int
 
 
@@ -252,12 +254,17 @@ def fit_ratings(
     sizes = np.bincount(group).astype(np.float64)
     r = theta[:n] - (np.bincount(group, theta[:n]) / sizes)[group]
     c = cov[:n, :n]
-    # The interval of each rating relative to its group's mean: the diagonal of P C P with
-    # P = I - (block-diagonal averaging). Uncentred, the prior's freedom along each group's
-    # mean would inflate every interval.
-    member = scipy.sparse.csr_matrix((1.0 / sizes[group], (np.arange(n), group)), (n, len(sizes)))
-    row_means = np.asarray(member.T @ c).T[np.arange(n), group]  # mean of C_ij, j in i's group
-    block_means = np.bincount(group, row_means) / sizes
+    # The interval of each rating relative to its group's mean weighted by rated matches: the
+    # diagonal of P C Pᵀ with P = I - (block-diagonal weighted averaging). Uncentred, the
+    # prior's freedom along each group's mean would inflate every interval; centred on the
+    # plain mean, a newcomer with two matches, known to ± several hundred Elo, would put a
+    # share of its uncertainty into every settled bot's interval (docs/ratings.md,
+    # "Intervals"). The two means differ by one offset common to the group: no comparison
+    # between its bots depends on it.
+    weight = _centring_weights(group, played)
+    member = scipy.sparse.csr_matrix((weight, (np.arange(n), group)), (n, len(sizes)))
+    row_means = np.asarray(member.T @ c).T[np.arange(n), group]  # Σ_j w_j C_ij, j in i's group
+    block_means = np.bincount(group, weight * row_means)  # Σ_jk w_j w_k C_jk per group
     var = np.diag(c) - 2.0 * row_means + block_means[group]
     sd = np.sqrt(np.clip(var, 0.0, None))
     elo = anchor + ELO_PER_NAT * r
@@ -266,8 +273,10 @@ def fit_ratings(
     order = sorted(range(n), key=lambda i: (int(group[i]), -rounded[i], tally.bots[i]))
 
     ratings: list[Rating] = []
+    start = 0  # position of the group's first bot
     for pos, i in enumerate(order):
         first = pos == 0 or group[i] != group[order[pos - 1]]
+        start = pos if first else start
         shares = not first and rounded[i] == rounded[order[pos - 1]]
         ratings.append(
             Rating(
@@ -277,7 +286,8 @@ def fit_ratings(
                 plus_minus=float(quantile[i] * ELO_PER_NAT * sd[i]),
                 matches=int(played[i]),
                 score=float(score_sum[i] / played[i]) if played[i] else 0.0,
-                rank=1 if first else ratings[-1].rank if shares else ratings[-1].rank + 1,
+                # Standard competition ranking (1, 1, 3): a tie takes the places it fills.
+                rank=ratings[-1].rank if shares else pos - start + 1,
             )
         )
     every_pair = n <= superiority_limit
@@ -290,6 +300,17 @@ def fit_ratings(
         parameters={"davidson_nu": math.exp(theta[n])} if design.has_draw_param else {},
         components=groups,
     )
+
+
+def _centring_weights(group: IntArray, played: FloatArray) -> FloatArray:
+    """Each bot's weight in its group's mean: its share of the group's rated matches (a group
+    without any: equal shares). Summing to 1 in each group."""
+    totals = np.bincount(group, played)
+    sizes = np.bincount(group).astype(np.float64)
+    empty = (totals == 0.0)[group]
+    share = np.where(empty, 1.0, played) / np.where(empty, sizes[group], totals[group])
+    weights: FloatArray = share
+    return weights
 
 
 def _components(design: Design, n: int, bots: list[str]) -> tuple[IntArray, _Groups, IntArray]:

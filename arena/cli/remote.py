@@ -107,6 +107,11 @@ def _print_status(s: Status) -> None:
     print(f"ladder: {s.state}, pace: {_pace(s.units_per_minute)}")
     print(f"versions: {counts or 'none yet'}")
     print(f"matches played: {s.matches_played}")
+    if s.provisional_rule:
+        print(f"leaderboard: {s.provisional_rule}")
+    if s.final != "not started":
+        won = f", won by {' and '.join(s.final_winners)}" if s.final_winners else ""
+        print(f"final: {s.final}{won}")
 
 
 def _print_versions(bots: Sequence[BotOut], *, author: bool, reasons: bool) -> None:
@@ -188,7 +193,7 @@ def _status(client: RemoteClient, args: argparse.Namespace) -> int:
 
 
 def _leaderboard(client: RemoteClient, args: argparse.Namespace) -> int:
-    rows = client.leaderboard(args.phase, latest=args.latest)
+    rows = client.leaderboard(args.phase, latest=args.latest, retired=args.all)
     if args.json:
         _print_json(rows)
         return 0
@@ -198,7 +203,9 @@ def _leaderboard(client: RemoteClient, args: argparse.Namespace) -> int:
     table = [["rank", "bot", "author", "Elo", "matches", "score"]]
     for r in rows:
         elo = f"{r.elo:.0f} ± {r.plus_minus:.0f}"
-        table.append([str(r.rank), r.ref, r.author, elo, str(r.matches), f"{r.score:.3f}"])
+        marks = [m for m, on in (("provisional", r.provisional), ("retired", r.retired)) if on]
+        score = "  ".join([f"{r.score:.3f}", *marks])
+        table.append([str(r.rank), r.ref, r.author, elo, str(r.matches), score])
     _table(table)
     return 0
 
@@ -460,10 +467,19 @@ def add_remote_parser(sub: Subparsers) -> None:
     )
     rsub = rp.add_subparsers(dest="remote_command", required=True, metavar="SUBCOMMAND")
     _add(rsub, "status", _status, "none", "the competition: game, ladder state, counts")
-    lb = _add(rsub, "leaderboard", _leaderboard, "none", "the ratings: Elo, with intervals")
+    lb = _add(
+        rsub,
+        "leaderboard",
+        _leaderboard,
+        "none",
+        "the ratings: Elo, with intervals (provisional versions last, marked; the rule: status)",
+    )
     lb.add_argument("--phase", choices=("ladder", "final"), default="ladder", help="(ladder)")
     lb.add_argument(
         "--latest", action="store_true", help="each bot's latest validated version only"
+    )
+    lb.add_argument(
+        "--all", action="store_true", help="retired versions too (marked; left out by default)"
     )
     _add(rsub, "bots", _bots, "none", "every bot and version")
     _add(rsub, "me", _me, "author", "you, your bots and versions (with why one failed)")

@@ -77,6 +77,11 @@ class LeaderRow(BaseModel):
     plus_minus: float
     matches: int
     score: float
+    #: Retired by its author: listed only when asked for (``all``), never ranked otherwise.
+    retired: bool = False
+    #: Too few rated matches or too wide an interval (the rule: :attr:`Status.provisional_rule`):
+    #: listed after every established version.
+    provisional: bool = False
 
 
 class CrossCell(BaseModel):
@@ -169,6 +174,12 @@ class Status(BaseModel):
     protocol_version: int = 1
     #: What a submission may be; ``None`` from a host older than this field.
     upload_limits: UploadLimits | None = None
+    #: The leaderboard's provisional rule, in one sentence.
+    provisional_rule: str = ""
+    #: ``not started``, ``playing`` or ``finished`` (every unit of the final played).
+    final: str = "not started"
+    #: Once the final is finished: the version ranked first in it (several: tied).
+    final_winners: list[str] = Field(default_factory=list)
 
 
 # --- requests -----------------------------------------------------------------------------------

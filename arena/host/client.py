@@ -154,11 +154,16 @@ class RemoteClient:
     def status(self) -> Status:
         return self._json(_STATUS, "GET", "/status", auth="none")
 
-    def leaderboard(self, phase: Phase = "ladder", latest: bool = False) -> list[LeaderRow]:
-        """The rated versions (``latest``: each bot's latest validated version only)."""
+    def leaderboard(
+        self, phase: Phase = "ladder", latest: bool = False, retired: bool = False
+    ) -> list[LeaderRow]:
+        """The rated versions (``latest``: each bot's latest validated version only;
+        ``retired``: retired versions too, marked)."""
         query: dict[str, str | int] = {"phase": phase}
         if latest:
             query["latest"] = "true"
+        if retired:
+            query["all"] = "true"
         return self._json(_LEADER_ROWS, "GET", "/leaderboard", query=query, auth="none")
 
     def cross_table(self, phase: Phase = "ladder") -> CrossTable:

@@ -56,7 +56,7 @@ KNOWN_KEYS = (
 )
 SECTION_KEYS: Mapping[str, tuple[str, ...]] = {
     "time_control": ("move_ms", "bank_ms"),
-    "ladder": ("concurrency", "units_per_minute"),
+    "ladder": ("concurrency", "units_per_minute", "provisional_matches", "provisional_interval"),
     "validation": ("opponent", "matches"),
     "submissions": ("max_upload_mib", "max_files", "max_unpacked_mib", "allow_images"),
     "authors": ("invite_code",),
@@ -75,6 +75,10 @@ MAX_UNPACKED_MIB = 65536
 MAX_FILES = 1_000_000
 #: Invite codes are secrets checked over HTTP: a short one could be guessed by trying.
 MIN_INVITE_CODE = 8
+#: The leaderboard's provisional rule: fewer rated matches than this, or an interval wider than
+#: ± this many Elo (docs/hosting.md).
+DEFAULT_PROVISIONAL_MATCHES = 10
+DEFAULT_PROVISIONAL_INTERVAL = 150
 #: The final's default matches per pairing: the smallest multiple of the rotations from this.
 DEFAULT_FINAL_MATCHES = 12
 #: A Dask scheduler's address: ``tcp://HOST:PORT`` or ``tls://HOST:PORT`` (IPv6 in brackets).
@@ -94,6 +98,11 @@ class LadderConfig:
     #: Units started per minute at most; 0: as fast as the machine plays. Only the starting
     #: value: the host may change it live (the store keeps the current one).
     units_per_minute: float = 0.0
+    #: A version is provisional (listed apart, below every established one) while it has
+    #: fewer rated matches than this ...
+    provisional_matches: int = DEFAULT_PROVISIONAL_MATCHES
+    #: ... or its 95 % interval is wider than ± this many Elo.
+    provisional_interval: int = DEFAULT_PROVISIONAL_INTERVAL
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,7 +236,12 @@ def _ladder(c: Checker) -> LadderConfig:
         pace = check_units_per_minute(c.raw.get("ladder.units_per_minute", 0))
     except ValueError as err:
         raise c.fail("ladder.units_per_minute", str(err)) from None
-    return LadderConfig(concurrency=concurrency, units_per_minute=pace)
+    return LadderConfig(
+        concurrency=concurrency,
+        units_per_minute=pace,
+        provisional_matches=c.int_("ladder.provisional_matches", DEFAULT_PROVISIONAL_MATCHES, 0),
+        provisional_interval=c.int_("ladder.provisional_interval", DEFAULT_PROVISIONAL_INTERVAL, 1),
+    )
 
 
 def check_units_per_minute(value: object) -> float:

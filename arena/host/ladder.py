@@ -24,6 +24,7 @@ import trio
 
 from arena.errors import ArenaError, is_host_trouble
 from arena.host.config import CompetitionConfig
+from arena.host.leaderboard import ProvisionalRule, final_state, final_winners
 from arena.host.matchmaking import Candidate, choose_table, unit_matches, unit_seed
 from arena.host.play import Entrant, Player, version_program
 from arena.host.store import (
@@ -116,6 +117,7 @@ class Ladder:
         self._final_started = False
         #: The first pause before a match that could not be played is tried again.
         self.retry_pause_s = RETRY_PAUSE_S
+        self._final_announced = False
         #: The state the loop last acted on: once it is ``paused``, no unit is being started.
         self.state_seen = ""
 
@@ -252,6 +254,18 @@ class Ladder:
             for m in matches:
                 nursery.start_soon(self._play_match, unit_id, m)
         await self.refit()
+        if self._final_started:
+            await self._announce_final_end()
+
+    async def _announce_final_end(self) -> None:
+        """Once every unit of the final is played: say so in the log, with the winner (once)."""
+        units = await trio.to_thread.run_sync(functools.partial(self._store.units, phase="final"))
+        state = final_state(units)
+        if state != "finished" or self._final_announced:
+            return
+        self._final_announced = True
+        winners = final_winners(state, self.standings.final)
+        log.info("final finished", winner=" and ".join(winners) or None, units=len(units))
 
     async def _play_match(self, unit_id: int, match: StoredMatch) -> None:
         attempts, pause = 0, self.retry_pause_s
@@ -327,14 +341,20 @@ class Ladder:
             return
         self._final_started = True
         await self.refit()
-        for unit_id, matches in await self._write(plan):
+        pending = await self._write(plan)
+        for unit_id, matches in pending:
             nursery.start_soon(self._play_unit, unit_id, matches)
+        if not pending:  # played in full before this start (or no final at all)
+            await self._announce_final_end()
 
     def _plan_final(self) -> None:
         store, cfg = self._store, self._config
         by_ref = {v.ref: v for v in store.versions(status="validated")}
-        ranked = [r.bot for r in self.standings.ladder.ratings if r.bot in by_ref and r.matches]
-        top = [by_ref[ref].id for ref in ranked[: cfg.final.top]]
+        rated = [r for r in self.standings.ladder.ratings if r.bot in by_ref and r.matches]
+        # In the leaderboard's order: no provisional version before an established one.
+        provisional = ProvisionalRule.of(cfg.ladder).provisional(rated)
+        rated.sort(key=lambda r: r.bot in provisional)
+        top = [by_ref[r.bot].id for r in rated[: cfg.final.top]]
         n_places = len(cfg.places)
         if len(top) < 2:
             log.warning("no final: fewer than two rated versions")

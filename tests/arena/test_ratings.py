@@ -581,3 +581,40 @@ def test_cluster_robust_covariance_is_the_sandwich() -> None:
     )
     meat = 5 / 4 * scores.T @ scores + np.diag(precision)
     assert robust == pytest.approx(cov @ meat @ cov, abs=1e-6)
+
+
+def test_ties_take_the_places_they_fill() -> None:
+    # a and b drew every match and beat c equally: 1, 1, 3 (standard competition ranking).
+    matches = [solo(("a", 1), ("b", 1))] * 20
+    matches += [solo(("a", 1), ("c", 2)), solo(("b", 1), ("c", 2))] * 10
+    matches += [solo(("c", 1), ("a", 2)), solo(("c", 1), ("b", 2))] * 3
+    table = fit_ratings(matches)
+    assert [(r.bot, r.rank) for r in table.ratings] == [("a", 1), ("b", 1), ("c", 3)]
+
+
+@pytest.mark.parametrize("players", [2, 4])
+def test_a_settled_interval_does_not_grow_when_newcomers_arrive(players: int) -> None:
+    # A ladder of 8 settled versions, ~75 (two players) or ~150 (four) matches each; then six
+    # newcomers play two matches each against them. Centred on the plain field mean, each
+    # newcomer's ± 500–1000 Elo leaked into every settled ±, which nearly doubled (issue 41:
+    # ±18 became ±162); centred on the match-weighted mean the settled intervals stay put.
+    names = [f"s{i}" for i in range(8)] + [f"n{i}" for i in range(6)]
+
+    def play(seats: np.ndarray, truth: np.ndarray, rng: np.random.Generator) -> Match:
+        order = np.argsort(-(truth[seats] + rng.gumbel(size=len(seats))))
+        return solo(*((names[seats[k]], place + 1) for place, k in enumerate(order)))
+
+    for seed in range(5):
+        rng = np.random.default_rng(seed)
+        truth = rng.normal(0.0, 1.0, 14)
+        ladder = [play(rng.choice(8, players, replace=False), truth, rng) for _ in range(300)]
+        before = {r.bot: r for r in fit_ratings(ladder).ratings}
+        for k in range(6):
+            for _ in range(2):
+                seats = np.array([8 + k, *rng.choice(8, players - 1, replace=False)])
+                ladder.append(play(seats, truth, rng))
+        after = {r.bot: r for r in fit_ratings(ladder).ratings}
+        for bot in names[:8]:
+            # A few per cent either way: the newcomers' results move the fit a little.
+            assert after[bot].plus_minus <= 1.05 * before[bot].plus_minus, (seed, bot)
+        assert min(after[n].plus_minus for n in names[8:]) > 3 * after["s0"].plus_minus

@@ -118,6 +118,10 @@ def test_the_leaderboard_sorts_and_draws_its_charts(
         board: list[dict[str, Any]] = c.get("/api/v1/leaderboard").json()
     assert column(page, "#leaderboard", "ref") == [r["ref"].split("@")[1] for r in board]
     assert column(page, "#leaderboard", "bot") == [r["bot"] for r in board]
+    # Each provisional version marked, and the rule stated in one sentence under the table.
+    marks = ["provisional" if r["provisional"] else "" for r in board]
+    assert column(page, "#leaderboard", "standing") == marks
+    expect(page.locator("#provisional-rule")).to_contain_text("fewer than 10 rated matches")
     # A click sorts by Elo, highest first; another, lowest first; the keyboard does the same.
     elo = page.locator("#leaderboard th[data-key=elo]")
     elo.click()

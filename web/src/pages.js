@@ -189,6 +189,7 @@ async function leaderboardPage(main) {
   const params = new URLSearchParams(location.search);
   const phase = params.get("phase") === "final" ? "final" : "ladder";
   const latest = params.get("latest") === "1";
+  const retired = params.get("all") === "1";
   const status = await api("/status");
   main.querySelector("h1").textContent = `${status.name}: ${phase === "final" ? "the final" : "the ladder"}`;
   main.append(
@@ -196,8 +197,19 @@ async function leaderboardPage(main) {
       "p",
       { class: "lead" },
       `${status.game}, ${status.players} players · ${status.matches_played} matches played · ladder ${status.state}`,
+      status.final && status.final !== "not started" ? ` · final ${status.final}` : "",
     ),
   );
+  if (status.final === "finished") {
+    const won = status.final_winners || [];
+    main.append(
+      h(
+        "p",
+        { class: "winner", id: "final-winner" },
+        won.length ? `The final is over: ${won.join(" and ")} won it.` : "The final is over.",
+      ),
+    );
+  }
   const controls = h(
     "form",
     { class: "controls", method: "get", action: "/leaderboard" },
@@ -225,10 +237,23 @@ async function leaderboardPage(main) {
       }),
       " each bot's latest version only",
     ),
+    h(
+      "label",
+      {},
+      h("input", {
+        type: "checkbox",
+        name: "all",
+        value: "1",
+        id: "all",
+        checked: retired,
+        onchange: (e) => e.target.form.submit(),
+      }),
+      " retired versions too",
+    ),
   );
   main.append(controls);
   const [rows, history, cross] = await Promise.all([
-    api(`/leaderboard?phase=${phase}${latest ? "&latest=true" : ""}`),
+    api(`/leaderboard?phase=${phase}${latest ? "&latest=true" : ""}${retired ? "&all=true" : ""}`),
     api(`/leaderboard/history?phase=${phase}`),
     api(`/leaderboard/cross-table?phase=${phase}`),
   ]);
@@ -246,11 +271,26 @@ async function leaderboardPage(main) {
       { key: "plus_minus", label: "± 95 %", numeric: true, cell: (r) => fmt(r.plus_minus) },
       { key: "matches", label: "Matches", numeric: true },
       { key: "score", label: "Score", numeric: true, cell: (r) => fmt(r.score, 3) },
+      {
+        key: "standing",
+        label: "",
+        sort: (r) => (r.provisional ? 1 : 0) + (r.retired ? 2 : 0),
+        cell: (r) =>
+          h(
+            "span",
+            { class: "standing" },
+            [r.provisional ? "provisional" : "", r.retired ? "retired" : ""].filter(Boolean).join(", "),
+          ),
+      },
     ],
     rows,
     { id: "leaderboard", initial: ["rank", 1] },
   );
-  main.append(section("Standings", table));
+  // The rule behind the mark, in one sentence, under the table it orders.
+  const rule = status.provisional_rule
+    ? h("p", { class: "note", id: "provisional-rule" }, status.provisional_rule)
+    : null;
+  main.append(section("Standings", table, rule));
   const order = rows.map((r) => r.ref);
   main.append(
     section(

@@ -17,6 +17,7 @@ from arena.host.apitypes import (
     Status,
     Superiority,
 )
+from arena.host.leaderboard import ProvisionalRule, leader_rows
 
 router = APIRouter(prefix=PREFIX)
 
@@ -27,37 +28,25 @@ def status(host: Host) -> Status:
 
 
 @router.get("/leaderboard", response_model=list[LeaderRow])
-def leaderboard(host: Host, phase: Phase = "ladder", latest: bool = False) -> list[LeaderRow]:
-    """Every rated version; with ``latest``, each bot's latest validated version only (its
-    rating from the same fit)."""
+def leaderboard(
+    host: Host, phase: Phase = "ladder", latest: bool = False, all: bool = False
+) -> list[LeaderRow]:
+    """The rated versions, ranked among those shown: in the ladder, established ones first,
+    then the provisional ones; retired versions only with ``all`` (marked). With ``latest``,
+    each bot's latest validated version only (its rating from the same fit)."""
     store = host.store
     standings = host.standings()
     table = standings.ladder if phase == "ladder" else standings.final
-    versions = store.versions()
-    by_ref = {v.ref: v for v in versions}
     names = {a.id: a.name for a in store.authors()}
-    newest: dict[int, int] = {}
-    for each in versions:
-        if each.status == "validated":
-            newest[each.bot_id] = max(newest.get(each.bot_id, 0), each.number)
-    rows = []
-    for r in table.ratings:
-        v = by_ref.get(r.bot)
-        if latest and (v is None or newest.get(v.bot_id) != v.number):
-            continue
-        rows.append(
-            LeaderRow(
-                rank=r.rank,
-                ref=r.bot,
-                bot=v.bot if v else r.bot,
-                author=names.get(v.author_id, "") if v else "",
-                elo=round(r.elo, 1),
-                plus_minus=round(r.plus_minus, 1),
-                matches=r.matches,
-                score=round(r.score, 4),
-            )
-        )
-    return rows
+    return leader_rows(
+        table.ratings,
+        store.versions(),
+        names,
+        # The final's finalists all play the same matches: its order is the fit's.
+        ProvisionalRule.of(host.config.ladder) if phase == "ladder" else None,
+        latest=latest,
+        retired=all,
+    )
 
 
 @router.get("/leaderboard/cross-table", response_model=CrossTable)

@@ -11,6 +11,7 @@ from fastapi import HTTPException
 
 from arena.host.api.deps import HostState
 from arena.host.apitypes import AuthorOut, BotOut, MatchOut, Status, UploadLimits, VersionOut
+from arena.host.leaderboard import ProvisionalRule, final_state, final_winners
 from arena.host.store import Author, CompetitionStore, StoredMatch, Version
 from arena.version import arena_version
 
@@ -71,6 +72,7 @@ def host_status(host: HostState) -> Status:
     counts: dict[str, int] = {}
     for v in store.versions():
         counts[v.status] = counts.get(v.status, 0) + 1
+    final = final_state(store.units(phase="final"))
     return Status(
         name=host.config.name,
         game=host.config.rules.game_id,
@@ -79,7 +81,7 @@ def host_status(host: HostState) -> Status:
         state=store.ladder_state(),
         units_per_minute=store.units_per_minute(),
         versions=counts,
-        matches_played=sum(store.match_counts().values()),
+        matches_played=store.matches_done(),
         grpc_port=host.grpc_port,
         tls=host.tls,
         protocol_version=PROTOCOL_VERSION,
@@ -89,6 +91,9 @@ def host_status(host: HostState) -> Status:
             max_unpacked_mib=subs.max_unpacked_mib,
             allow_images=subs.allow_images,
         ),
+        provisional_rule=ProvisionalRule.of(host.config.ladder).sentence(),
+        final=final,
+        final_winners=final_winners(final, host.standings().final),
     )
 
 

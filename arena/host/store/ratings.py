@@ -66,6 +66,13 @@ class RatingTables(MatchTables):
             return out
 
     @serialized
+    def matches_done(self) -> int:
+        """Done matches, each once (however many versions sat in it)."""
+        with self._reading("the matches table"):
+            row = self._db.execute("SELECT COUNT(*) FROM matches WHERE state='done'").fetchone()
+        return int(row[0])
+
+    @serialized
     def match_counts(self, phase: Phase | None = None) -> dict[int, int]:
         """Done matches per version (every version, 0 for those yet to play)."""
         where = "" if phase is None else " AND u.phase=?"

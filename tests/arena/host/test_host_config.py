@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 
 from arena.host.config import (
+    DEFAULT_PROVISIONAL_INTERVAL,
+    DEFAULT_PROVISIONAL_MATCHES,
     MAX_UNITS_PER_MINUTE,
     CompetitionConfigError,
     check_units_per_minute,
@@ -183,3 +185,18 @@ def test_the_pace_check_is_shared() -> None:
     for bad in (-0.5, MAX_UNITS_PER_MINUTE * 2, True, "1", float("inf")):
         with pytest.raises(ValueError):
             check_units_per_minute(bad)
+
+
+def test_the_provisional_rule_has_defaults_and_keys(tmp_path: Path) -> None:
+    plain = load_competition(write(tmp_path, 'game = "whist"\n', "plain.toml"))
+    assert (plain.ladder.provisional_matches, plain.ladder.provisional_interval) == (
+        DEFAULT_PROVISIONAL_MATCHES,
+        DEFAULT_PROVISIONAL_INTERVAL,
+    )
+    text = 'game = "whist"\n[ladder]\nprovisional_matches = 30\nprovisional_interval = 80\n'
+    config = load_competition(write(tmp_path, text, "set.toml"))
+    assert (config.ladder.provisional_matches, config.ladder.provisional_interval) == (30, 80)
+    with pytest.raises(CompetitionConfigError, match=r"ladder\.provisional_interval: must be at"):
+        load_competition(
+            write(tmp_path, 'game = "whist"\n[ladder]\nprovisional_interval = 0\n', "bad.toml")
+        )

@@ -157,8 +157,12 @@ def test_pausing_stops_new_units_and_closing_plays_the_final_among_the_best(
             await ladder.refit()
             nursery.cancel_scope.cancel()
 
-    trio.run(main)
+    with structlog.testing.capture_logs() as logs:
+        trio.run(main)
+    # The final's end is announced once, with its winner.
+    ended = [e for e in logs if e["event"] == "final finished"]
     final = store.units(phase="final")
+    assert [(e["winner"], e["units"]) for e in ended] == [("b1@1", len(final))]
     finalists = {v for u in final for v in u.table}
     # The ladder's best three (the stand-in makes lower ids stronger), every pair at a table.
     assert finalists == {1, 2, 3}

@@ -388,12 +388,18 @@ def test_matches_records_logs_and_the_leaderboard(
     assert remote.refused("matches", "--version", "99") == "HTTP 404: no version 99"
 
     assert remote.ok("leaderboard") == "no rated versions in the ladder yet\n"
+    # Two matches of two versions each: two matches played, not four.
+    status = remote.json("status")
+    assert isinstance(status, dict) and status["matches_played"] == 2
     empty = fit_ratings([])
     host.standings = Standings(fit_ratings(store.rating_entries("ladder")), empty)
     rows = remote.ok("leaderboard").splitlines()
     assert rows[0].split() == ["rank", "bot", "author", "Elo", "matches", "score"]
     assert [r.split()[:3] for r in rows[1:]] == [["1", "alpha@1", "alice"], ["2", "beta@1", "bob"]]
     assert "±" in rows[1]
+    # Two matches each: both provisional (the default rule wants 10), marked as such.
+    assert all(r.endswith("provisional") for r in rows[1:])
+    assert "fewer than 10 rated matches" in remote.ok("status")
     board = remote.json("leaderboard", "--phase", "final")
     assert board == []
     # A newer beta, validated: beta's line of the per-bot board is beta@2 (unrated yet), so
@@ -432,10 +438,25 @@ def test_matches_records_logs_and_the_leaderboard(
     assert point.matches == 2
     assert [r.ref for r in point.ratings] == ["alpha@1", "beta@1"]
     assert point.ratings[0].elo > point.ratings[1].elo
+    # A retired version leaves the ranking; --all lists it again, marked.
+    remote.ok("retire", "1", "--token", alice)
+    assert [(r.rank, r.ref) for r in client.leaderboard()] == [(1, "beta@1")]
+    every = remote.ok("leaderboard", "--all").splitlines()[1:]
+    assert [r.split()[:2] for r in every] == [["1", "alpha@1"], ["2", "beta@1"]]
+    assert every[0].endswith("provisional  retired") and every[1].endswith("provisional")
     # Closed: the versions are frozen for the final; nothing more comes in.
     remote.ok("admin", "ladder", "--close", "--token", ADMIN)
     line = remote.refused("submit", "gamma", str(bot_dir(tmp_path / "gamma")), "--token", alice)
     assert line == "HTTP 409: the competition is closed: no more submissions"
+    # The final as a state: playing while a unit of it is pending, then finished, its winner
+    # named (status, the page's source, and arena remote status).
+    assert client.status().final == "not started"
+    store.create_unit("final", 3, [2, 3], [("f9-r0", 0, (2, 3, 2, 3))])
+    assert (client.status().final, client.status().final_winners) == ("playing", [])
+    store.commit_match("f9-r0", WIN_FIRST, [], None)
+    host.standings = Standings(host.standings.ladder, fit_ratings(store.rating_entries("final")))
+    assert (client.status().final, client.status().final_winners) == ("finished", ["beta@1"])
+    assert "final: finished, won by beta@1" in remote.ok("status")
 
 
 def test_errors_without_a_server(remote: Remote, monkeypatch: pytest.MonkeyPatch) -> None:
