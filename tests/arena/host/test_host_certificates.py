@@ -32,6 +32,19 @@ def _certificate_for(name: str, directory: Path) -> tuple[Path, Path]:
     return cert, key
 
 
+def _remote(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """``arena remote ARGS`` with ``env`` as its whole environment."""
+    return subprocess.run(
+        [*ARENA, "remote", *args], env=env, capture_output=True, text=True, check=False
+    )
+
+
+def _env(host: Host) -> dict[str, str]:
+    """This process's environment without a certificate to trust, pointed at ``host``."""
+    env = {k: v for k, v in os.environ.items() if k != "ARENA_CA_CERT"}
+    return env | {"ARENA_SERVER": host.url}
+
+
 def _host(tmp_path: Path, tls: tuple[Path, Path]) -> Host:
     config = tmp_path / "cup.toml"
     config.write_text(competition_config())
@@ -59,18 +72,13 @@ def test_add_author_reaches_its_running_host_whatever_name_the_certificate_carri
 def test_arena_remote_trusts_the_certificate_named_in_arena_ca_cert(tmp_path: Path) -> None:
     host = _host(tmp_path, make_certificate(tmp_path))
     assert host.tls is not None
-    env = {k: v for k, v in os.environ.items() if k != "ARENA_CA_CERT"}
-    env["ARENA_SERVER"] = host.url
+    env = _env(host)
     try:
-        refused = subprocess.run(
-            [*ARENA, "remote", "status"], env=env, capture_output=True, text=True, check=False
-        )
+        refused = _remote(env, "status")
         assert refused.returncode != 0 and "--cafile" in refused.stderr, refused.stderr
         assert len(refused.stderr.strip().splitlines()) == 1, refused.stderr
         env["ARENA_CA_CERT"] = str(host.tls[0])
-        status = subprocess.run(
-            [*ARENA, "remote", "status", "--json"], env=env, capture_output=True, text=True
-        )
+        status = _remote(env, "status", "--json")
         assert status.returncode == 0, status.stderr
         assert json.loads(status.stdout)["name"] == "cup"
     finally:
@@ -81,15 +89,12 @@ def test_arena_remote_trusts_the_certificate_named_in_arena_ca_cert(tmp_path: Pa
 def test_an_author_is_told_what_the_bot_and_the_upload_need(tmp_path: Path) -> None:
     host = _host(tmp_path, make_certificate(tmp_path))
     assert host.tls is not None
-    env = {k: v for k, v in os.environ.items() if k != "ARENA_CA_CERT"}
-    env |= {"ARENA_SERVER": host.url, "ARENA_CA_CERT": str(host.tls[0])}
+    env = _env(host) | {"ARENA_CA_CERT": str(host.tls[0])}
     try:
         env["ARENA_API_TOKEN"] = host.add_author("ann")
 
         def remote(*args: str) -> subprocess.CompletedProcess[str]:
-            return subprocess.run(
-                [*ARENA, "remote", *args], env=env, capture_output=True, text=True, check=False
-            )
+            return _remote(env, *args)
 
         status = json.loads(remote("status", "--json").stdout)
         assert status["grpc_port"] == int(host.grpc.rsplit(":", 1)[1]) and status["tls"] is True

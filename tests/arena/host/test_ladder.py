@@ -154,6 +154,12 @@ def test_pausing_stops_new_units_and_closing_plays_the_final_among_the_best(
             store.set_ladder_state("closed")
             ladder.poke()
             await async_wait_until(final_done, 60, what="the final played")
+            # The ladder announces the end at its next look at the final, not at once.
+            await async_wait_until(
+                lambda: any(e["event"] == "final finished" for e in logs),
+                60,
+                what="the final's end announced",
+            )
             await ladder.refit()
             nursery.cancel_scope.cancel()
 
