@@ -20,6 +20,7 @@ from arena.host.play import Entrant
 from arena.host.store import CompetitionStore, CompetitionStoreError, LadderState
 from arena.rules import PlayedMatch
 from engine import Result
+from tests.helpers import captured_logs
 from tests.waiting import async_wait_until
 
 SHORT = {"game": "whist", "options": {"points_to_win": 1, "games_per_rubber": 1}}
@@ -163,7 +164,7 @@ def test_pausing_stops_new_units_and_closing_plays_the_final_among_the_best(
             await ladder.refit()
             nursery.cancel_scope.cancel()
 
-    with structlog.testing.capture_logs() as logs:
+    with captured_logs() as logs:  # the final's end is an info line
         trio.run(main)
     # The final's end is announced once, with its winner.
     ended = [e for e in logs if e["event"] == "final finished"]
