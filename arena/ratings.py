@@ -254,19 +254,7 @@ def fit_ratings(
     sizes = np.bincount(group).astype(np.float64)
     r = theta[:n] - (np.bincount(group, theta[:n]) / sizes)[group]
     c = cov[:n, :n]
-    # The interval of each rating relative to its group's mean weighted by rated matches: the
-    # diagonal of P C Pᵀ with P = I - (block-diagonal weighted averaging). Uncentred, the
-    # prior's freedom along each group's mean would inflate every interval; centred on the
-    # plain mean, a newcomer with two matches, known to ± several hundred Elo, would put a
-    # share of its uncertainty into every settled bot's interval (docs/ratings.md,
-    # "Intervals"). The two means differ by one offset common to the group: no comparison
-    # between its bots depends on it.
-    weight = _centring_weights(group, played)
-    member = scipy.sparse.csr_matrix((weight, (np.arange(n), group)), (n, len(sizes)))
-    row_means = np.asarray(member.T @ c).T[np.arange(n), group]  # Σ_j w_j C_ij, j in i's group
-    block_means = np.bincount(group, weight * row_means)  # Σ_jk w_j w_k C_jk per group
-    var = np.diag(c) - 2.0 * row_means + block_means[group]
-    sd = np.sqrt(np.clip(var, 0.0, None))
+    sd = _relative_sd(group, played, c, len(sizes))
     elo = anchor + ELO_PER_NAT * r
     rounded = [round(float(x), 6) for x in elo]
     # Group by group (largest first), each ranked from 1: ranks across groups mean nothing.
@@ -300,6 +288,25 @@ def fit_ratings(
         parameters={"davidson_nu": math.exp(theta[n])} if design.has_draw_param else {},
         components=groups,
     )
+
+
+def _relative_sd(group: IntArray, played: FloatArray, c: FloatArray, n_groups: int) -> FloatArray:
+    """Each rating's sd relative to its group's mean weighted by rated matches."""
+    n = len(group)
+    # The interval of each rating relative to its group's mean weighted by rated matches: the
+    # diagonal of P C Pᵀ with P = I - (block-diagonal weighted averaging). Uncentred, the
+    # prior's freedom along each group's mean would inflate every interval; centred on the
+    # plain mean, a newcomer with two matches, known to ± several hundred Elo, would put a
+    # share of its uncertainty into every settled bot's interval (docs/ratings.md,
+    # "Intervals"). The two means differ by one offset common to the group: no comparison
+    # between its bots depends on it.
+    weight = _centring_weights(group, played)
+    member = scipy.sparse.csr_matrix((weight, (np.arange(n), group)), (n, n_groups))
+    row_means = np.asarray(member.T @ c).T[np.arange(n), group]  # Σ_j w_j C_ij, j in i's group
+    block_means = np.bincount(group, weight * row_means)  # Σ_jk w_j w_k C_jk per group
+    var = np.diag(c) - 2.0 * row_means + block_means[group]
+    sd: FloatArray = np.sqrt(np.clip(var, 0.0, None))
+    return sd
 
 
 def _centring_weights(group: IntArray, played: FloatArray) -> FloatArray:
