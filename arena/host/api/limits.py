@@ -110,8 +110,8 @@ def check_quota(
         raise too_many(
             Refusal(
                 f"quota: {versions_per_day} new versions in any 24 hours "
-                f"(limits.versions_per_day); the next one may come at {_stamp(now + n)[:19]}Z, "
-                f"in {n} s",
+                f"(limits.versions_per_day); the next may come at {_stamp(now + n)[:19]}Z: "
+                f"try again in {n} s",
                 n,
             )
         )

@@ -59,21 +59,22 @@ async def submit(name: str, request: Request, host: Host, author: Authed) -> Ver
 def live(name: str, host: Host, author: Authed) -> LiveVersion:
     _open_for_submissions(host.store)
     with host.quota_lock:
-        _quota(host, author, 0)
+        _quota(host, author, None)
         v, token = host.store.add_live_version(author.id, name, {"runtime": "live"})
     host.changed()
     return LiveVersion(version=version_out(v, author), token=token)
 
 
-def _quota(host: HostState, author: Author, adding: int) -> int:
-    """The bytes ``author`` may still store (-1: no limit), or the error over a quota."""
+def _quota(host: HostState, author: Author, adding: int | None) -> int:
+    """The bytes ``author`` may still store (-1: no limit), or the error over a quota;
+    ``adding`` ``None``: a version that stores nothing (a live bot)."""
     q = host.config.limits
     return check_quota(
         lambda since: host.store.author_usage(author.id, since),
         host.clock(),
         q.versions_per_day,
-        q.stored_bytes_per_author,
-        adding,
+        0 if adding is None else q.stored_bytes_per_author,
+        adding or 0,
     )
 
 
@@ -91,9 +92,9 @@ def _stored(
             # Cut down to what the author's quota leaves: said as the quota it is.
             raise HTTPException(
                 409,
-                f"{err} (quota: that is what is left of your "
-                f"{host.config.limits.stored_bytes_per_author:,} bytes of stored uploads, "
-                "limits.stored_mib_per_author)",
+                "quota: this upload is more than what is left of your "
+                f"{host.config.limits.stored_bytes_per_author:,} bytes of stored uploads "
+                f"(limits.stored_mib_per_author): {err}",
             ) from None
         raise HTTPException(400, str(err)) from None
     with host.quota_lock:
