@@ -11,6 +11,8 @@ import ssl
 import subprocess
 import sys
 import tarfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -98,6 +100,15 @@ class Host:
         proc = self.proc
         wait_until(lambda: info.is_file() or proc.poll() is not None, 60, what="the host to start")
         assert proc.poll() is None, proc.stdout.read().decode() if proc.stdout else ""
+
+    @contextmanager
+    def running(self) -> Iterator[Host]:
+        """The host started, and stopped however the test ends."""
+        self.start()
+        try:
+            yield self
+        finally:
+            self.stop()
 
     def kill(self) -> None:
         assert self.proc is not None

@@ -26,12 +26,8 @@ pytestmark = pytest.mark.slow
 def host(tmp_path: Path) -> Iterator[Host]:
     config = tmp_path / "cup.toml"
     config.write_text(competition_config(limits=UNTHROTTLED + "live_bots_per_author = 1\n"))
-    h = Host(config, tmp_path / "cup", None)
-    h.start()
-    try:
+    with Host(config, tmp_path / "cup", None).running() as h:
         yield h
-    finally:
-        h.stop()
 
 
 def _bot(host: Host, token: str) -> subprocess.Popen[str]:
