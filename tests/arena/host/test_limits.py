@@ -18,6 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
+from arena.cli.main import main
 from arena.host.api import HostState, create_app
 from arena.host.client import RemoteClient, RemoteError
 from arena.host.config import check_competition
@@ -300,6 +301,21 @@ def test_the_client_shows_a_429_in_one_line(tmp_path: Path) -> None:
         assert str(err.value) == (
             "HTTP 429: too many failed authentications from your address; try again in 30 s"
         )
+
+
+def test_arena_remote_prints_a_429_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("ARENA_SERVER", "ARENA_API_TOKEN", "ARENA_ADMIN_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    with limited(tmp_path, address_requests_per_minute=60, address_burst=1) as host:
+        _, token = host.store.add_author("alice")
+        assert main(["remote", "me", "--server", host.url, "--token", token]) == 0
+        capsys.readouterr()
+        assert main(["remote", "me", "--server", host.url, "--token", token]) == 2
+        out, err = capsys.readouterr()
+    assert out == ""
+    assert err == "arena: error: HTTP 429: too many requests from your address; try again in 1 s\n"
 
 
 def test_the_client_reads_a_bare_429_from_a_proxy(tmp_path: Path) -> None:
