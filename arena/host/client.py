@@ -373,6 +373,8 @@ class RemoteClient:
                 "server URL instead (redirects are not followed, the token would go along)"
             )
         detail = _detail(body) or _one_line(str(err.reason)) or "no detail"
+        if err.code == 429:
+            detail = _too_many(_detail(body), err.headers.get("Retry-After"))
         line = f"HTTP {err.code}: {detail}"
         if err.code == 401 and sent_token:
             line += " (the token given was refused: mistyped, or replaced by a newer one?)"
@@ -559,6 +561,17 @@ def _one_line(text: str) -> str:
     """``text`` on one line, shortened: control characters and runs of spaces become one space."""
     flat = " ".join("".join(c if c.isprintable() else " " for c in text).split())
     return flat if len(flat) <= _MAX_DETAIL else flat[: _MAX_DETAIL - 1] + "…"
+
+
+def _too_many(detail: str, retry_after: str | None) -> str:
+    """A 429's line: the host's own words (they say when to try again), else the generic line
+    with the ``Retry-After`` a proxy may have sent alone."""
+    if "try again" in detail:
+        return detail
+    wait = retry_after.strip() if retry_after else ""
+    if wait.isdigit():
+        return f"{detail or 'too many requests'}; try again in {int(wait)} s"
+    return f"{detail or 'too many requests'}; try again later"
 
 
 def _detail(body: bytes) -> str:

@@ -53,6 +53,7 @@ KNOWN_KEYS = (
     "authors",
     "final",
     "workers",
+    "limits",
 )
 SECTION_KEYS: Mapping[str, tuple[str, ...]] = {
     "time_control": ("move_ms", "bank_ms"),
@@ -62,6 +63,18 @@ SECTION_KEYS: Mapping[str, tuple[str, ...]] = {
     "authors": ("invite_code",),
     "final": ("top", "matches_per_pairing"),
     "workers": ("dask",),
+    "limits": (
+        "address_requests_per_minute",
+        "address_burst",
+        "token_requests_per_minute",
+        "token_burst",
+        "auth_failures",
+        "auth_window_s",
+        "auth_lockout_s",
+        "versions_per_day",
+        "live_bots_per_author",
+        "stored_mib_per_author",
+    ),
 }
 
 #: The fastest pace a host may set. 0 means "as fast as the machine plays"; a finite figure above
@@ -81,6 +94,8 @@ DEFAULT_PROVISIONAL_MATCHES = 10
 DEFAULT_PROVISIONAL_INTERVAL = 150
 #: The final's default matches per pairing: the smallest multiple of the rotations from this.
 DEFAULT_FINAL_MATCHES = 12
+#: The largest value of any ``[limits]`` key: a bigger one is a typo (a limit off is 0).
+MAX_LIMIT = 10**9
 #: A Dask scheduler's address: ``tcp://HOST:PORT`` or ``tls://HOST:PORT`` (IPv6 in brackets).
 _SCHEDULER = re.compile(r"(tcp|tls)://(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9_.-]+):[0-9]{1,5}")
 
@@ -164,6 +179,36 @@ class WorkersConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class LimitsConfig:
+    """What one stranger may ask of the host (arena/host/throttle.py); 0 turns a limit off."""
+
+    #: Requests one client address may make per minute, sustained, ...
+    address_requests_per_minute: int = 1200
+    #: ... and at once above that pace.
+    address_burst: int = 200
+    #: The same for one API token (an author's, or the admin's), wherever it comes from.
+    token_requests_per_minute: int = 600
+    token_burst: int = 100
+    #: Failed token checks and wrong invite codes from one address within ``auth_window_s``
+    #: that lock the address out of every authenticated call ...
+    auth_failures: int = 10
+    auth_window_s: int = 60
+    #: ... for this long; each lock-out that follows another (within a day) doubles it, up to
+    #: an hour.
+    auth_lockout_s: int = 60
+    #: New versions (uploads and live bots) per author in any 24 hours.
+    versions_per_day: int = 20
+    #: Live bots of one author connected at once.
+    live_bots_per_author: int = 4
+    #: Unpacked bytes (MiB) of an author's uploads kept by the host.
+    stored_mib_per_author: int = 1024
+
+    @property
+    def stored_bytes_per_author(self) -> int:
+        return self.stored_mib_per_author * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
 class CompetitionConfig:
     """A checked competition config."""
 
@@ -180,6 +225,7 @@ class CompetitionConfig:
     authors: AuthorsConfig
     final: FinalConfig
     workers: WorkersConfig = field(default_factory=WorkersConfig)
+    limits: LimitsConfig = field(default_factory=LimitsConfig)
 
     def identity(self) -> dict[str, Any]:
         """What fixes the meaning of every stored result; a restart must match it exactly.
@@ -215,6 +261,7 @@ def check_competition(raw: Mapping[str, Any], where: str, default_name: str) -> 
         authors=_authors(sections["authors"]),
         final=_final(sections["final"], len(seat_groups)),
         workers=_workers(sections["workers"]),
+        limits=_limits(sections["limits"]),
     )
 
 
@@ -329,3 +376,20 @@ def _workers(c: Checker) -> WorkersConfig:
             "pip install 'card-arena[cluster]'",
         )
     return WorkersConfig(dask=address)
+
+
+def _limits(c: Checker) -> LimitsConfig:
+    defaults = LimitsConfig()
+    values = {
+        key: c.int_(f"limits.{key}", getattr(defaults, key), 0, maximum=MAX_LIMIT)
+        for key in SECTION_KEYS["limits"]
+    }
+    # A window or lock-out of 0 would make failed-auth throttling a no-op in disguise: say so.
+    if values["auth_failures"]:
+        for key in ("auth_window_s", "auth_lockout_s"):
+            if values[key] == 0:
+                raise c.fail(
+                    f"limits.{key}",
+                    "must be at least 1 (to turn the lock-out off, set limits.auth_failures = 0)",
+                )
+    return LimitsConfig(**values)

@@ -44,6 +44,7 @@ from arena.host.live import LiveBots
 from arena.host.play import MatchPlayer, Player
 from arena.host.remote import ClusterPlayer
 from arena.host.store import CompetitionStore, Version
+from arena.host.throttle import Throttle
 from arena.host.validation import validate
 from arena.layout import IMAGES_DIR, LOGS_DIR, PRIVATE_DIR, RECORDS_DIR
 from arena.registry import hash_token
@@ -189,7 +190,12 @@ async def _serve(
     limits: Limits | None = None,
 ) -> None:
     trio_token = trio.lowlevel.current_trio_token()
-    live = LiveBots(store, server.connected, lambda: trio_token.run_sync_soon(ladder.poke))
+    live = LiveBots(
+        store,
+        server.connected,
+        lambda: trio_token.run_sync_soon(ladder.poke),
+        max_per_author=config.limits.live_bots_per_author,
+    )
     player = MatchPlayer(server, config, directory, confinement)
     remote = None
     if connect is not None:
@@ -216,6 +222,7 @@ async def _serve(
         changed,
         grpc_port=int(server.address.rsplit(":", 1)[1]),
         tls=options.tls_cert is not None,
+        throttle=Throttle(config.limits),
     )
     app = create_app(state)
     hc = HypercornConfig()

@@ -235,7 +235,8 @@ class Version:
     kind: VersionKind
     #: The snapshot's content address; ``None`` for a live bot.
     sha256: str | None
-    #: ``{command, runtime}`` from the archive's manifest.
+    #: ``{command, runtime}`` from the archive's manifest, and since ``[limits]`` the ``bytes``
+    #: the upload holds unpacked (what ``limits.stored_mib_per_author`` counts).
     manifest: dict[str, Any]
     status: VersionStatus
     #: Why it failed or was retired.
