@@ -16,6 +16,7 @@ go to a Dask cluster's workers (arena/host/remote.py).
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import secrets
@@ -43,7 +44,15 @@ from arena.host.ladder import IDLE_POLL_S, Ladder, Wakeup
 from arena.host.live import LiveBots
 from arena.host.play import MatchPlayer, Player
 from arena.host.remote import ClusterPlayer
-from arena.host.store import CompetitionStore, Version
+from arena.host.store import (
+    CompetitionStore,
+    CompetitionStoreError,
+    Conflict,
+    Forbidden,
+    NotFound,
+    Version,
+)
+from arena.host.supervise import supervised
 from arena.host.validation import validate
 from arena.layout import IMAGES_DIR, LOGS_DIR, PRIVATE_DIR, RECORDS_DIR
 from arena.registry import hash_token
@@ -236,10 +245,12 @@ async def _serve(
             json.dumps({"http": url, "grpc": server.address, "cafile": cafile}) + "\n"
         )
         log.info("hosting", competition=config.name, http=url, grpc=server.address)
+        # Each part on its own: an unexpected error restarts that part, not the host.
         if remote is not None:
-            nursery.start_soon(remote.connect)
-        nursery.start_soon(ladder.run)
-        nursery.start_soon(_validator, store, player, config, ladder, validations)
+            nursery.start_soon(supervised, "cluster client", remote.connect, store_unusable)
+        nursery.start_soon(supervised, "ladder", ladder.run, store_unusable)
+        validator = functools.partial(_validator, store, player, config, ladder, validations)
+        nursery.start_soon(supervised, "validator", validator, store_unusable)
         task_status.started(listening)
         try:
             await trio.sleep_forever()
@@ -248,6 +259,16 @@ async def _serve(
             if remote is not None:
                 with trio.CancelScope(shield=True):  # a stop still says goodbye to the scheduler
                     await trio.to_thread.run_sync(remote.close)
+
+
+def store_unusable(err: BaseException) -> bool:
+    """Whether ``err`` means the competition's store cannot be used (damaged, or locked by
+    another process past ``ARENA_DB_LOCK_TIMEOUT``): the host then stops in one line rather
+    than restart a part that would meet it again. A refused change (a version retired under
+    the ladder's feet) is no such error."""
+    return isinstance(err, CompetitionStoreError) and not isinstance(
+        err, NotFound | Conflict | Forbidden
+    )
 
 
 async def _validator(
