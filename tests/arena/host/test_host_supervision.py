@@ -19,9 +19,11 @@ from cardarena._pb import arena_pb2 as pb
 
 import arena.host.service as service
 import arena.server.service as grpc_service
+from arena.errors import one_error
 from arena.host.config import check_competition
 from arena.host.ladder import Ladder
 from arena.host.service import HostOptions, Listening, run_host
+from arena.host.store import CompetitionStoreError
 from arena.server.limits import Endpoint
 from tests.arena.host.processes import GOOD_BOT, bot_archive
 from tests.helpers import captured_logs
@@ -179,3 +181,27 @@ def test_a_part_that_fails_is_logged_and_restarted_while_the_others_serve(
     failures = [e for e in logs if e["event"] == "part failed; restarting"]
     assert sorted(e["part"] for e in failures) == ["ladder", "validator"]
     assert all(e["exc_info"] is True and e["log_level"] == "error" for e in failures)
+
+
+def test_a_store_that_cannot_be_used_still_stops_the_host_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    error = CompetitionStoreError(
+        f"{tmp_path}/cup/competition.sqlite: the database is locked by another process"
+    )
+
+    async def locked(self: Ladder) -> None:
+        raise error
+
+    monkeypatch.setattr(Ladder, "refit", locked)
+    options = HostOptions(http="127.0.0.1:0", grpc="127.0.0.1:0", no_sandbox=True)
+    config = check_competition(CONFIG, "t", "cup")
+
+    async def main() -> None:
+        with trio.fail_after(60):  # a host that restarted its ladder forever would fail here
+            await run_host(config, tmp_path / "cup", options)
+
+    with captured_logs() as logs, pytest.raises(BaseExceptionGroup) as info:
+        trio.run(main)
+    assert one_error(info.value) is error  # what the CLI prints, as one line
+    assert not [e for e in logs if e["event"] == "part failed; restarting"]
