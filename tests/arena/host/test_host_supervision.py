@@ -24,6 +24,7 @@ from arena.host.config import check_competition
 from arena.host.ladder import Ladder
 from arena.host.service import HostOptions, Listening, run_host
 from arena.host.store import CompetitionStoreError
+from arena.protocol import codec
 from arena.server.limits import Endpoint
 from tests.arena.host.processes import GOOD_BOT, bot_archive
 from tests.helpers import captured_logs
@@ -55,9 +56,9 @@ def _status(directory: Path, version: int) -> str:
     return str(status)
 
 
-def _raw_stream(address: str, chunk: bytes) -> pb.ServerMessage | grpc.StatusCode:
-    """One Arena.Play stream that sends ``chunk``: the server's first reply, or the status the
-    stream ended with."""
+def _raw_stream(address: str, chunk: bytes) -> pb.ServerMessage | grpc.StatusCode | None:
+    """One Arena.Play stream that sends ``chunk``: the server's first reply, the status the
+    stream failed with, or ``None`` when it ended with neither."""
     sent = threading.Event()
 
     def requests() -> Iterator[bytes]:
@@ -70,7 +71,7 @@ def _raw_stream(address: str, chunk: bytes) -> pb.ServerMessage | grpc.StatusCod
         )
         call = play(requests(), timeout=10)
         try:
-            reply: pb.ServerMessage = next(iter(call))
+            reply: pb.ServerMessage | None = next(iter(call), None)
             return reply
         except grpc.RpcError as err:
             code: grpc.StatusCode = err.code()  # type: ignore[attr-defined]
@@ -93,6 +94,21 @@ def _failing_once(
         return await original(*args)
 
     return flaky
+
+
+#: Bytes whose reading raises once the test makes it so.
+POISON = b"poison"
+
+
+def reading_fails_on(poison: bytes) -> Callable[[bytes], Any]:
+    read = codec.bot_bytes_to_plain
+
+    def reading(raw: bytes) -> Any:
+        if raw == poison:
+            raise RuntimeError("injected failure reading a bot's message")
+        return read(raw)
+
+    return reading
 
 
 def test_a_part_that_fails_is_logged_and_restarted_while_the_others_serve(
@@ -172,6 +188,15 @@ def test_a_part_that_fails_is_logged_and_restarted_while_the_others_serve(
             assert status.status_code == 200  # HTTP answered throughout
             await async_wait_until(
                 lambda: _done_matches(directory) >= after + 2, 120, what="the ladder to play on"
+            )
+            # Mid-ladder, a stream whose message handling raises ends alone (it is logged) and
+            # the matches being played go on.
+            monkeypatch.setattr(codec, "bot_bytes_to_plain", reading_fails_on(POISON))
+            ended = await trio.to_thread.run_sync(_raw_stream, where.grpc_address, POISON)
+            assert ended is None
+            after = _done_matches(directory)
+            await async_wait_until(
+                lambda: _done_matches(directory) >= after + 2, 120, what="the matches to go on"
             )
             http.close()
             nursery.cancel_scope.cancel()
