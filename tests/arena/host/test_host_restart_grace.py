@@ -148,6 +148,18 @@ def test_a_unit_waits_for_its_live_bot_after_a_restart_and_fails_only_after_the_
                     assert said.status_code == 410, said.text
                     detail = said.json()["detail"]
                     assert detail.startswith(f"match {match!r} will not be played: its unit failed")
+        # As an author reads it: one line, not "not finished".
+        said = subprocess.run(
+            [sys.executable, "-m", "arena.cli", "remote", "match", match, "--server", host.url],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert said.returncode == 2 and said.stdout == "", said
+        assert said.stderr.splitlines() == [
+            f"arena: error: HTTP 410: match {match!r} will not be played: its unit failed: "
+            f"live bot beta@1 not connected within {GRACE_S} s"
+        ]
     finally:
         if bot is not None:
             bot.kill()
