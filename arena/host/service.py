@@ -249,7 +249,7 @@ async def _serve(
         if remote is not None:
             nursery.start_soon(supervised, "cluster client", remote.connect, store_unusable)
         nursery.start_soon(supervised, "ladder", ladder.run, store_unusable)
-        validator = functools.partial(_validator, store, player, config, ladder, validations)
+        validator = functools.partial(_validator, store, player, config, ladder, validations, set())
         nursery.start_soon(supervised, "validator", validator, store_unusable)
         task_status.started(listening)
         try:
@@ -277,15 +277,21 @@ async def _validator(
     config: CompetitionConfig,
     ladder: Ladder,
     wakeup: Wakeup,
+    troubled: set[int],
 ) -> None:
     """Validate versions as they come, one at a time (a validation is one short match); a
-    validation a killed host left unfinished is played again."""
+    validation a killed host left unfinished is played again. ``troubled``, kept across the
+    part's restarts: the versions whose validation failed the validator, tried after the
+    others so that one cannot hold every later submission up."""
 
     def waiting() -> list[Version]:
-        return store.versions(status="validating") + store.versions(status="pending")
+        found = store.versions(status="validating") + store.versions(status="pending")
+        return sorted(found, key=lambda v: v.id in troubled)  # stable: oldest first otherwise
 
     while True:
         for version in await trio.to_thread.run_sync(waiting):
+            troubled.add(version.id)
             await validate(store, player, config, version)
+            troubled.discard(version.id)
             ladder.poke()
         await wakeup.wait(IDLE_POLL_S)

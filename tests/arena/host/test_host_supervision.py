@@ -5,6 +5,7 @@ supervisor's own timing is tests/arena/host/test_supervise.py."""
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 import threading
 from collections.abc import Awaitable, Callable, Iterator
@@ -21,9 +22,10 @@ import arena.host.service as service
 import arena.server.service as grpc_service
 from arena.errors import one_error
 from arena.host.config import check_competition
-from arena.host.ladder import Ladder
+from arena.host.ladder import Ladder, Wakeup
 from arena.host.service import HostOptions, Listening, run_host
-from arena.host.store import CompetitionStoreError
+from arena.host.store import CompetitionStore, CompetitionStoreError, Version
+from arena.host.supervise import supervised
 from arena.protocol import codec
 from arena.server.limits import Endpoint
 from tests.arena.host.processes import GOOD_BOT, bot_archive
@@ -230,3 +232,43 @@ def test_a_store_that_cannot_be_used_still_stops_the_host_in_one_line(
         trio.run(main)
     assert one_error(info.value) is error  # what the CLI prints, as one line
     assert not [e for e in logs if e["event"] == "part failed; restarting"]
+
+
+def test_a_version_whose_validation_fails_the_validator_holds_up_no_other(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = check_competition(CONFIG, "t", "cup")
+    store = CompetitionStore(tmp_path / "cup", config)
+    author, _ = store.add_author("alice")
+    poison, *others = (
+        store.add_version(author.id, f"b{n}", "archive", f"{n:064x}", {"command": "x"})
+        for n in range(1, 4)
+    )
+
+    async def validate(
+        store: CompetitionStore, player: object, config: object, version: Version
+    ) -> Version:
+        if version.id == poison.id:  # a bug this submission meets, every time
+            raise RuntimeError("injected validation failure")
+        store.set_status(version.id, "validating")
+        return store.set_status(version.id, "validated")
+
+    monkeypatch.setattr(service, "validate", validate)
+    ladder = Ladder(store, config, None, lambda version_id: None)  # type: ignore[arg-type]
+    validator = functools.partial(service._validator, store, None, config, ladder, Wakeup(), set())
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(functools.partial(supervised, "validator", validator, pause_s=0.01))
+            await async_wait_until(
+                lambda: all(store.version(v.id).status == "validated" for v in others),
+                30,
+                what="the other versions validated",
+            )
+            nursery.cancel_scope.cancel()
+
+    with captured_logs() as logs:
+        trio.run(main)
+    assert store.version(poison.id).status == "pending"
+    assert any(e["event"] == "part failed; restarting" for e in logs)
+    store.close()
