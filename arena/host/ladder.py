@@ -30,11 +30,15 @@ from arena.host.play import Entrant, Player, version_program
 from arena.host.store import (
     CompetitionStore,
     CompetitionStoreError,
+    Conflict,
     DatabaseLocked,
+    Forbidden,
+    NotFound,
     Phase,
     StoredMatch,
     Version,
 )
+from arena.host.supervise import supervised
 from arena.ratings import RatingTable, fit_ratings
 from arena.rules import PlayedMatch
 from arena.seeds import derive_seed
@@ -53,6 +57,16 @@ MATCH_ATTEMPTS = 3
 #: :data:`MAX_RETRY_PAUSE_S`: a host in trouble is not hammered, nor its units burnt.
 RETRY_PAUSE_S = 1.0
 MAX_RETRY_PAUSE_S = 60.0
+
+
+def store_unusable(err: BaseException) -> bool:
+    """Whether ``err`` means the competition's store cannot be used (damaged, or locked by
+    another process past ``ARENA_DB_LOCK_TIMEOUT``): the host then stops in one line rather
+    than restart a part that would meet it again. A refused change (a version retired under
+    the ladder's feet) is no such error."""
+    return isinstance(err, CompetitionStoreError) and not isinstance(
+        err, NotFound | Conflict | Forbidden
+    )
 
 
 class Wakeup:
@@ -254,12 +268,23 @@ class Ladder:
         return True
 
     async def _play_unit(self, unit_id: int, matches: Sequence[StoredMatch]) -> None:
-        async with trio.open_nursery() as nursery:
-            for m in matches:
-                nursery.start_soon(self._play_match, unit_id, m)
+        given = [matches]
+
+        async def play() -> None:
+            todo = given.pop() if given else await trio.to_thread.run_sync(self._left, unit_id)
+            async with trio.open_nursery() as nursery:
+                for m in todo:
+                    nursery.start_soon(self._play_match, unit_id, m)
+
+        # A unit whose play fails unexpectedly plays what it has left again, after a pause,
+        # alone: the ladder's other units play on.
+        await supervised(f"unit {unit_id}", play, store_unusable)
         await self.refit()
         if self._final_started:
             await self._announce_final_end()
+
+    def _left(self, unit_id: int) -> list[StoredMatch]:
+        return [m for m in self._store.unit_matches(unit_id) if m.state == "pending"]
 
     async def _announce_final_end(self) -> None:
         """Once every unit of the final is played: say so in the log, with the winner (once)."""

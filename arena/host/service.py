@@ -40,18 +40,11 @@ from arena.host.client import is_loopback
 from arena.host.config import CompetitionConfig
 from arena.host.http import serve_http
 from arena.host.images import remove_partial_tarballs
-from arena.host.ladder import IDLE_POLL_S, Ladder, Wakeup
+from arena.host.ladder import IDLE_POLL_S, Ladder, Wakeup, store_unusable
 from arena.host.live import LiveBots
 from arena.host.play import MatchPlayer, Player
 from arena.host.remote import ClusterPlayer
-from arena.host.store import (
-    CompetitionStore,
-    CompetitionStoreError,
-    Conflict,
-    Forbidden,
-    NotFound,
-    Version,
-)
+from arena.host.store import CompetitionStore, Version
 from arena.host.supervise import supervised
 from arena.host.validation import validate
 from arena.layout import IMAGES_DIR, LOGS_DIR, PRIVATE_DIR, RECORDS_DIR
@@ -259,16 +252,6 @@ async def _serve(
             if remote is not None:
                 with trio.CancelScope(shield=True):  # a stop still says goodbye to the scheduler
                     await trio.to_thread.run_sync(remote.close)
-
-
-def store_unusable(err: BaseException) -> bool:
-    """Whether ``err`` means the competition's store cannot be used (damaged, or locked by
-    another process past ``ARENA_DB_LOCK_TIMEOUT``): the host then stops in one line rather
-    than restart a part that would meet it again. A refused change (a version retired under
-    the ladder's feet) is no such error."""
-    return isinstance(err, CompetitionStoreError) and not isinstance(
-        err, NotFound | Conflict | Forbidden
-    )
 
 
 async def _validator(

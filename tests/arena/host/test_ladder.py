@@ -390,3 +390,16 @@ def test_a_live_bot_that_never_comes_back_fails_its_unit_after_the_grace_and_no_
     # Its matches say what they are: never to be played, not pending.
     assert {m.state for m in store.unit_matches(unit)} == {"void"}
     assert store.pending_matches() == [] and player.played == []
+
+
+def test_a_unit_whose_play_fails_unexpectedly_is_played_again_alone(tmp_path: Path) -> None:
+    config = check_competition(SHORT, "t", "cup")
+    player = Troubled(config, RuntimeError("a bug met by one deal"), fails=1)
+    store, ladder = _one_unit(tmp_path, player)
+    with captured_logs() as logs:
+        # The ladder itself runs unsupervised here: the failure never reaches it.
+        trio.run(_run_until, ladder, lambda: len(player.played) >= 6, "the ladder to play on")
+    failed = [e for e in logs if e["event"] == "part failed; restarting"]
+    assert [e["part"] for e in failed] == ["unit 1"] and failed[0]["exc_info"] is True
+    assert store.unit(1).state == "done"  # played again, in full, and counted once
+    assert [m.state for m in store.unit_matches(1)] == ["done"] * len(store.unit_matches(1))

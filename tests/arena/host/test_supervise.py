@@ -8,7 +8,7 @@ import pytest
 import trio
 import trio.testing
 
-from arena.host.service import store_unusable
+from arena.host.ladder import store_unusable
 from arena.host.store import CompetitionStoreError, Conflict, DatabaseLocked, NotFound
 from arena.host.supervise import supervised
 from tests.helpers import captured_logs
