@@ -57,7 +57,13 @@ KNOWN_KEYS = (
 )
 SECTION_KEYS: Mapping[str, tuple[str, ...]] = {
     "time_control": ("move_ms", "bank_ms"),
-    "ladder": ("concurrency", "units_per_minute", "provisional_matches", "provisional_interval"),
+    "ladder": (
+        "concurrency",
+        "units_per_minute",
+        "provisional_matches",
+        "provisional_interval",
+        "live_grace_s",
+    ),
     "validation": ("opponent", "matches"),
     "submissions": ("max_upload_mib", "max_files", "max_unpacked_mib", "allow_images"),
     "authors": ("invite_code",),
@@ -92,6 +98,10 @@ MIN_INVITE_CODE = 8
 #: ± this many Elo (docs/hosting.md).
 DEFAULT_PROVISIONAL_MATCHES = 10
 DEFAULT_PROVISIONAL_INTERVAL = 150
+#: Seconds a unit waits for a live bot that is not connected (after a restart of the host, its
+#: bot reconnecting) before it is given up; at most an hour, so a typo cannot hold units for days.
+DEFAULT_LIVE_GRACE_S = 60
+MAX_LIVE_GRACE_S = 3600
 #: The final's default matches per pairing: the smallest multiple of the rotations from this.
 DEFAULT_FINAL_MATCHES = 12
 #: The largest value of any ``[limits]`` key: a bigger one is a typo (a limit off is 0).
@@ -118,6 +128,8 @@ class LadderConfig:
     provisional_matches: int = DEFAULT_PROVISIONAL_MATCHES
     #: ... or its 95 % interval is wider than ± this many Elo.
     provisional_interval: int = DEFAULT_PROVISIONAL_INTERVAL
+    #: Seconds a unit waits for a live bot that is not connected before it is given up.
+    live_grace_s: int = DEFAULT_LIVE_GRACE_S
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,6 +300,9 @@ def _ladder(c: Checker) -> LadderConfig:
         units_per_minute=pace,
         provisional_matches=c.int_("ladder.provisional_matches", DEFAULT_PROVISIONAL_MATCHES, 0),
         provisional_interval=c.int_("ladder.provisional_interval", DEFAULT_PROVISIONAL_INTERVAL, 1),
+        live_grace_s=c.int_(
+            "ladder.live_grace_s", DEFAULT_LIVE_GRACE_S, 0, maximum=MAX_LIVE_GRACE_S
+        ),
     )
 
 

@@ -16,6 +16,7 @@ go to a Dask cluster's workers (arena/host/remote.py).
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import secrets
@@ -39,11 +40,12 @@ from arena.host.client import is_loopback
 from arena.host.config import CompetitionConfig
 from arena.host.http import serve_http
 from arena.host.images import remove_partial_tarballs
-from arena.host.ladder import IDLE_POLL_S, Ladder, Wakeup
+from arena.host.ladder import IDLE_POLL_S, Ladder, Wakeup, store_unusable
 from arena.host.live import LiveBots
 from arena.host.play import MatchPlayer, Player
 from arena.host.remote import ClusterPlayer
 from arena.host.store import CompetitionStore, Version
+from arena.host.supervise import supervised
 from arena.host.throttle import Throttle
 from arena.host.validation import validate
 from arena.layout import IMAGES_DIR, LOGS_DIR, PRIVATE_DIR, RECORDS_DIR
@@ -243,10 +245,12 @@ async def _serve(
             json.dumps({"http": url, "grpc": server.address, "cafile": cafile}) + "\n"
         )
         log.info("hosting", competition=config.name, http=url, grpc=server.address)
+        # Each part on its own: an unexpected error restarts that part, not the host.
         if remote is not None:
-            nursery.start_soon(remote.connect)
-        nursery.start_soon(ladder.run)
-        nursery.start_soon(_validator, store, player, config, ladder, validations)
+            nursery.start_soon(supervised, "cluster client", remote.connect, store_unusable)
+        nursery.start_soon(supervised, "ladder", ladder.run, store_unusable)
+        validator = functools.partial(_validator, store, player, config, ladder, validations, set())
+        nursery.start_soon(supervised, "validator", validator, store_unusable)
         task_status.started(listening)
         try:
             await trio.sleep_forever()
@@ -263,15 +267,21 @@ async def _validator(
     config: CompetitionConfig,
     ladder: Ladder,
     wakeup: Wakeup,
+    troubled: set[int],
 ) -> None:
     """Validate versions as they come, one at a time (a validation is one short match); a
-    validation a killed host left unfinished is played again."""
+    validation a killed host left unfinished is played again. ``troubled``, kept across the
+    part's restarts: the versions whose validation failed the validator, tried after the
+    others so that one cannot hold every later submission up."""
 
     def waiting() -> list[Version]:
-        return store.versions(status="validating") + store.versions(status="pending")
+        found = store.versions(status="validating") + store.versions(status="pending")
+        return sorted(found, key=lambda v: v.id in troubled)  # stable: oldest first otherwise
 
     while True:
         for version in await trio.to_thread.run_sync(waiting):
+            troubled.add(version.id)
             await validate(store, player, config, version)
+            troubled.discard(version.id)
             ladder.poke()
         await wakeup.wait(IDLE_POLL_S)

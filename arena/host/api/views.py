@@ -111,8 +111,11 @@ def owned(store: CompetitionStore, version_id: int, author: Author) -> Version:
 
 
 def finished_match(store: CompetitionStore, match_id: str) -> StoredMatch:
-    """Match ``match_id``; 404 until it is finished."""
+    """Match ``match_id``; 404 until it is finished, 410 when it never will be (void)."""
     m = store.match(match_id)
+    if m.state == "void":
+        why = store.unit(m.unit_id).reason
+        raise HTTPException(410, f"match {match_id!r} will not be played: its unit failed: {why}")
     if m.state != "done":
         raise HTTPException(404, f"match {match_id!r} is not finished")
     return m

@@ -22,7 +22,8 @@ Phase = Literal["ladder", "final"]
 VersionKind = Literal["archive", "image", "live"]
 VersionStatus = Literal["pending", "validating", "validated", "failed", "retired"]
 UnitState = Literal["pending", "done", "failed"]
-MatchState = Literal["pending", "done"]
+#: ``void``: a match its failed unit left unplayed (stored as pending; read as void).
+MatchState = Literal["pending", "done", "void"]
 LadderState = Literal["running", "paused", "closed"]
 
 PHASES: Final = get_args(Phase)
