@@ -42,7 +42,14 @@ def _handler(action: Action, auth: Auth) -> Callable[[argparse.Namespace], int]:
     """The argparse handler: the client from the common options, then ``action``."""
 
     def run(args: argparse.Namespace) -> int:
-        from arena.host.client import CA_ENV, SERVER_ENV, TOKEN_ENV, RemoteClient, RemoteError
+        from arena.host.client import (
+            CA_ENV,
+            SERVER_ENV,
+            TOKEN_ENV,
+            RemoteClient,
+            RemoteError,
+            resolve_from_env,
+        )
 
         server = args.server or os.environ.get(SERVER_ENV, "").strip()
         if not server:
@@ -59,10 +66,17 @@ def _handler(action: Action, auth: Auth) -> Callable[[argparse.Namespace], int]:
                 f"this needs the host's admin token: --token T (or ${ADMIN_TOKEN_ENV}), from "
                 "the competition directory's private/admin.token"
             )
-        cafile = args.cafile
+        cafile, cafile_from = args.cafile, "--cafile"
         if cafile is None and server.startswith("https:"):
-            cafile = os.environ.get(CA_ENV, "").strip() or None
-        client = RemoteClient(server, token, cafile, args.timeout)
+            cafile, cafile_from = os.environ.get(CA_ENV, "").strip() or None, f"${CA_ENV}"
+        client = RemoteClient(
+            server,
+            token,
+            cafile,
+            args.timeout,
+            resolve=resolve_from_env(),
+            cafile_from=cafile_from,
+        )
         try:
             return action(client, args)
         except (KeyError, TypeError, ValueError) as err:

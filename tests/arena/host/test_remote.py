@@ -555,6 +555,38 @@ def test_tls_with_the_hosts_certificate(
     )
 
 
+def test_arena_resolve_connects_elsewhere_and_tls_still_checks_the_name(
+    tls_host: Host, remote: Remote, certificate: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in TOKEN_ENVS:
+        monkeypatch.delenv(name, raising=False)
+    port = tls_host.url.rsplit(":", 1)[1]
+    cert = str(certificate[0])
+    # localhost:9 leads nowhere; mapped to the host, its certificate (naming localhost) fits.
+    monkeypatch.setenv("ARENA_RESOLVE", f"localhost:9:127.0.0.1:{port}")
+    out = remote.ok("status", "--server", "https://localhost:9", "--cafile", cert)
+    assert out.startswith("cup: whist, 4 players")
+    # A name the certificate does not carry is refused, wherever it is connected to.
+    monkeypatch.setenv("ARENA_RESOLVE", f"other.example:443:127.0.0.1:{port}")
+    line = remote.refused("status", "--server", "https://other.example", "--cafile", cert)
+    assert "failed verification" in line and "other.example" in line
+    monkeypatch.setenv("ARENA_RESOLVE", "other.example:443")
+    assert remote.refused("status", "--server", "https://other.example") == (
+        "ARENA_RESOLVE: 'other.example:443' is not NAME:PORT:ADDRESS[:PORT] "
+        "(arena.example.org:8443:127.0.0.1:18443)"
+    )
+
+
+def test_a_certificate_named_in_the_environment_is_named_so_in_its_error(
+    remote: Remote, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("ARENA_CA_CERT", str(tmp_path / "missing.pem"))
+    line = remote.refused("status", "--server", "https://127.0.0.1:1")
+    assert line == f"$ARENA_CA_CERT {str(tmp_path / 'missing.pem')!r}: no such file"
+    line = remote.refused("status", "--server", "https://127.0.0.1:1", "--cafile", "gone.pem")
+    assert line == "--cafile 'gone.pem': no such file"
+
+
 # --- as a user runs it: real processes -----------------------------------------------------------
 
 
