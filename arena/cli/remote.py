@@ -288,10 +288,11 @@ def _live(client: RemoteClient, args: argparse.Namespace) -> int:
         _print_json(live)
         return 0
     v = live.version
-    host = urllib.parse.urlsplit(client.base_url).hostname or "HOST"
     status = client.status()
-    port = status.grpc_port or "PORT"
-    env = [f"ARENA_ADDRESS={host}:{port}", f"ARENA_TOKEN={live.token}"]
+    address = status.grpc_address  # as the host advertises it (None: an older host)
+    if address is None:
+        address = f"{urllib.parse.urlsplit(client.base_url).hostname}:{status.grpc_port or 'PORT'}"
+    env = [f"ARENA_ADDRESS={shlex.quote(address)}", f"ARENA_TOKEN={live.token}"]
     if status.tls and client.cafile is not None:
         # The certificate this client trusts the host by: the bot's stream needs it too.
         env.append(f"ARENA_CA_CERT={shlex.quote(str(client.cafile.resolve()))}")

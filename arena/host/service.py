@@ -72,6 +72,9 @@ class HostOptions:
     insecure: bool = False
     #: Run versions as plain processes (trusted bots only).
     no_sandbox: bool = False
+    #: The gRPC address live bots are told (a host behind a proxy or NAT); ``None``: ``grpc``'s
+    #: own, or for a wildcard (``0.0.0.0``) the name each API request came by.
+    public_grpc: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +102,13 @@ def check_listen(options: HostOptions) -> None:
                 f"{flag} {address}: without --tls-cert/--tls-key the host listens on loopback "
                 "only (pass --insecure to serve plaintext beyond it)"
             )
+
+
+def advertised(address: str) -> str:
+    """``address`` as live bots may be told it; ``""`` for a wildcard (``0.0.0.0``, ``[::]``),
+    which names no host."""
+    host = address.rsplit(":", 1)[0].strip("[]")
+    return "" if host in ("", "0.0.0.0", "::") else address
 
 
 def admin_token(directory: Path) -> str:
@@ -216,6 +226,7 @@ async def _serve(
         changed,
         grpc_port=int(server.address.rsplit(":", 1)[1]),
         tls=options.tls_cert is not None,
+        grpc_address=options.public_grpc or advertised(server.address),
     )
     app = create_app(state)
     hc = HypercornConfig()

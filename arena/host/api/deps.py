@@ -35,6 +35,8 @@ class HostState:
     grpc_port: int = 0
     #: Whether the host serves TLS.
     tls: bool = False
+    #: The gRPC address advertised to live bots; ``""``: the request's host name, grpc_port.
+    grpc_address: str = ""
 
 
 def host_state(request: Request) -> HostState:

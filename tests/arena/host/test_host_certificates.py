@@ -113,3 +113,44 @@ def test_an_author_is_told_what_the_bot_and_the_upload_need(tmp_path: Path) -> N
         assert "this host takes uploads of at most 32 MiB" in refused.stderr, refused.stderr
     finally:
         host.stop()
+
+
+@pytest.mark.slow
+def test_live_bots_are_told_the_advertised_grpc_address(tmp_path: Path) -> None:
+    host = _host(tmp_path, make_certificate(tmp_path))
+    assert host.tls is not None
+    env = _env(host) | {"ARENA_CA_CERT": str(host.tls[0])}
+    try:
+        env["ARENA_API_TOKEN"] = host.add_author("ann")
+        # Listening on a specific address: that one.
+        assert json.loads(_remote(env, "status", "--json").stdout)["grpc_address"] == host.grpc
+        # On every address: the name the author reached the API by, never 0.0.0.0.
+        host.stop()
+        host.extra = ["--grpc", f"0.0.0.0:{host.grpc_port}"]
+        host.start()
+        env["ARENA_SERVER"] = host.url.replace("127.0.0.1", "localhost")
+        status = json.loads(_remote(env, "status", "--json").stdout)
+        assert status["grpc_address"] == f"localhost:{host.grpc_port}"
+        # Behind a proxy or NAT: what --public-grpc says, in status and in live's environment.
+        host.stop()
+        host.extra = ["--public-grpc", "bots.example.org:443"]
+        host.start()
+        assert json.loads(_remote(env, "status", "--json").stdout)["grpc_address"] == (
+            "bots.example.org:443"
+        )
+        live = _remote(env, "live", "wanderer")
+        assert "ARENA_ADDRESS=bots.example.org:443 ARENA_TOKEN=cal_" in live.stdout, live.stderr
+    finally:
+        host.stop()
+
+
+def test_a_public_grpc_address_must_name_a_host(tmp_path: Path) -> None:
+    for wrong in ("0.0.0.0:50051", "bots.example.org", "bots.example.org:0"):
+        done = subprocess.run(
+            [*ARENA, "host", str(tmp_path / "cup.toml"), "--public-grpc", wrong],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert done.returncode == 2 and "--public-grpc" in done.stderr, done.stderr
+        assert f"{wrong!r}: give HOST:PORT" in done.stderr
