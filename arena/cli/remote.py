@@ -341,6 +341,21 @@ def _log(client: RemoteClient, args: argparse.Namespace) -> int:
     return 0
 
 
+def _validation(client: RemoteClient, args: argparse.Namespace) -> int:
+    ids = client.validation_matches(args.id)
+    if not ids:
+        print(f"version {args.id} has no validation records (arena remote log {args.id} says why)")
+        return 0
+    if args.output is not None and not Path(args.output).is_dir():
+        raise UsageError(f"-o {args.output!r}: not a directory")
+    for match_id in ids:
+        data = client.validation_record(args.id, match_id)
+        path = _output(args.output, f"{match_id}.jsonl.gz")
+        _write(path, data)
+        print(f"wrote {path} ({len(data):,} bytes)")
+    return 0
+
+
 def _archive(client: RemoteClient, args: argparse.Namespace) -> int:
     data = client.archive(args.id)
     # A version's source comes as .tar.gz, an image version's tarball as a plain .tar.
@@ -546,6 +561,16 @@ def _add_version_commands(rsub: Subparsers) -> None:
     rt.add_argument("id", type=POSITIVE, metavar="ID", help="version id")
     lg = _add(rsub, "log", _log, "author", "your version ID's validation log", json_output=False)
     lg.add_argument("id", type=POSITIVE, metavar="ID", help="version id")
+    vr = _add(
+        rsub,
+        "validation",
+        _validation,
+        "author",
+        "download the records of your version ID's validation matches (arena replay reads them)",
+        json_output=False,
+    )
+    vr.add_argument("id", type=POSITIVE, metavar="ID", help="version id")
+    vr.add_argument("-o", "--output", default=None, metavar="DIR", help="into DIR (here)")
     ap = _add(
         rsub, "archive", _archive, "author", "download your version ID's files", json_output=False
     )

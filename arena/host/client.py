@@ -84,6 +84,7 @@ _ME: Final = TypeAdapter(Me)
 _ROTATED: Final = TypeAdapter(RotatedToken)
 _LIVE: Final = TypeAdapter(LiveVersion)
 _HEAD_TO_HEAD: Final = TypeAdapter(list[HeadToHead])
+_IDS: Final = TypeAdapter(list[str])
 
 
 class RemoteError(ArenaError):
@@ -333,6 +334,15 @@ class RemoteClient:
         """The validation log of one's own version."""
         data = self._request("GET", f"/versions/{int(version_id)}/log", auth="required")
         return data.decode("utf-8", "replace")
+
+    def validation_matches(self, version_id: int) -> list[str]:
+        """The ids of one's own version's validation matches whose records are kept."""
+        return self._json(_IDS, "GET", f"/versions/{int(version_id)}/validation", auth="required")
+
+    def validation_record(self, version_id: int, match_id: str) -> bytes:
+        """The record (``.jsonl.gz``) of one of one's own version's validation matches."""
+        path = f"/versions/{int(version_id)}/validation/{_segment(match_id)}/record"
+        return self._request("GET", path, auth="required")
 
     def archive(self, version_id: int) -> bytes:
         """One's own version's files, as a ``.tar.gz`` (an image version's tarball: a ``.tar``)."""

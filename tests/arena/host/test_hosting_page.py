@@ -191,6 +191,9 @@ def test_the_host_s_and_the_author_s_commands_run_as_printed(
     author.run(export.replace("cau_…", token.group(1)))
     assert "submitted mybot@1 (version 1)" in author.run(submit)
     wait_until(lambda: watcher.version(1).status == "validated", 120, what="mybot@1 validated")
+    # Its validation log and its validation match's record, as the page says to get them.
+    assert author.run("arena remote log 1").endswith("\nvalidated\n")
+    assert "wrote validate-1-1.jsonl.gz" in author.run("arena remote validation 1")
     live_command, bot_command = commands("arena remote live")
     live = re.search(r"token: (cal_\S+)", author.run(live_command))
     assert live is not None

@@ -160,6 +160,30 @@ def test_an_author_submits_a_directory_and_manages_the_version(
     assert remote.refused("retire", "1", "--token", token).startswith("HTTP 409: version alpha@1")
 
 
+def test_an_author_downloads_the_validation_records_of_their_version(
+    host: Host, remote: Remote, tmp_path: Path
+) -> None:
+    alice, bob = add_author(remote, "alice"), add_author(remote, "bob")
+    remote.ok("submit", "alpha", str(bot_dir(tmp_path / "alpha")), "--token", alice)
+    assert remote.ok("validation", "1", "--token", alice) == (
+        "version 1 has no validation records (arena remote log 1 says why)\n"
+    )
+    (host.directory / RECORDS_DIR).mkdir(exist_ok=True)
+    (host.directory / RECORDS_DIR / "validate-1-1.jsonl.gz").write_bytes(b"\x1f\x8b a record")
+    out = tmp_path / "out"
+    out.mkdir()
+    assert remote.ok("validation", "1", "-o", str(out), "--token", alice) == (
+        f"wrote {out / 'validate-1-1.jsonl.gz'} (11 bytes)\n"
+    )
+    assert (out / "validate-1-1.jsonl.gz").read_bytes() == b"\x1f\x8b a record"
+    assert remote.refused("validation", "1", "--token", bob) == (
+        "HTTP 403: version alpha@1 is not yours"
+    )
+    client = RemoteClient(host.url, alice)
+    with pytest.raises(RemoteError, match=r"^HTTP 404: version alpha@1 has no validation match"):
+        client.validation_record(1, "u1-r0")
+
+
 def test_a_rotated_token_is_refused_in_one_line(host: Host, remote: Remote) -> None:
     old = add_author(remote, "alice")
     out = remote.ok("token", "rotate", "--token", old)
