@@ -16,9 +16,11 @@ go to a Dask cluster's workers (arena/host/remote.py).
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import secrets
+import socket
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -111,6 +113,25 @@ def advertised(address: str) -> str:
     return "" if host in ("", "0.0.0.0", "::") else address
 
 
+def check_free(options: HostOptions) -> None:
+    """One line, before anything starts, when another program listens on ``--http`` or
+    ``--grpc`` (a bind then closed; port 0 is always free)."""
+    for flag, address in (("--http", options.http), ("--grpc", options.grpc)):
+        host, _, port = address.rpartition(":")
+        host = host.strip("[]") or "0.0.0.0"
+        if not port.isdigit() or int(port) == 0:
+            continue  # the server says what is wrong with it
+        with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the servers bind
+            try:
+                probe.bind((host, int(port)))
+            except OSError as err:
+                why = (err.strerror or str(err)).lower()
+                if err.errno == errno.EADDRINUSE:
+                    why += " (another program listens there: stop it, or choose another port)"
+                raise UsageError(f"{flag} {address}: {why}") from None
+
+
 def admin_token(directory: Path) -> str:
     """The host's admin token (made on first use, kept in ``DIR/private``, mode 0600)."""
     private = directory / PRIVATE_DIR
@@ -151,6 +172,7 @@ async def run_host(
 ) -> None:
     """Serve the competition in ``directory`` until cancelled."""
     check_listen(options)
+    check_free(options)
     limits = None
     if not options.no_sandbox:
         check_available()
