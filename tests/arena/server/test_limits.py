@@ -335,6 +335,7 @@ trio.run(main)
 """
 
 
+@pytest.mark.slow
 def test_the_census_keeps_working_with_no_descriptor_to_spare(tmp_path: Path) -> None:
     """Out of descriptors (issue 41), the census still closes a crowding address's idle
     connections, says nothing more than that (no error each second), and the server takes an
