@@ -356,9 +356,20 @@ def test_the_admin_steers_the_ladder(host: Host, remote: Remote) -> None:
     assert "ladder: closed" in remote.ok("status")
 
 
-def test_matches_records_logs_and_the_leaderboard(
-    host: Host, remote: Remote, tmp_path: Path
-) -> None:
+@dataclass
+class Played:
+    """Two authors' versions and the two rotations of one ladder unit between them."""
+
+    alice: str
+    bob: str
+    unit: int
+    record: bytes
+
+
+def play_a_unit(host: Host, remote: Remote, tmp_path: Path, *, finish: bool = True) -> Played:
+    """alpha@1 (alice) and beta@1 (bob), validated; unit 1's first rotation stored (alpha won,
+    with a record and alpha's seat log), and with ``finish`` its second (alpha won again, beta
+    charged a timeout)."""
     alice, bob = add_author(remote, "alice"), add_author(remote, "bob")
     remote.ok("submit", "alpha", str(bot_dir(tmp_path / "alpha")), "--token", alice)
     remote.ok("submit", "beta", str(bot_dir(tmp_path / "beta", "pass\n")), "--token", bob)
@@ -375,7 +386,15 @@ def test_matches_records_logs_and_the_leaderboard(
     (host.directory / RECORDS_DIR / "u1-r0.jsonl.gz").write_bytes(record)
     (host.directory / LOGS_DIR / seat_log_name("u1-r0", 0)).write_text("alpha thinks\n")
     store.commit_match("u1-r0", WIN_FIRST, [], f"{RECORDS_DIR}/u1-r0.jsonl.gz")
+    if finish:
+        store.commit_match("u1-r1", WIN_SECOND, [FaultInfo(1, "timeout", "")], None)
+        assert store.unit(unit).state == "done"
+    return Played(alice, bob, unit, record)
 
+
+def test_matches_records_and_seat_logs(host: Host, remote: Remote, tmp_path: Path) -> None:
+    played = play_a_unit(host, remote, tmp_path, finish=False)
+    alice, bob = played.alice, played.bob
     table = remote.ok("matches").splitlines()
     assert table[0].split() == ["match", "phase", "seats", "result", "record", "finished"]
     assert table[1].split()[:6] == ["u1-r0", "ladder", "alpha@1", "beta@1", "alpha@1", "beta@1"]
@@ -394,15 +413,15 @@ def test_matches_records_logs_and_the_leaderboard(
         "HTTP 404: match u1-r0 has no seat 7"
     )
 
-    store.commit_match("u1-r1", WIN_SECOND, [FaultInfo(1, "timeout", "")], None)
-    assert store.unit(unit).state == "done"
+    host.store.commit_match("u1-r1", WIN_SECOND, [FaultInfo(1, "timeout", "")], None)
+    assert host.store.unit(played.unit).state == "done"
     with httpx.Client(base_url=host.url) as web:
         # Published now, but not a real record: one line, no server error.
         broken = web.get("/api/v1/matches/u1-r0/viewer")
         assert broken.status_code == 404 and "cannot be shown" in broken.json()["detail"]
     out = remote.ok("record", "u1-r0", "-o", str(tmp_path))
     assert out.startswith(f"wrote {tmp_path / 'u1-r0.jsonl.gz'} (")
-    assert (tmp_path / "u1-r0.jsonl.gz").read_bytes() == record
+    assert (tmp_path / "u1-r0.jsonl.gz").read_bytes() == played.record
     found = remote.json("matches", "--version", "2", "--phase", "ladder", "--limit", "1")
     assert isinstance(found, list)
     assert [m["match_id"] for m in found] == ["u1-r1"]
@@ -411,6 +430,10 @@ def test_matches_records_logs_and_the_leaderboard(
     assert line.startswith("HTTP 404: ") and "'u9-r0'" in line
     assert remote.refused("matches", "--version", "99") == "HTTP 404: no version 99"
 
+
+def test_the_leaderboard_and_head_to_head(host: Host, remote: Remote, tmp_path: Path) -> None:
+    played = play_a_unit(host, remote, tmp_path)
+    store = host.store
     assert remote.ok("leaderboard") == "no rated versions in the ladder yet\n"
     # Two matches of two versions each: two matches played, not four.
     status = remote.json("status")
@@ -428,7 +451,8 @@ def test_matches_records_logs_and_the_leaderboard(
     assert board == []
     # A newer beta, validated: beta's line of the per-bot board is beta@2 (unrated yet), so
     # only alpha@1 stays; per version, beta@1 keeps its line.
-    remote.ok("submit", "beta", str(bot_dir(tmp_path / "beta2", "pass  \n")), "--token", bob)
+    beta2 = str(bot_dir(tmp_path / "beta2", "pass  \n"))
+    remote.ok("submit", "beta", beta2, "--token", played.bob)
     store.set_status(3, "validating")
     store.set_status(3, "validated")
     latest = remote.json("leaderboard", "--latest")
@@ -446,6 +470,18 @@ def test_matches_records_logs_and_the_leaderboard(
         "won,",
         "2",
     ]
+    # A retired version leaves the ranking; --all lists it again, marked.
+    remote.ok("retire", "1", "--token", played.alice)
+    assert [(r.rank, r.ref) for r in RemoteClient(host.url).leaderboard()] == [(1, "beta@1")]
+    every = remote.ok("leaderboard", "--all").splitlines()[1:]
+    assert [r.split()[:2] for r in every] == [["1", "alpha@1"], ["2", "beta@1"]]
+    assert every[0].endswith("provisional  retired") and every[1].endswith("provisional")
+
+
+def test_the_cross_table_and_the_rating_history(host: Host, remote: Remote, tmp_path: Path) -> None:
+    play_a_unit(host, remote, tmp_path)
+    store = host.store
+    host.standings = Standings(fit_ratings(store.rating_entries("ladder")), fit_ratings([]))
     # The web pages' cross-table and superiority, and the rating history the ladder keeps.
     client = RemoteClient(host.url)
     cross = client.cross_table()
@@ -462,20 +498,24 @@ def test_matches_records_logs_and_the_leaderboard(
     assert point.matches == 2
     assert [r.ref for r in point.ratings] == ["alpha@1", "beta@1"]
     assert point.ratings[0].elo > point.ratings[1].elo
-    # A retired version leaves the ranking; --all lists it again, marked.
-    remote.ok("retire", "1", "--token", alice)
-    assert [(r.rank, r.ref) for r in client.leaderboard()] == [(1, "beta@1")]
-    every = remote.ok("leaderboard", "--all").splitlines()[1:]
-    assert [r.split()[:2] for r in every] == [["1", "alpha@1"], ["2", "beta@1"]]
-    assert every[0].endswith("provisional  retired") and every[1].endswith("provisional")
+
+
+def test_closing_freezes_submissions_and_the_final_is_a_state(
+    host: Host, remote: Remote, tmp_path: Path
+) -> None:
+    played = play_a_unit(host, remote, tmp_path)
+    store = host.store
+    host.standings = Standings(fit_ratings(store.rating_entries("ladder")), fit_ratings([]))
     # Closed: the versions are frozen for the final; nothing more comes in.
     remote.ok("admin", "ladder", "--close", "--token", ADMIN)
-    line = remote.refused("submit", "gamma", str(bot_dir(tmp_path / "gamma")), "--token", alice)
+    gamma = str(bot_dir(tmp_path / "gamma"))
+    line = remote.refused("submit", "gamma", gamma, "--token", played.alice)
     assert line == "HTTP 409: the competition is closed: no more submissions"
     # The final as a state: playing while a unit of it is pending, then finished, its winner
     # named (status, the page's source, and arena remote status).
+    client = RemoteClient(host.url)
     assert client.status().final == "not started"
-    store.create_unit("final", 3, [2, 3], [("f9-r0", 0, (2, 3, 2, 3))])
+    store.create_unit("final", 3, [1, 2], [("f9-r0", 0, (2, 1, 2, 1))])
     assert (client.status().final, client.status().final_winners) == ("playing", [])
     store.commit_match("f9-r0", WIN_FIRST, [], None)
     host.standings = Standings(host.standings.ladder, fit_ratings(store.rating_entries("final")))
