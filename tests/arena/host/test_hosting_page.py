@@ -131,9 +131,12 @@ def hosted(tmp_path: Path) -> Iterator[tuple[Shell, Shell, RemoteClient]]:
     host_dir.mkdir()
     author_dir.mkdir()
     http, grpc = free_port(), free_port()
-    # Only what a test machine cannot share with the real host: loopback and free ports,
-    # which the page's addresses are mapped to.
-    resolve = f"{NAME}:8443:127.0.0.1:{http},{NAME}:50051:127.0.0.1:{grpc}"
+    # Only what a test machine cannot share with the real host: free ports, which the page's
+    # addresses are mapped to (and the gRPC address the host advertises, on the free port).
+    resolve = ",".join(
+        f"{NAME}:{port}:127.0.0.1:{free}"
+        for port, free in ((8443, http), (50051, grpc), (grpc, grpc))
+    )
     path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
     base = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
     env = base | {"PATH": path, "ARENA_RESOLVE": resolve}
@@ -143,8 +146,8 @@ def hosted(tmp_path: Path) -> Iterator[tuple[Shell, Shell, RemoteClient]]:
     (cup,) = [b for b in blocks("toml") if b.startswith("# cup.toml")]
     (host_dir / "cup.toml").write_text(cup)
     (command,) = commands("arena host cup.toml")
-    command = command.replace("0.0.0.0:8443", f"127.0.0.1:{http}")
-    proc = host.start(command.replace("0.0.0.0:50051", f"127.0.0.1:{grpc}"), tmp_path / "host.log")
+    command = command.replace(":8443 ", f":{http} ").replace(":50051 ", f":{grpc} ")
+    proc = host.start(command, tmp_path / "host.log")
     info = host_dir / "cup" / "private" / "host.json"
     wait_until(lambda: info.is_file() or proc.poll() is not None, 60, what="the host to start")
     assert proc.poll() is None, (tmp_path / "host.log").read_text()
@@ -195,8 +198,14 @@ def test_the_host_s_and_the_author_s_commands_run_as_printed(
     assert author.run("arena remote log 1").endswith("\nvalidated\n")
     assert "wrote validate-1-1.jsonl.gz" in author.run("arena remote validation 1")
     live_command, bot_command = commands("arena remote live")
-    live = re.search(r"token: (cal_\S+)", author.run(live_command))
+    printed = author.run(live_command)
+    live = re.search(r"token: (cal_\S+)", printed)
     assert live is not None
+    # The whole environment the bot needs: the host's name (its gRPC port), the certificate.
+    cert, grpc = author.cwd / "cert.pem", watcher.status().grpc_port
+    assert (
+        f"ARENA_ADDRESS={NAME}:{grpc} ARENA_TOKEN={live.group(1)} ARENA_CA_CERT={cert}" in printed
+    )
     playing = author.start(bot_command.replace("cal_…", live.group(1)), author.cwd / "bot.log")
     try:
         match = wait_until(lambda: _a_match_of(watcher, "mybot-live@1"), 60, what="a match")
