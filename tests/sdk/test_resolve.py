@@ -4,6 +4,7 @@ for TLS and ``:authority`` (the connection itself: tests/arena/host/test_hosting
 from __future__ import annotations
 
 import pytest
+from cardarena import BotError, RandomBot, run_bot
 from cardarena.resolve import ResolveError, grpc_target, parse_resolve
 
 
@@ -35,3 +36,21 @@ def test_a_mapped_grpc_target_keeps_its_name() -> None:
     )
     assert grpc_target("arena.example.org:50052", mapping) == ("arena.example.org:50052", [])
     assert grpc_target("unix:/tmp/arena.sock", mapping) == ("unix:/tmp/arena.sock", [])
+
+
+def test_a_missing_certificate_named_in_the_environment_is_named_so(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("ARENA_CA_CERT", "/nonexistent/cert.pem")
+    with pytest.raises(BotError) as err:
+        run_bot(RandomBot(), "127.0.0.1:1", token="t")
+    assert str(err.value) == (
+        "cannot read the CA certificate '/nonexistent/cert.pem' ($ARENA_CA_CERT): "
+        "No such file or directory"
+    )
+
+
+def test_a_malformed_resolve_stops_the_bot_in_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ARENA_RESOLVE", "arena.example.org")
+    with pytest.raises(BotError, match=r"^ARENA_RESOLVE: 'arena.example.org' is not NAME:PORT"):
+        run_bot(RandomBot(), "arena.example.org:50051", token="t")

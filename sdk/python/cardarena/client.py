@@ -135,7 +135,10 @@ def run_bot(
     try:
         ca = Path(ca_path).read_bytes() if ca_path else None
     except OSError as err:
-        raise BotError(f"cannot read the CA certificate {ca_path!r}: {err.strerror}") from None
+        named = "" if ca_cert is not None else " ($ARENA_CA_CERT)"
+        raise BotError(
+            f"cannot read the CA certificate {ca_path!r}{named}: {err.strerror}"
+        ) from None
     try:
         # Where to connect, as $ARENA_RESOLVE maps the address: its name is still the one TLS
         # checks and the server is told.
