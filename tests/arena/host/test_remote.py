@@ -641,6 +641,19 @@ def test_arena_resolve_connects_elsewhere_and_tls_still_checks_the_name(
     )
 
 
+def test_arena_resolve_serves_a_plain_http_host_too(
+    host: Host, remote: Remote, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    port = host.url.rsplit(":", 1)[1]
+    monkeypatch.setenv("ARENA_RESOLVE", f"arena.test:80:127.0.0.1:{port}")
+    assert remote.ok("status", "--server", "http://arena.test").startswith("cup: whist")
+    # Only the name it maps: any other still resolves as it would.
+    monkeypatch.setenv("ARENA_RESOLVE", f"other.test:80:127.0.0.1:{port}")
+    assert remote.refused("status", "--server", "http://arena.test").startswith(
+        "cannot reach http://arena.test: "
+    )
+
+
 def test_a_certificate_named_in_the_environment_is_named_so_in_its_error(
     remote: Remote, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
