@@ -17,9 +17,11 @@ go to a Dask cluster's workers (arena/host/remote.py).
 from __future__ import annotations
 
 import functools
+import errno
 import json
 import os
 import secrets
+import socket
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -75,6 +77,9 @@ class HostOptions:
     insecure: bool = False
     #: Run versions as plain processes (trusted bots only).
     no_sandbox: bool = False
+    #: The gRPC address live bots are told (a host behind a proxy or NAT); ``None``: ``grpc``'s
+    #: own, or for a wildcard (``0.0.0.0``) the name each API request came by.
+    public_grpc: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +107,32 @@ def check_listen(options: HostOptions) -> None:
                 f"{flag} {address}: without --tls-cert/--tls-key the host listens on loopback "
                 "only (pass --insecure to serve plaintext beyond it)"
             )
+
+
+def advertised(address: str) -> str:
+    """``address`` as live bots may be told it; ``""`` for a wildcard (``0.0.0.0``, ``[::]``),
+    which names no host."""
+    host = address.rsplit(":", 1)[0].strip("[]")
+    return "" if host in ("", "0.0.0.0", "::") else address
+
+
+def check_free(options: HostOptions) -> None:
+    """One line, before anything starts, when another program listens on ``--http`` or
+    ``--grpc`` (a bind then closed; port 0 is always free)."""
+    for flag, address in (("--http", options.http), ("--grpc", options.grpc)):
+        host, _, port = address.rpartition(":")
+        host = host.strip("[]") or "0.0.0.0"
+        if not port.isdigit() or int(port) == 0:
+            continue  # the server says what is wrong with it
+        with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the servers bind
+            try:
+                probe.bind((host, int(port)))
+            except OSError as err:
+                why = (err.strerror or str(err)).lower()
+                if err.errno == errno.EADDRINUSE:
+                    why += " (another program listens there: stop it, or choose another port)"
+                raise UsageError(f"{flag} {address}: {why}") from None
 
 
 def admin_token(directory: Path) -> str:
@@ -144,6 +175,7 @@ async def run_host(
 ) -> None:
     """Serve the competition in ``directory`` until cancelled."""
     check_listen(options)
+    check_free(options)
     limits = None
     if not options.no_sandbox:
         check_available()
@@ -225,6 +257,7 @@ async def _serve(
         grpc_port=int(server.address.rsplit(":", 1)[1]),
         tls=options.tls_cert is not None,
         throttle=Throttle(config.limits),
+        grpc_address=options.public_grpc or advertised(server.address),
     )
     app = create_app(state)
     hc = HypercornConfig()

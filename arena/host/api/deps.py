@@ -46,6 +46,8 @@ class HostState:
     #: Held while an author's quota is checked and their version added: two uploads at once
     #: cannot both take the last place.
     quota_lock: threading.Lock = field(default_factory=threading.Lock)
+    #: The gRPC address advertised to live bots; ``""``: the request's host name, grpc_port.
+    grpc_address: str = ""
 
 
 def host_state(request: Request) -> HostState:

@@ -83,6 +83,8 @@ class Host:
         self.proc: subprocess.Popen[bytes] | None = None
         self.url = f"{'https' if tls else 'http'}://127.0.0.1:{self.http_port}"
         self.grpc = f"127.0.0.1:{self.grpc_port}"
+        #: More options for ``arena host`` (a later one overrides an earlier one).
+        self.extra: list[str] = []
 
     def start(self) -> None:
         info = self.directory / "private" / "host.json"
@@ -92,7 +94,7 @@ class Host:
             [
                 *(sys.executable, "-m", "arena.cli", "host", str(self.config)),
                 *("--dir", str(self.directory), "--http", f"127.0.0.1:{self.http_port}"),
-                *("--grpc", self.grpc, *tls, "--log-level", "warning"),
+                *("--grpc", self.grpc, *tls, "--log-level", "warning", *self.extra),
             ],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
