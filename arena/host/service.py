@@ -16,8 +16,8 @@ go to a Dask cluster's workers (arena/host/remote.py).
 
 from __future__ import annotations
 
-import functools
 import errno
+import functools
 import json
 import os
 import secrets
