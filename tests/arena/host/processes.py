@@ -29,14 +29,14 @@ UNTHROTTLED = "address_requests_per_minute = 0\ntoken_requests_per_minute = 0\n"
 
 
 def competition_config(name: str = "cup", extra: str = "", limits: str = UNTHROTTLED) -> str:
-    """A competition of one-deal whist matches, a ladder two matches at a time, ``[limits]``,
-    then ``extra`` (more TOML sections: a final, workers)."""
+    """A competition of one-deal whist matches, ``[limits]``, a ladder two matches at a time,
+    then ``extra`` (more ``[ladder]`` keys, or more TOML sections: a final, workers)."""
     return (
         f'name = "{name}"\ngame = "whist"\n'
         "[options]\npoints_to_win = 1\ngames_per_rubber = 1\n"
         "[time_control]\nmove_ms = 2000\nbank_ms = 4000\n"
-        "[ladder]\nconcurrency = 2\n"
-        f"[limits]\n{limits}" + extra
+        f"[limits]\n{limits}"
+        "[ladder]\nconcurrency = 2\n" + extra
     )
 
 
