@@ -21,9 +21,10 @@ import structlog
 import trio
 from hypercorn.config import Config as HypercornConfig
 from hypercorn.protocol.h2 import H2Protocol
-from hypercorn.trio import serve
 
 from arena.errors import ArenaError
+from arena.host.config import HttpConfig
+from arena.host.guard import serve
 
 log = structlog.get_logger("arena.host")
 
@@ -64,17 +65,20 @@ async def serve_http(
     app: object,
     config: HypercornConfig,
     stop: trio.Event,
+    limits: HttpConfig | None = None,
     *,
     task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Serve ``app`` until ``stop`` is set; started with the bound URLs. A failure to listen at
-    first is one line (:class:`ArenaError`); a failure once serving is logged with its
-    traceback and the server started again on the same addresses."""
+    """Serve ``app`` until ``stop`` is set, each connection held to ``limits`` (the ``[http]``
+    defaults if ``None``; arena/host/guard.py); started with the bound URLs. A failure to
+    listen at first is one line (:class:`ArenaError`); a failure once serving is logged with
+    its traceback and the server started again on the same addresses."""
     guard_h2()
+    limits = limits or HttpConfig()
     status = _Started(task_status)
     while not stop.is_set():
         try:
-            await serve(app, config, shutdown_trigger=stop.wait, task_status=status)  # type: ignore[arg-type]
+            await serve(app, config, limits, shutdown_trigger=stop.wait, task_status=status)  # type: ignore[arg-type]
             return
         except Exception as err:
             if not status.done:
