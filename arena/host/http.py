@@ -16,10 +16,12 @@ import functools
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+import h2.errors
 import h2.events
 import structlog
 import trio
 from hypercorn.config import Config as HypercornConfig
+from hypercorn.events import Closed
 from hypercorn.protocol.h2 import H2Protocol
 
 from arena.errors import ArenaError
@@ -27,6 +29,12 @@ from arena.host.config import HttpConfig
 from arena.host.guard import serve
 
 log = structlog.get_logger("arena.host")
+
+#: Streams a client may reset on one HTTP/2 connection; the connection is closed at the next
+#: (each reset stream has had its request started: a flood of them is the "rapid reset" attack,
+#: much work for the server for few bytes; hypercorn closes a connection after 1,000 requests
+#: anyway, so an honest client that cancels a few never meets it).
+MAX_RESETS = 200
 
 #: Seconds between two starts of an HTTP server that failed (so a fault that repeats at once
 #: does not spin).
@@ -49,6 +57,12 @@ def _guarded(handle: _Handler) -> _Handler:
         # One event at a time: a stream may close while an earlier event of the batch is
         # handled (the application answers it), so each DATA frame is checked when its turn comes.
         for event in events:
+            reset = isinstance(event, h2.events.StreamReset) and event.remote_reset
+            if reset and _too_many_resets(self):
+                self.connection.close_connection(h2.errors.ErrorCodes.ENHANCE_YOUR_CALM)
+                await handle(self, [])  # sends the GOAWAY
+                await self.send(Closed())
+                return
             if isinstance(event, h2.events.DataReceived) and event.stream_id not in self.streams:
                 self.connection.acknowledge_received_data(
                     event.flow_controlled_length, event.stream_id
@@ -59,6 +73,12 @@ def _guarded(handle: _Handler) -> _Handler:
 
     guarded.guarded = True  # type: ignore[attr-defined]
     return guarded
+
+
+def _too_many_resets(protocol: H2Protocol) -> bool:
+    resets: int = getattr(protocol, "arena_resets", 0) + 1
+    protocol.arena_resets = resets  # type: ignore[attr-defined]
+    return resets > MAX_RESETS
 
 
 async def serve_http(
