@@ -192,7 +192,7 @@ async def serve(
         await lifespan.wait_for_startup()
         async with trio.open_nursery() as server_nursery:
             connection = partial(
-                _Connection, limits, wrapped, config, context, ConnectionState(lifespan_state)
+                _Connection, limits, wrapped, config, context, ConnectionState(lifespan_state.copy())
             )
             try:
                 await _listen(
