@@ -23,12 +23,15 @@ streams per connection and frame sizes, and the HTTP/2 fix of arena/host/http.py
 from __future__ import annotations
 
 import ipaddress
+import math
+import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
 from typing import Any
 
+import structlog
 import trio
 from hypercorn.config import Config as HypercornConfig
 from hypercorn.events import Event, Updated
@@ -40,6 +43,11 @@ from hypercorn.typing import ConnectionState
 from hypercorn.utils import ShutdownError, raise_shutdown, repr_socket_addr, wrap_app
 
 from arena.host.config import HttpConfig
+
+log = structlog.get_logger("arena.host")
+
+#: Seconds between two log lines about refused connections.
+REFUSAL_LOG_S = 60.0
 
 _Scope = dict[str, Any]
 _Message = dict[str, Any]
@@ -103,17 +111,27 @@ class BodyDeadline:
 
 
 class Connections:
-    """The connections open now, per address and in all."""
+    """The connections open now, per address and in all; a refusal is logged, once a minute at
+    most (an attack is news to the host, its every connection is not)."""
 
     def __init__(self, per_address: int, total: int) -> None:
         self.per_address, self.total = per_address, total
         self.open: Counter[str] = Counter()
+        self._logged = -math.inf
 
     @contextmanager
     def admit(self, address: str) -> Iterator[bool]:
         """Yields whether one more connection from ``address`` is allowed; counted while open."""
         key = address_key(address)
         if self.open[key] >= self.per_address or self.open.total() >= self.total:
+            if time.monotonic() - self._logged >= REFUSAL_LOG_S:
+                self._logged = time.monotonic()
+                log.warning(
+                    "refusing HTTP connections beyond the [http] caps",
+                    address=key,
+                    open_from_it=self.open[key],
+                    open_in_all=self.open.total(),
+                )
             yield False
             return
         self.open[key] += 1
@@ -192,7 +210,12 @@ async def serve(
         await lifespan.wait_for_startup()
         async with trio.open_nursery() as server_nursery:
             connection = partial(
-                _Connection, limits, wrapped, config, context, ConnectionState(lifespan_state.copy())
+                _Connection,
+                limits,
+                wrapped,
+                config,
+                context,
+                ConnectionState(lifespan_state.copy()),
             )
             try:
                 await _listen(

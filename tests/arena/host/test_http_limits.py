@@ -30,6 +30,7 @@ import tests.arena.host.serving as serving
 from arena.host.config import CompetitionConfigError, HttpConfig, load_competition
 from arena.host.http import guard_h2
 from tests.arena.host.processes import make_certificate
+from tests.helpers import captured_logs
 from tests.waiting import wait_until
 
 #: Limits low enough for a test: a stall is cut within a second or two.
@@ -329,7 +330,7 @@ def test_h2_a_flood_of_reset_streams_closes_its_connection(server: Server) -> No
 
 def test_the_caps_count_per_address_ipv6_per_64_and_in_all() -> None:
     connections = guard.Connections(per_address=2, total=3)
-    with ExitStack() as held:
+    with ExitStack() as held, captured_logs() as logs:
         for address in ("2001:db8::1", "2001:db8::2"):
             assert held.enter_context(connections.admit(address))
         with connections.admit("2001:db8::ffff:1") as admitted:
@@ -337,6 +338,9 @@ def test_the_caps_count_per_address_ipv6_per_64_and_in_all() -> None:
         assert held.enter_context(connections.admit("192.0.2.1"))
         with connections.admit("192.0.2.2") as admitted:
             assert not admitted  # 3 in all
+    assert [(e["event"], e["address"]) for e in logs if e["log_level"] == "warning"] == [
+        ("refusing HTTP connections beyond the [http] caps", "2001:db8::/64")
+    ]  # the second refusal, within the minute, is not logged again
     assert not connections.open
     assert guard.address_key("::ffff:192.0.2.7") == "192.0.2.7"
 
