@@ -156,7 +156,9 @@ def address_key(address: str) -> str:
 
 class _Connection(TCPServer):
     """Hypercorn's connection, its idle timer at ``header_timeout_s`` until the first answer and
-    at ``keep_alive_s`` after it (the timer runs only while no request is under way)."""
+    at ``keep_alive_s`` after it (the timer runs only while no request is under way). Once the
+    client has gone the timer is stopped: hypercorn would wait it out, the connection (and its
+    descriptor, and its place under the caps) held for nothing."""
 
     limits: HttpConfig
 
@@ -164,15 +166,22 @@ class _Connection(TCPServer):
         super().__init__(*args)
         self.limits = limits
         self._idle_s = limits.header_timeout_s
+        self._gone = False
 
     async def protocol_send(self, event: Event) -> None:
         if isinstance(event, Updated) and event.idle:
             self._idle_s = self.limits.keep_alive_s
         await super().protocol_send(event)
 
+    async def _read_data(self) -> None:
+        await super()._read_data()
+        self._gone = True
+        await self.idle_task.stop()
+
     async def _idle_timeout(self) -> None:
-        with trio.move_on_after(self._idle_s):
-            await self.context.terminated.wait()
+        if not self._gone:
+            with trio.move_on_after(self._idle_s):
+                await self.context.terminated.wait()
         with trio.CancelScope(shield=True):
             await self._initiate_server_close()
 
@@ -198,7 +207,8 @@ async def serve(
     shutdown_trigger: Callable[[], Awaitable[object]],
     task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """``hypercorn.trio.serve`` (its ASGI worker), each connection held to ``limits``."""
+    """``hypercorn.trio.serve`` (its ASGI worker over TCP: the host serves no QUIC, and no
+    worker restarts after ``max_requests``), each connection held to ``limits``."""
     configure(config, limits)
     config.set_statsd_logger_class(StatsdLogger)
     wrapped = wrap_app(BodyDeadline(app, limits), config.wsgi_max_body_size, "asgi")  # type: ignore[arg-type]

@@ -9,6 +9,7 @@ connection of its own. A server that fell over would end the serving thread and 
 
 from __future__ import annotations
 
+import dataclasses
 import socket
 import ssl
 import time
@@ -44,6 +45,8 @@ FAST = HttpConfig(
 )
 #: How long any wait of these tests may take before it fails (a bound, not a pause).
 BOUND = 15.0
+#: The same, but idle connections are left alone for longer than any test takes.
+PATIENT = dataclasses.replace(FAST, header_timeout_s=4 * BOUND, keep_alive_s=4 * BOUND)
 
 
 @pytest.fixture(scope="module")
@@ -84,14 +87,29 @@ def serve_with(limits: HttpConfig) -> Callable[..., Any]:
     return serve
 
 
+def _serving(
+    limits: HttpConfig, tmp_path: Path, cert: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Server]:
+    guard_h2()
+    monkeypatch.setattr(serving, "serve", serve_with(limits))
+    with serving.hosting(tmp_path, tls=cert, invite=True) as host:
+        yield Server(host.url, cert[0])
+
+
 @pytest.fixture
 def server(
     tmp_path: Path, cert: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Server]:
-    guard_h2()
-    monkeypatch.setattr(serving, "serve", serve_with(FAST))
-    with serving.hosting(tmp_path, tls=cert, invite=True) as host:
-        yield Server(host.url, cert[0])
+    """A server whose idle connections wait: a test of other limits is not raced by them."""
+    yield from _serving(PATIENT, tmp_path, cert, monkeypatch)
+
+
+@pytest.fixture
+def impatient(
+    tmp_path: Path, cert: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Server]:
+    """A server that closes an idle connection (headers not sent, or kept alive) after 1 s."""
+    yield from _serving(FAST, tmp_path, cert, monkeypatch)
 
 
 def closed_by_server(sock: ssl.SSLSocket) -> bytes:
@@ -129,32 +147,32 @@ SLOW_POST = (
 # --- HTTP/1.1 -----------------------------------------------------------------------------------
 
 
-def test_h1_slow_headers_are_cut_and_honest_calls_answered(server: Server) -> None:
-    with server.connect() as sock:
+def test_h1_slow_headers_are_cut_and_honest_calls_answered(impatient: Server) -> None:
+    with impatient.connect() as sock:
         sock.sendall(b"GET /api/v1/sta")
         started = time.monotonic()
-        server.honest()  # during the stall
+        impatient.honest()  # during the stall
         assert closed_by_server(sock) == b""
         assert time.monotonic() - started >= 0.5  # the timeout, not a refusal
-    server.honest()
+    impatient.honest()
 
 
-def test_a_silent_tls_handshake_is_cut(server: Server) -> None:
-    with socket.create_connection(("127.0.0.1", server.port), BOUND) as sock:
+def test_a_silent_tls_handshake_is_cut(impatient: Server) -> None:
+    with socket.create_connection(("127.0.0.1", impatient.port), BOUND) as sock:
         started = time.monotonic()
-        server.honest()
+        impatient.honest()
         assert sock.recv(1) == b""  # nothing sent, not even a ClientHello: closed
         assert time.monotonic() - started >= 0.5
-    server.honest()
+    impatient.honest()
 
 
-def test_h1_an_idle_connection_is_closed_after_keep_alive(server: Server) -> None:
-    with server.connect() as sock:
+def test_h1_an_idle_connection_is_closed_after_keep_alive(impatient: Server) -> None:
+    with impatient.connect() as sock:
         sock.sendall(b"GET /api/v1/status HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         answer = closed_by_server(sock)  # the answer, then the end after keep_alive_s
         assert answer.startswith(b"HTTP/1.1 200"), answer
         assert b"connection: close" not in answer.lower()  # kept alive, then cut for idling
-    server.honest()
+    impatient.honest()
 
 
 def test_h1_a_trickled_body_gets_408_and_its_connection_closed(server: Server) -> None:
@@ -255,12 +273,12 @@ class H2:
         self.sock.close()
 
 
-def test_h2_slow_headers_are_cut(server: Server) -> None:
-    with server.connect("h2") as sock:
+def test_h2_slow_headers_are_cut(impatient: Server) -> None:
+    with impatient.connect("h2") as sock:
         sock.sendall(b"PRI * HTTP/2.0\r\n")  # half the connection preface, then nothing
-        server.honest(http2=True)
+        impatient.honest(http2=True)
         closed_by_server(sock)
-    server.honest(http2=True)
+    impatient.honest(http2=True)
 
 
 def test_h2_a_stalled_body_gets_408_while_its_connection_serves_on(server: Server) -> None:
