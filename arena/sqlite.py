@@ -3,8 +3,8 @@ the bot registry): the only module that speaks to ``sqlite3``.
 
 - :class:`SQLiteStore`: one connection (autocommit, ``check_same_thread=False``) used by one
   thread at a time under the store's lock (:func:`serialized`); opening checks the whole file
-  (``quick_check``, the tables its schema version must hold) before anything is written (a
-  locked store's on a view that changes nothing, so a refused file keeps its WAL), then
+  (``quick_check``, the tables its schema version must hold) before anything is written (on
+  a view that changes nothing, so a refused file keeps its WAL), then
   switches to WAL and applies the missing :class:`Migrations`; write transactions are all or
   nothing, reads of a damaged file one line naming what was read.
 - One schema-version scheme: a store's schema is an append-only list of migrations, and ``meta``
@@ -374,13 +374,11 @@ class SQLiteStore:
         ``unversioned``: the version of a file whose ``meta`` holds no ``schema`` (else that is
         damage). ``before_writing(opened)``: the store's own checks, while the file is as found.
 
-        A store holding its lock file (no other process writes the file) is first checked on a
-        view that changes nothing (:meth:`_as_found`): a refused file keeps its WAL unreplayed,
-        as found, for whoever repairs it."""
-        if not read_only and self._lock_fd is not None:
-            with self._as_found() as view:
-                self._db = view
-                before_writing(self._check(tuple(migrations), unversioned))
+        Every store's file is first checked on a view that changes nothing
+        (:meth:`_check_as_found`): a refused file keeps its WAL unreplayed, as found, for
+        whoever repairs it."""
+        if not read_only and self.path.exists():
+            self._check_as_found(tuple(migrations), unversioned, before_writing)
         if read_only:
             self._db = self._connect(f"{self.path.absolute().as_uri()}?mode=ro")
         else:
@@ -413,6 +411,29 @@ class SQLiteStore:
             raise self.ERROR(f"{self.path}: not a usable {self.FILE} ({err})") from None
         db.row_factory = sqlite3.Row
         return db
+
+    def _check_as_found(
+        self,
+        migrations: tuple[str, ...],
+        unversioned: int | None,
+        before_writing: Callable[[Opened], None],
+    ) -> None:
+        """:meth:`_check` and ``before_writing`` on :meth:`_as_found`'s view. A store that holds
+        no lock file (the registry: several processes write it) may be copied while another
+        process checkpoints, a file and WAL of two moments: damage is confirmed on a second copy
+        before the file is refused."""
+        tries = 1 if self._lock_fd is not None else 2
+        for attempt in range(1, tries + 1):
+            try:
+                with self._as_found() as view:
+                    self._db = view
+                    before_writing(self._check(migrations, unversioned))
+                return
+            except self.LOCKED:
+                raise
+            except self.ERROR:
+                if attempt == tries:
+                    raise
 
     @contextmanager
     def _as_found(self) -> Iterator[sqlite3.Connection]:

@@ -43,6 +43,9 @@ def bot_environment(
 ) -> dict[str, str]:
     """The environment of a bot process."""
     env = dict(os.environ if base is None else base)
+    # The arena's address is its own, in plaintext: how its operator reaches other hosts is not.
+    for name in ("ARENA_CA_CERT", "ARENA_RESOLVE"):
+        env.pop(name, None)
     bin_dir = str(Path(sys.executable).parent)
     path = env.get("PATH", "")
     env["PATH"] = bin_dir + (os.pathsep + path if path else "")

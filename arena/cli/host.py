@@ -14,13 +14,25 @@ import json
 import sys
 from pathlib import Path
 
+from cardarena.resolve import split_address
+
 from arena.cli.arguments import add_sandbox_argument
 from arena.logging import add_log_level_option, configure
 
 USAGE = """\
-arena host COMPETITION.toml [--dir DIR] [--http ADDR] [--grpc ADDR]
+arena host COMPETITION.toml [--dir DIR] [--http ADDR] [--grpc ADDR] [--public-grpc HOST:PORT]
                             [--tls-cert PEM --tls-key PEM] [--insecure] [--no-sandbox]
 arena host add-author COMPETITION.toml NAME [--dir DIR] [--json]"""
+
+
+def host_port(text: str) -> str:
+    """``--public-grpc``: a ``host:port`` a bot can connect to (no wildcard address)."""
+    parts = split_address(text)
+    if parts is None or not 0 < parts[1] < 65536 or parts[0] in ("0.0.0.0", "::"):
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: give HOST:PORT, the name or address live bots reach the gRPC arena at"
+        )
+    return text.strip()
 
 
 def add_host_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -53,6 +65,14 @@ def _run_parser() -> argparse.ArgumentParser:
         default="127.0.0.1:50051",
         metavar="ADDR",
         help="gRPC address for live bots, host:port (default %(default)s)",
+    )
+    p.add_argument(
+        "--public-grpc",
+        type=host_port,
+        default=None,
+        metavar="HOST:PORT",
+        help="the gRPC address live bots are told (a host behind a proxy or NAT; default: "
+        "--grpc's, or the name authors reach the API by when --grpc is 0.0.0.0)",
     )
     p.add_argument("--tls-cert", type=Path, default=None, metavar="PEM", help="TLS certificate")
     p.add_argument("--tls-key", type=Path, default=None, metavar="PEM", help="TLS private key")
@@ -111,6 +131,7 @@ def _run(args: argparse.Namespace) -> int:
         tls_key=args.tls_key,
         insecure=args.insecure,
         no_sandbox=args.no_sandbox,
+        public_grpc=args.public_grpc,
     )
 
     async def main() -> None:

@@ -42,7 +42,14 @@ def _handler(action: Action, auth: Auth) -> Callable[[argparse.Namespace], int]:
     """The argparse handler: the client from the common options, then ``action``."""
 
     def run(args: argparse.Namespace) -> int:
-        from arena.host.client import CA_ENV, SERVER_ENV, TOKEN_ENV, RemoteClient, RemoteError
+        from arena.host.client import (
+            CA_ENV,
+            SERVER_ENV,
+            TOKEN_ENV,
+            RemoteClient,
+            RemoteError,
+            resolve_from_env,
+        )
 
         server = args.server or os.environ.get(SERVER_ENV, "").strip()
         if not server:
@@ -59,10 +66,17 @@ def _handler(action: Action, auth: Auth) -> Callable[[argparse.Namespace], int]:
                 f"this needs the host's admin token: --token T (or ${ADMIN_TOKEN_ENV}), from "
                 "the competition directory's private/admin.token"
             )
-        cafile = args.cafile
+        cafile, cafile_from = args.cafile, "--cafile"
         if cafile is None and server.startswith("https:"):
-            cafile = os.environ.get(CA_ENV, "").strip() or None
-        client = RemoteClient(server, token, cafile, args.timeout)
+            cafile, cafile_from = os.environ.get(CA_ENV, "").strip() or None, f"${CA_ENV}"
+        client = RemoteClient(
+            server,
+            token,
+            cafile,
+            args.timeout,
+            resolve=resolve_from_env(),
+            cafile_from=cafile_from,
+        )
         try:
             return action(client, args)
         except (KeyError, TypeError, ValueError) as err:
@@ -274,10 +288,11 @@ def _live(client: RemoteClient, args: argparse.Namespace) -> int:
         _print_json(live)
         return 0
     v = live.version
-    host = urllib.parse.urlsplit(client.base_url).hostname or "HOST"
     status = client.status()
-    port = status.grpc_port or "PORT"
-    env = [f"ARENA_ADDRESS={host}:{port}", f"ARENA_TOKEN={live.token}"]
+    address = status.grpc_address  # as the host advertises it (None: an older host)
+    if address is None:
+        address = f"{urllib.parse.urlsplit(client.base_url).hostname}:{status.grpc_port or 'PORT'}"
+    env = [f"ARENA_ADDRESS={shlex.quote(address)}", f"ARENA_TOKEN={live.token}"]
     if status.tls and client.cafile is not None:
         # The certificate this client trusts the host by: the bot's stream needs it too.
         env.append(f"ARENA_CA_CERT={shlex.quote(str(client.cafile.resolve()))}")
@@ -323,6 +338,21 @@ def _retire(client: RemoteClient, args: argparse.Namespace) -> int:
 
 def _log(client: RemoteClient, args: argparse.Namespace) -> int:
     sys.stdout.write(client.version_log(args.id))
+    return 0
+
+
+def _validation(client: RemoteClient, args: argparse.Namespace) -> int:
+    ids = client.validation_matches(args.id)
+    if not ids:
+        print(f"version {args.id} has no validation records (arena remote log {args.id} says why)")
+        return 0
+    if args.output is not None and not Path(args.output).is_dir():
+        raise UsageError(f"-o {args.output!r}: not a directory")
+    for match_id in ids:
+        data = client.validation_record(args.id, match_id)
+        path = _output(args.output, f"{match_id}.jsonl.gz")
+        _write(path, data)
+        print(f"wrote {path} ({len(data):,} bytes)")
     return 0
 
 
@@ -531,6 +561,16 @@ def _add_version_commands(rsub: Subparsers) -> None:
     rt.add_argument("id", type=POSITIVE, metavar="ID", help="version id")
     lg = _add(rsub, "log", _log, "author", "your version ID's validation log", json_output=False)
     lg.add_argument("id", type=POSITIVE, metavar="ID", help="version id")
+    vr = _add(
+        rsub,
+        "validation",
+        _validation,
+        "author",
+        "download the records of your version ID's validation matches (arena replay reads them)",
+        json_output=False,
+    )
+    vr.add_argument("id", type=POSITIVE, metavar="ID", help="version id")
+    vr.add_argument("-o", "--output", default=None, metavar="DIR", help="into DIR (here)")
     ap = _add(
         rsub, "archive", _archive, "author", "download your version ID's files", json_output=False
     )

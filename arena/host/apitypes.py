@@ -167,6 +167,9 @@ class Status(BaseModel):
     matches_played: int
     #: The gRPC port live bots connect to (on this host's name).
     grpc_port: int
+    #: The gRPC address live bots connect to, ``host:port`` (``arena host --public-grpc``,
+    #: else where it listens, else this request's host name with ``grpc_port``).
+    grpc_address: str | None = None
     #: Whether the API and the gRPC arena speak TLS (a live bot then needs ARENA_CA_CERT for a
     #: self-signed host).
     tls: bool = False

@@ -13,6 +13,7 @@ bot's directory with its ``cardarena.toml``, without ``.git`` and ``__pycache__`
 
 from __future__ import annotations
 
+import functools
 import gzip
 import http.client
 import io
@@ -30,6 +31,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final, Literal, TypeVar, cast
 
+from cardarena.resolve import RESOLVE_ENV, Resolve, ResolveError, parse_resolve
 from pydantic import TypeAdapter, ValidationError
 
 from arena.errors import ArenaError
@@ -82,6 +84,7 @@ _ME: Final = TypeAdapter(Me)
 _ROTATED: Final = TypeAdapter(RotatedToken)
 _LIVE: Final = TypeAdapter(LiveVersion)
 _HEAD_TO_HEAD: Final = TypeAdapter(list[HeadToHead])
+_IDS: Final = TypeAdapter(list[str])
 
 
 class RemoteError(ArenaError):
@@ -96,6 +99,62 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
 
     def redirect_request(self, *args: Any, **kwargs: Any) -> None:
         return None
+
+
+class _MappedHTTPConnection(http.client.HTTPConnection):
+    """A connection to ``to`` instead of where its host's name resolves."""
+
+    def __init__(self, host: str, *, to: tuple[str, int], **kwargs: Any) -> None:
+        super().__init__(host, **kwargs)
+        self.to = to
+
+    def connect(self) -> None:
+        self.sock = socket.create_connection(self.to, self.timeout)
+
+
+class _MappedHTTPSConnection(http.client.HTTPSConnection):
+    """A TLS connection to ``to`` that checks the certificate against its host's name."""
+
+    def __init__(
+        self, host: str, *, to: tuple[str, int], context: ssl.SSLContext, **kwargs: Any
+    ) -> None:
+        super().__init__(host, context=context, **kwargs)
+        self.to, self.tls = to, context
+
+    def connect(self) -> None:
+        sock = socket.create_connection(self.to, self.timeout)
+        try:
+            self.sock = self.tls.wrap_socket(sock, server_hostname=self.host)
+        except BaseException:
+            sock.close()
+            raise
+
+
+class _ConnectTo(urllib.request.HTTPSHandler):
+    """Every request's connection made to ``to`` (``$ARENA_RESOLVE``), as curl's
+    ``--connect-to``: the URL, its ``Host`` header and TLS's name stay the URL's."""
+
+    handler_order = 400  # before the default HTTP handler
+
+    def __init__(self, to: tuple[str, int], context: ssl.SSLContext | None) -> None:
+        super().__init__(context=context)
+        self.to, self.tls = to, context
+
+    def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        return self.do_open(functools.partial(_MappedHTTPConnection, to=self.to), req)
+
+    def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        assert self.tls is not None  # an https:// server's client has its context
+        connection = functools.partial(_MappedHTTPSConnection, to=self.to, context=self.tls)
+        return self.do_open(connection, req)
+
+
+def resolve_from_env() -> Resolve:
+    """``$ARENA_RESOLVE``'s entries (:mod:`cardarena.resolve`); a mistake is one line."""
+    try:
+        return parse_resolve(os.environ.get(RESOLVE_ENV, ""))
+    except ResolveError as err:
+        raise RemoteError(str(err)) from None
 
 
 Auth = Literal["none", "optional", "required"]
@@ -114,9 +173,15 @@ class RemoteClient:
         timeout: float = DEFAULT_TIMEOUT_S,
         *,
         pinned: bool = False,
+        resolve: Resolve | None = None,
+        cafile_from: str = "--cafile",
     ) -> None:
         """``pinned``: the server must present the very certificate in ``cafile``, whatever
-        name it carries (the host's own tools, reaching it at the address it listens on)."""
+        name it carries (the host's own tools, reaching it at the address it listens on).
+        ``resolve``: where to connect instead of where the URL's name resolves to
+        (``$ARENA_RESOLVE``, :func:`resolve_from_env`); TLS still checks that name.
+        ``cafile_from``: where ``cafile`` was given (``$ARENA_CA_CERT``), as its errors say."""
+        self.cafile_from = cafile_from
         self.base_url = _base_url(server_url)
         self.pinned = pinned
         self.token = _check_token(token)
@@ -124,11 +189,18 @@ class RemoteClient:
         self.timeout = timeout
         https = self.base_url.startswith("https:")
         if self.cafile is not None and not https:
-            raise RemoteError(f"--cafile is for an https:// server; got {self.base_url}")
+            raise RemoteError(f"{self.cafile_from} is for an https:// server; got {self.base_url}")
         handlers: list[urllib.request.BaseHandler] = [_NoRedirect()]
-        if https:
-            handlers.append(urllib.request.HTTPSHandler(context=self._tls_context()))
-        if is_loopback(urllib.parse.urlsplit(self.base_url).hostname or ""):
+        context = self._tls_context() if https else None
+        if context is not None:
+            handlers.append(urllib.request.HTTPSHandler(context=context))
+        parts = urllib.parse.urlsplit(self.base_url)
+        name = (parts.hostname or "").lower()
+        to = (resolve or {}).get((name, parts.port or (443 if https else 80)))
+        if to is not None:
+            # Redirects are not followed, so every request goes to this one host.
+            handlers.append(_ConnectTo(to, context))
+        if to is not None or is_loopback(name):
             handlers.append(urllib.request.ProxyHandler({}))  # a local host is never proxied
         self._opener = urllib.request.build_opener(*handlers)
 
@@ -141,13 +213,13 @@ class RemoteClient:
                 context.verify_flags |= ssl.VERIFY_X509_PARTIAL_CHAIN
             return context
         except FileNotFoundError:
-            raise RemoteError(f"--cafile {str(self.cafile)!r}: no such file") from None
+            raise RemoteError(f"{self.cafile_from} {str(self.cafile)!r}: no such file") from None
         except ssl.SSLError as err:  # before OSError, its base
             raise RemoteError(
-                f"--cafile {str(self.cafile)!r}: not a PEM certificate ({err.reason})"
+                f"{self.cafile_from} {str(self.cafile)!r}: not a PEM certificate ({err.reason})"
             ) from None
         except OSError as err:
-            raise RemoteError(f"--cafile {str(self.cafile)!r}: {err.strerror}") from None
+            raise RemoteError(f"{self.cafile_from} {str(self.cafile)!r}: {err.strerror}") from None
 
     # --- public -------------------------------------------------------------------------------
 
@@ -263,6 +335,15 @@ class RemoteClient:
         data = self._request("GET", f"/versions/{int(version_id)}/log", auth="required")
         return data.decode("utf-8", "replace")
 
+    def validation_matches(self, version_id: int) -> list[str]:
+        """The ids of one's own version's validation matches whose records are kept."""
+        return self._json(_IDS, "GET", f"/versions/{int(version_id)}/validation", auth="required")
+
+    def validation_record(self, version_id: int, match_id: str) -> bytes:
+        """The record (``.jsonl.gz``) of one of one's own version's validation matches."""
+        path = f"/versions/{int(version_id)}/validation/{_segment(match_id)}/record"
+        return self._request("GET", path, auth="required")
+
     def archive(self, version_id: int) -> bytes:
         """One's own version's files, as a ``.tar.gz`` (an image version's tarball: a ``.tar``)."""
         return self._request("GET", f"/versions/{int(version_id)}/archive", auth="required")
@@ -373,6 +454,8 @@ class RemoteClient:
                 "server URL instead (redirects are not followed, the token would go along)"
             )
         detail = _detail(body) or _one_line(str(err.reason)) or "no detail"
+        if err.code == 429:
+            detail = _too_many(_detail(body), err.headers.get("Retry-After"))
         line = f"HTTP {err.code}: {detail}"
         if err.code == 401 and sent_token:
             line += " (the token given was refused: mistyped, or replaced by a newer one?)"
@@ -559,6 +642,17 @@ def _one_line(text: str) -> str:
     """``text`` on one line, shortened: control characters and runs of spaces become one space."""
     flat = " ".join("".join(c if c.isprintable() else " " for c in text).split())
     return flat if len(flat) <= _MAX_DETAIL else flat[: _MAX_DETAIL - 1] + "…"
+
+
+def _too_many(detail: str, retry_after: str | None) -> str:
+    """A 429's line: the host's own words (they say when to try again), else the generic line
+    with the ``Retry-After`` a proxy may have sent alone."""
+    if "try again" in detail:
+        return detail
+    wait = retry_after.strip() if retry_after else ""
+    if wait.isdigit():
+        return f"{detail or 'too many requests'}; try again in {int(wait)} s"
+    return f"{detail or 'too many requests'}; try again later"
 
 
 def _detail(body: bytes) -> str:

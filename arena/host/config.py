@@ -54,10 +54,17 @@ KNOWN_KEYS = (
     "final",
     "workers",
     "http",
+    "limits",
 )
 SECTION_KEYS: Mapping[str, tuple[str, ...]] = {
     "time_control": ("move_ms", "bank_ms"),
-    "ladder": ("concurrency", "units_per_minute", "provisional_matches", "provisional_interval"),
+    "ladder": (
+        "concurrency",
+        "units_per_minute",
+        "provisional_matches",
+        "provisional_interval",
+        "live_grace_s",
+    ),
     "validation": ("opponent", "matches"),
     "submissions": ("max_upload_mib", "max_files", "max_unpacked_mib", "allow_images"),
     "authors": ("invite_code",),
@@ -70,6 +77,18 @@ SECTION_KEYS: Mapping[str, tuple[str, ...]] = {
         "min_body_rate",
         "max_connections_per_address",
         "max_connections",
+    ),
+    "limits": (
+        "address_requests_per_minute",
+        "address_burst",
+        "token_requests_per_minute",
+        "token_burst",
+        "auth_failures",
+        "auth_window_s",
+        "auth_lockout_s",
+        "versions_per_day",
+        "live_bots_per_author",
+        "stored_mib_per_author",
     ),
 }
 
@@ -88,10 +107,16 @@ MIN_INVITE_CODE = 8
 #: ± this many Elo (docs/hosting.md).
 DEFAULT_PROVISIONAL_MATCHES = 10
 DEFAULT_PROVISIONAL_INTERVAL = 150
+#: Seconds a unit waits for a live bot that is not connected (after a restart of the host, its
+#: bot reconnecting) before it is given up; at most an hour, so a typo cannot hold units for days.
+DEFAULT_LIVE_GRACE_S = 60
+MAX_LIVE_GRACE_S = 3600
 #: The final's default matches per pairing: the smallest multiple of the rotations from this.
 DEFAULT_FINAL_MATCHES = 12
 #: The longest any ``[http]`` timeout may be: beyond an hour it is a typo, and no longer a limit.
 MAX_HTTP_TIMEOUT_S = 3600.0
+#: The largest value of any ``[limits]`` key: a bigger one is a typo (a limit off is 0).
+MAX_LIMIT = 10**9
 #: A Dask scheduler's address: ``tcp://HOST:PORT`` or ``tls://HOST:PORT`` (IPv6 in brackets).
 _SCHEDULER = re.compile(r"(tcp|tls)://(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9_.-]+):[0-9]{1,5}")
 
@@ -114,6 +139,8 @@ class LadderConfig:
     provisional_matches: int = DEFAULT_PROVISIONAL_MATCHES
     #: ... or its 95 % interval is wider than ± this many Elo.
     provisional_interval: int = DEFAULT_PROVISIONAL_INTERVAL
+    #: Seconds a unit waits for a live bot that is not connected before it is given up.
+    live_grace_s: int = DEFAULT_LIVE_GRACE_S
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,6 +222,36 @@ class HttpConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class LimitsConfig:
+    """What one stranger may ask of the host (arena/host/throttle.py); 0 turns a limit off."""
+
+    #: Requests one client address may make per minute, sustained, ...
+    address_requests_per_minute: int = 1200
+    #: ... and at once above that pace.
+    address_burst: int = 200
+    #: The same for one API token (an author's, or the admin's), wherever it comes from.
+    token_requests_per_minute: int = 600
+    token_burst: int = 100
+    #: Failed token checks and wrong invite codes from one address within ``auth_window_s``
+    #: that lock the address out of every authenticated call ...
+    auth_failures: int = 10
+    auth_window_s: int = 60
+    #: ... for this long; each lock-out that follows another (within a day) doubles it, up to
+    #: an hour.
+    auth_lockout_s: int = 60
+    #: New versions (uploads and live bots) per author in any 24 hours.
+    versions_per_day: int = 20
+    #: Live bots of one author connected at once.
+    live_bots_per_author: int = 4
+    #: Unpacked bytes (MiB) of an author's uploads kept by the host.
+    stored_mib_per_author: int = 1024
+
+    @property
+    def stored_bytes_per_author(self) -> int:
+        return self.stored_mib_per_author * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
 class CompetitionConfig:
     """A checked competition config."""
 
@@ -212,6 +269,7 @@ class CompetitionConfig:
     final: FinalConfig
     workers: WorkersConfig = field(default_factory=WorkersConfig)
     http: HttpConfig = field(default_factory=HttpConfig)
+    limits: LimitsConfig = field(default_factory=LimitsConfig)
 
     def identity(self) -> dict[str, Any]:
         """What fixes the meaning of every stored result; a restart must match it exactly.
@@ -248,6 +306,7 @@ def check_competition(raw: Mapping[str, Any], where: str, default_name: str) -> 
         final=_final(sections["final"], len(seat_groups)),
         workers=_workers(sections["workers"]),
         http=_http(sections["http"]),
+        limits=_limits(sections["limits"]),
     )
 
 
@@ -274,6 +333,9 @@ def _ladder(c: Checker) -> LadderConfig:
         units_per_minute=pace,
         provisional_matches=c.int_("ladder.provisional_matches", DEFAULT_PROVISIONAL_MATCHES, 0),
         provisional_interval=c.int_("ladder.provisional_interval", DEFAULT_PROVISIONAL_INTERVAL, 1),
+        live_grace_s=c.int_(
+            "ladder.live_grace_s", DEFAULT_LIVE_GRACE_S, 0, maximum=MAX_LIVE_GRACE_S
+        ),
     )
 
 
@@ -386,3 +448,20 @@ def _workers(c: Checker) -> WorkersConfig:
             "pip install 'card-arena[cluster]'",
         )
     return WorkersConfig(dask=address)
+
+
+def _limits(c: Checker) -> LimitsConfig:
+    defaults = LimitsConfig()
+    values = {
+        key: c.int_(f"limits.{key}", getattr(defaults, key), 0, maximum=MAX_LIMIT)
+        for key in SECTION_KEYS["limits"]
+    }
+    # A window or lock-out of 0 would make failed-auth throttling a no-op in disguise: say so.
+    if values["auth_failures"]:
+        for key in ("auth_window_s", "auth_lockout_s"):
+            if values[key] == 0:
+                raise c.fail(
+                    f"limits.{key}",
+                    "must be at least 1 (to turn the lock-out off, set limits.auth_failures = 0)",
+                )
+    return LimitsConfig(**values)

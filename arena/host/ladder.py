@@ -30,11 +30,15 @@ from arena.host.play import Entrant, Player, version_program
 from arena.host.store import (
     CompetitionStore,
     CompetitionStoreError,
+    Conflict,
     DatabaseLocked,
+    Forbidden,
+    NotFound,
     Phase,
     StoredMatch,
     Version,
 )
+from arena.host.supervise import supervised
 from arena.ratings import RatingTable, fit_ratings
 from arena.rules import PlayedMatch
 from arena.seeds import derive_seed
@@ -53,6 +57,16 @@ MATCH_ATTEMPTS = 3
 #: :data:`MAX_RETRY_PAUSE_S`: a host in trouble is not hammered, nor its units burnt.
 RETRY_PAUSE_S = 1.0
 MAX_RETRY_PAUSE_S = 60.0
+
+
+def store_unusable(err: BaseException) -> bool:
+    """Whether ``err`` means the competition's store cannot be used (damaged, or locked by
+    another process past ``ARENA_DB_LOCK_TIMEOUT``): the host then stops in one line rather
+    than restart a part that would meet it again. A refused change (a version retired under
+    the ladder's feet) is no such error."""
+    return isinstance(err, CompetitionStoreError) and not isinstance(
+        err, NotFound | Conflict | Forbidden
+    )
 
 
 class Wakeup:
@@ -114,6 +128,8 @@ class Ladder:
         # Set whenever something the ladder waits for may have changed (a version validated, a
         # live bot connected, the state or pace changed): it looks again at once.
         self._wake = Wakeup()
+        # Set (and replaced) at every poke, for each match waiting for a live bot.
+        self._arrival = trio.Event()
         self._final_started = False
         #: The first pause before a match that could not be played is tried again.
         self.retry_pause_s = RETRY_PAUSE_S
@@ -122,8 +138,10 @@ class Ladder:
         self.state_seen = ""
 
     def poke(self) -> None:
-        """Something changed: look at the field again now."""
+        """Something changed (a live bot may have connected): look at the field again now."""
         self._wake.set()
+        self._arrival.set()
+        self._arrival = trio.Event()
 
     async def refit(self) -> None:
         """Refit both phases' ratings from the store (in a thread: the fit is numeric work)."""
@@ -250,12 +268,23 @@ class Ladder:
         return True
 
     async def _play_unit(self, unit_id: int, matches: Sequence[StoredMatch]) -> None:
-        async with trio.open_nursery() as nursery:
-            for m in matches:
-                nursery.start_soon(self._play_match, unit_id, m)
+        given = [matches]
+
+        async def play() -> None:
+            todo = given.pop() if given else await trio.to_thread.run_sync(self._left, unit_id)
+            async with trio.open_nursery() as nursery:
+                for m in todo:
+                    nursery.start_soon(self._play_match, unit_id, m)
+
+        # A unit whose play fails unexpectedly plays what it has left again, after a pause,
+        # alone: the ladder's other units play on.
+        await supervised(f"unit {unit_id}", play, store_unusable)
         await self.refit()
         if self._final_started:
             await self._announce_final_end()
+
+    def _left(self, unit_id: int) -> list[StoredMatch]:
+        return [m for m in self._store.unit_matches(unit_id) if m.state == "pending"]
 
     async def _announce_final_end(self) -> None:
         """Once every unit of the final is played: say so in the log, with the winner (once)."""
@@ -270,6 +299,15 @@ class Ladder:
     async def _play_match(self, unit_id: int, match: StoredMatch) -> None:
         attempts, pause = 0, self.retry_pause_s
         while attempts < MATCH_ATTEMPTS:
+            missing = await self._await_live(match)
+            if missing:
+                reason = (
+                    f"live bot {' and '.join(missing)} not connected within "
+                    f"{self._config.ladder.live_grace_s} s"
+                )
+                if await self._write(functools.partial(self._store.fail_unit, unit_id, reason)):
+                    log.warning("unit given up", unit=unit_id, reason=reason)
+                return
             async with self._limit:
                 played = await self._try_match(match)
             if isinstance(played, PlayedMatch):
@@ -288,6 +326,34 @@ class Ladder:
             pause = min(2 * pause, MAX_RETRY_PAUSE_S)
         reason = f"match {match.match_id} could not be played in {MATCH_ATTEMPTS} attempts"
         await self._write(functools.partial(self._store.fail_unit, unit_id, reason))
+
+    async def _await_live(self, match: StoredMatch) -> list[str]:
+        """Wait, up to ``ladder.live_grace_s``, for the bots of the match's live versions to be
+        connected (after a restart of the host they reconnect by themselves); those still
+        missing then, ``[]`` once all are."""
+        live = await trio.to_thread.run_sync(self._live_versions, match.seats)
+        deadline = trio.current_time() + self._config.ladder.live_grace_s
+        waiting = False
+        while True:
+            arrival = self._arrival  # taken before the look: an arrival after it wakes the wait
+            missing = [v.ref for v in live if self._live_token(v.id) is None]
+            if not missing or trio.current_time() >= deadline:
+                return missing
+            if not waiting:
+                waiting = True
+                log.warning(
+                    "match waits for its live bots",
+                    match_id=match.match_id,
+                    bots=missing,
+                    grace_s=self._config.ladder.live_grace_s,
+                )
+            # A Hello wakes it; a look a second also sees a bot welcomed just after its poke.
+            with trio.move_on_at(min(deadline, trio.current_time() + IDLE_POLL_S)):
+                await arrival.wait()
+
+    def _live_versions(self, seats: Sequence[int]) -> list[Version]:
+        versions = [self._store.version(v) for v in dict.fromkeys(seats)]
+        return [v for v in versions if v.kind == "live"]
 
     async def _try_match(self, match: StoredMatch) -> PlayedMatch | bool:
         """The match played, or whether it failed for the arena's own trouble (``True``: not

@@ -5,14 +5,25 @@ The arena's hub asks :meth:`LiveBots.owner` at every Hello that carries a token,
 its own (never on the loop that referees the matches), so a store held locked by the API or the
 ladder delays only that Hello. The store keeps only the tokens' hashes: the tokens themselves are
 learnt here as their bots say Hello.
+
+An author's live bots connected at once are capped (``limits.live_bots_per_author``): one more
+is rejected at its Hello with the quota in the message, before it is welcomed, so no match is
+ever made with it and nothing is charged to any other bot. A bot reconnecting with its own
+version's token is the same live bot, not one more.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 
-from arena.host.store import CompetitionStore
+from arena.host.store import CompetitionStore, Version
+from arena.server import TokenRefused
+
+#: Seconds a bot admitted here counts as connected before the hub has welcomed it (the two are
+#: a hop apart): two Hellos at once cannot both take an author's last place.
+WELCOME_GRACE_S = 5.0
 
 
 class LiveBots:
@@ -23,13 +34,20 @@ class LiveBots:
         store: CompetitionStore,
         connected: Callable[[str], bool],
         arrived: Callable[[], None],
+        max_per_author: int = 0,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """``connected(token)``: whether a bot with that token is connected now;
-        ``arrived()``: called (from a look-up thread) when a live version's bot says Hello."""
+        ``arrived()``: called (from a look-up thread) when a live version's bot says Hello;
+        ``max_per_author``: an author's live bots connected at once (0: no limit)."""
         self._store = store
         self._connected = connected
         self._arrived = arrived
+        self._max = max_per_author
+        self._clock = clock
         self._tokens: dict[int, str] = {}
+        #: Each admitted version's author and when it was admitted.
+        self._admitted: dict[int, tuple[int, float]] = {}
         self._lock = threading.Lock()
 
     def owner(self, token: str) -> tuple[str, str] | None:
@@ -40,9 +58,31 @@ class LiveBots:
         if version is None or version.status in ("failed", "retired"):
             return None
         with self._lock:
+            self._check_quota(version)
             self._tokens[version.id] = token
+            self._admitted[version.id] = (version.author_id, self._clock())
         self._arrived()
         return version.bot, str(version.number)
+
+    def _check_quota(self, version: Version) -> None:
+        """:class:`TokenRefused` when ``version``'s author has their quota of live bots
+        connected already (under the lock)."""
+        if self._max <= 0:
+            return
+        now = self._clock()
+        live = [
+            vid
+            for vid, (author, at) in self._admitted.items()
+            if author == version.author_id
+            and vid != version.id
+            and (now - at < WELCOME_GRACE_S or self._connected(self._tokens[vid]))
+        ]
+        if len(live) >= self._max:
+            refs = ", ".join(sorted(self._store.version_refs(live).values()))
+            raise TokenRefused(
+                f"quota: {self._max} live bots of one author connected at once "
+                f"(limits.live_bots_per_author); yours connected: {refs}; stop one first"
+            )
 
     def token(self, version_id: int) -> str | None:
         """The token of live version ``version_id``'s bot while it is connected."""

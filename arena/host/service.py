@@ -16,9 +16,12 @@ go to a Dask cluster's workers (arena/host/remote.py).
 
 from __future__ import annotations
 
+import errno
+import functools
 import json
 import os
 import secrets
+import socket
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,11 +42,13 @@ from arena.host.client import is_loopback
 from arena.host.config import CompetitionConfig
 from arena.host.http import serve_http
 from arena.host.images import remove_partial_tarballs
-from arena.host.ladder import IDLE_POLL_S, Ladder, Wakeup
+from arena.host.ladder import IDLE_POLL_S, Ladder, Wakeup, store_unusable
 from arena.host.live import LiveBots
 from arena.host.play import MatchPlayer, Player
 from arena.host.remote import ClusterPlayer
 from arena.host.store import CompetitionStore, Version
+from arena.host.supervise import supervised
+from arena.host.throttle import Throttle
 from arena.host.validation import validate
 from arena.layout import IMAGES_DIR, LOGS_DIR, PRIVATE_DIR, RECORDS_DIR
 from arena.registry import hash_token
@@ -72,6 +77,9 @@ class HostOptions:
     insecure: bool = False
     #: Run versions as plain processes (trusted bots only).
     no_sandbox: bool = False
+    #: The gRPC address live bots are told (a host behind a proxy or NAT); ``None``: ``grpc``'s
+    #: own, or for a wildcard (``0.0.0.0``) the name each API request came by.
+    public_grpc: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +107,32 @@ def check_listen(options: HostOptions) -> None:
                 f"{flag} {address}: without --tls-cert/--tls-key the host listens on loopback "
                 "only (pass --insecure to serve plaintext beyond it)"
             )
+
+
+def advertised(address: str) -> str:
+    """``address`` as live bots may be told it; ``""`` for a wildcard (``0.0.0.0``, ``[::]``),
+    which names no host."""
+    host = address.rsplit(":", 1)[0].strip("[]")
+    return "" if host in ("", "0.0.0.0", "::") else address
+
+
+def check_free(options: HostOptions) -> None:
+    """One line, before anything starts, when another program listens on ``--http`` or
+    ``--grpc`` (a bind then closed; port 0 is always free)."""
+    for flag, address in (("--http", options.http), ("--grpc", options.grpc)):
+        host, _, port = address.rpartition(":")
+        host = host.strip("[]") or "0.0.0.0"
+        if not port.isdigit() or int(port) == 0:
+            continue  # the server says what is wrong with it
+        with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the servers bind
+            try:
+                probe.bind((host, int(port)))
+            except OSError as err:
+                why = (err.strerror or str(err)).lower()
+                if err.errno == errno.EADDRINUSE:
+                    why += " (another program listens there: stop it, or choose another port)"
+                raise UsageError(f"{flag} {address}: {why}") from None
 
 
 def admin_token(directory: Path) -> str:
@@ -141,6 +175,7 @@ async def run_host(
 ) -> None:
     """Serve the competition in ``directory`` until cancelled."""
     check_listen(options)
+    check_free(options)
     limits = None
     if not options.no_sandbox:
         check_available()
@@ -189,7 +224,12 @@ async def _serve(
     limits: Limits | None = None,
 ) -> None:
     trio_token = trio.lowlevel.current_trio_token()
-    live = LiveBots(store, server.connected, lambda: trio_token.run_sync_soon(ladder.poke))
+    live = LiveBots(
+        store,
+        server.connected,
+        lambda: trio_token.run_sync_soon(ladder.poke),
+        max_per_author=config.limits.live_bots_per_author,
+    )
     player = MatchPlayer(server, config, directory, confinement)
     remote = None
     if connect is not None:
@@ -216,6 +256,8 @@ async def _serve(
         changed,
         grpc_port=int(server.address.rsplit(":", 1)[1]),
         tls=options.tls_cert is not None,
+        throttle=Throttle(config.limits),
+        grpc_address=options.public_grpc or advertised(server.address),
     )
     app = create_app(state)
     hc = HypercornConfig()
@@ -236,10 +278,12 @@ async def _serve(
             json.dumps({"http": url, "grpc": server.address, "cafile": cafile}) + "\n"
         )
         log.info("hosting", competition=config.name, http=url, grpc=server.address)
+        # Each part on its own: an unexpected error restarts that part, not the host.
         if remote is not None:
-            nursery.start_soon(remote.connect)
-        nursery.start_soon(ladder.run)
-        nursery.start_soon(_validator, store, player, config, ladder, validations)
+            nursery.start_soon(supervised, "cluster client", remote.connect, store_unusable)
+        nursery.start_soon(supervised, "ladder", ladder.run, store_unusable)
+        validator = functools.partial(_validator, store, player, config, ladder, validations, set())
+        nursery.start_soon(supervised, "validator", validator, store_unusable)
         task_status.started(listening)
         try:
             await trio.sleep_forever()
@@ -256,15 +300,21 @@ async def _validator(
     config: CompetitionConfig,
     ladder: Ladder,
     wakeup: Wakeup,
+    troubled: set[int],
 ) -> None:
     """Validate versions as they come, one at a time (a validation is one short match); a
-    validation a killed host left unfinished is played again."""
+    validation a killed host left unfinished is played again. ``troubled``, kept across the
+    part's restarts: the versions whose validation failed the validator, tried after the
+    others so that one cannot hold every later submission up."""
 
     def waiting() -> list[Version]:
-        return store.versions(status="validating") + store.versions(status="pending")
+        found = store.versions(status="validating") + store.versions(status="pending")
+        return sorted(found, key=lambda v: v.id in troubled)  # stable: oldest first otherwise
 
     while True:
         for version in await trio.to_thread.run_sync(waiting):
+            troubled.add(version.id)
             await validate(store, player, config, version)
+            troubled.discard(version.id)
             ladder.poke()
         await wakeup.wait(IDLE_POLL_S)

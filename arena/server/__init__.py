@@ -22,7 +22,7 @@ the ``MatchHandle`` protocol. May use: ``engine``, ``arena.protocol``, ``arena.p
 from __future__ import annotations
 
 from arena.server.api import ArenaServer, open_arena_server
-from arena.server.hub import new_token
+from arena.server.hub import TokenRefused, new_token
 from arena.server.spec import DecisionTiming, MatchOutcome, MatchSpec, SeatSpec
 
 __all__ = [
@@ -31,6 +31,7 @@ __all__ = [
     "MatchOutcome",
     "MatchSpec",
     "SeatSpec",
+    "TokenRefused",
     "new_token",
     "open_arena_server",
 ]

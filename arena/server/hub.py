@@ -56,6 +56,13 @@ OWNER_THREADS = 4
 MAX_EARLY_MESSAGES = 64
 #: Why a bot whose token could not be checked is turned away (the host's trouble, not the bot's).
 CANNOT_CHECK = "the arena cannot check tokens right now; try again later"
+
+
+class TokenRefused(ArenaError):
+    """Raised by a :attr:`Hub.token_owner` that knows the token but turns its bot away (a
+    competition's quota): the bot is rejected with this message as it is."""
+
+
 #: Lobby guests (welcomed bots whose token no match or registry knows) admitted at once, unless
 #: the server is given another number. Bots with known tokens are always let in.
 MAX_GUESTS = 256
@@ -381,16 +388,18 @@ class Hub:
         try:
             future = self._loop.run_in_executor(self._owner_pool, owner_of, hello.token)
             owner = await asyncio.wait_for(future, OWNER_TIMEOUT_S)
+        except TokenRefused as err:
+            owner, failed, refused = None, False, str(err)
         except Exception as err:  # a store locked past the wait, gone or corrupt
             log.warning("cannot check a token", session=conn.session_id, error=repr(err))
-            owner, failed = None, True
+            owner, failed, refused = None, True, ""
         else:
-            failed = False
+            failed, refused = False, ""
         early = self._checking.pop(conn, None)
         if early is None or conn not in self._conns:
             return  # the stream ended while its token was looked up
-        if failed:
-            self.dispatch(self._reject, conn, CANNOT_CHECK)
+        if failed or refused:
+            self.dispatch(self._reject, conn, refused or CANNOT_CHECK)
             return
         self.dispatch(self._admit, conn, hello, owner)
         for msg in early:

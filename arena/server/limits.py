@@ -17,6 +17,10 @@ do (docs/protocol.md, "Limits"), with the sandbox's limits on what a bot can ope
   :data:`MAX_CONNECTIONS_PER_BOT`, whatever they carry. Shutting down a duplicate of the
   descriptor ends the connection for gRPC as if the peer had (it then closes its own descriptor
   as usual); the duplicate lives microseconds.
+
+A server out of descriptors is when the census matters most, and it then needs none: it holds
+two for good and duplicates a socket onto one of them (``dup2``), and when it cannot list
+``/proc/self/fd`` it reads each number below the limit (``readlink`` takes no descriptor).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import ipaddress
+import math
 import os
 import resource
 import socket
@@ -31,7 +36,7 @@ import struct
 import threading
 import time
 import urllib.parse
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -159,7 +164,13 @@ class ConnectionCensus:
         #: each socket is inspected once.
         self._known: dict[tuple[int, int], _Held | None] = {}
         self._warned: dict[str, float] = {}
-        self._reserve = _open_reserve()
+        #: /dev/null, and the slot a socket is duplicated onto while it is looked at (dup2, so
+        #: no new descriptor is needed); ``None`` until they could be opened.
+        self._null: int | None = None
+        self._slot: int | None = None
+        self._open_slots()
+        #: When the last failure of a count was logged.
+        self._failed_at = -math.inf
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="arena-census", daemon=True)
 
@@ -172,16 +183,31 @@ class ConnectionCensus:
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join(5.0)
-        if self._reserve is not None and not self._thread.is_alive():
-            os.close(self._reserve)
-            self._reserve = None
+        if not self._thread.is_alive():
+            for fd in (self._null, self._slot):
+                if fd is not None:
+                    os.close(fd)
+            self._null = self._slot = None
+
+    def _open_slots(self) -> None:
+        try:
+            if self._null is None:
+                self._null = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
+            if self._slot is None:
+                self._slot = os.dup(self._null)
+        except OSError:
+            pass  # out of descriptors already: tried again at the next count
 
     def _run(self) -> None:
         while not self._stop.wait(CENSUS_INTERVAL_S):
             try:
                 self.count()
             except Exception:
-                log.exception("counting the server's connections")
+                # Whatever it is, it would recur at each count: logged once in a while.
+                now = time.monotonic()
+                if now - self._failed_at >= WARN_INTERVAL_S:
+                    self._failed_at = now
+                    log.exception("counting the server's connections")
 
     def count(self) -> list[Shed]:
         """Count once; close what is over the caps, warn, and say what was closed."""
@@ -201,8 +227,6 @@ class ConnectionCensus:
                 )
         for peer in [p for p, t in self._warned.items() if now - t >= WARN_INTERVAL_S]:
             del self._warned[peer]
-        if self._reserve is None:
-            self._reserve = _open_reserve()
         return shed
 
     def _shed_tcp(self, held: list[_Held], now: float) -> list[Shed]:
@@ -224,7 +248,7 @@ class ConnectionCensus:
             # The oldest first: they have waited longest for a stream that is not coming.
             idle.sort(key=lambda h: (h.since, h.inode))
             excess = idle[: len(idle) - MAX_IDLE_PER_ADDRESS]
-            closed = sum(_shut(h) for h in excess)
+            closed = sum(self._shut(h) for h in excess)
             out.append(Shed(f"tcp {address}", len(idle), MAX_IDLE_PER_ADDRESS, closed))
         return out
 
@@ -239,27 +263,21 @@ class ConnectionCensus:
                 continue
             # The newest first: a bot's own game connection is usually its first.
             hs.sort(key=lambda h: (h.since, h.inode))
-            closed = sum(_shut(h) for h in hs[MAX_CONNECTIONS_PER_BOT:])
+            closed = sum(self._shut(h) for h in hs[MAX_CONNECTIONS_PER_BOT:])
             out.append(Shed(peer, len(hs), MAX_CONNECTIONS_PER_BOT, closed))
         return out
 
     def _held(self, now: float) -> list[_Held]:
         """Every connection accepted on the server's listeners, and whose it is."""
+        self._open_slots()
         known = self._known
         current: dict[tuple[int, int], _Held | None] = {}
         namespaces: dict[int, str | None] = {}
-        for name in self._descriptors():
-            try:
-                link = os.readlink(f"/proc/self/fd/{name}")
-            except OSError:  # closed meanwhile
-                continue
-            if not link.startswith("socket:["):
-                continue
-            key = int(name), int(link[8:-1])
+        for key in _sockets():
             if key in known:
                 current[key] = known[key]
                 continue
-            with _duplicate(*key) as sock:
+            with self._pinned(*key) as sock:
                 if sock is None:  # gone, or no descriptor to spare: seen again next time
                     continue
                 try:
@@ -269,18 +287,36 @@ class ConnectionCensus:
         self._known = current
         return [h for h in current.values() if h is not None]
 
-    def _descriptors(self) -> list[str]:
-        """The names in /proc/self/fd. Listing them takes a descriptor, and a server out of
-        descriptors is when the census matters most: it keeps one in reserve for then (and
-        needs no more, as it holds one duplicate at a time)."""
+    @contextlib.contextmanager
+    def _pinned(self, fd: int, inode: int) -> Iterator[socket.socket | None]:
+        """A socket object on the census's slot, duplicated from ``fd`` provided it is still the
+        socket ``inode`` (gRPC may have closed ``fd`` and reused the number meanwhile);
+        ``None`` otherwise, or without a slot."""
+        null, slot = self._null, self._slot
+        sock = None
+        if null is not None and slot is not None:
+            with contextlib.suppress(OSError):
+                os.dup2(fd, slot, inheritable=False)
+                if os.fstat(slot).st_ino == inode:
+                    sock = socket.socket(fileno=slot)
         try:
-            return os.listdir("/proc/self/fd")
-        except OSError as err:
-            if err.errno != errno.EMFILE or self._reserve is None:
-                raise
-            os.close(self._reserve)
-            self._reserve = None
-            return os.listdir("/proc/self/fd")
+            yield sock
+        finally:
+            if sock is not None:
+                sock.detach()  # the slot stays the census's, not the socket object's
+            if null is not None and slot is not None:
+                os.dup2(null, slot, inheritable=False)  # lets go of the connection
+
+    def _shut(self, h: _Held) -> bool:
+        """End the connection ``h`` for both sides; whether it was still there to end."""
+        with self._pinned(h.fd, h.inode) as sock:
+            if sock is None:
+                return False
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                return False
+            return True
 
     def _inspect(
         self,
@@ -323,11 +359,24 @@ class ConnectionCensus:
         return f"process {pid}"
 
 
-def _open_reserve() -> int | None:
+def _sockets() -> Iterator[tuple[int, int]]:
+    """The descriptor and inode of each socket this process holds. Listing ``/proc/self/fd``
+    takes a descriptor; without one to spare, every number below the limit is looked at
+    (``readlink`` takes none, and a process out of descriptors holds every one of them)."""
     try:
-        return os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
-    except OSError:
-        return None
+        numbers: Iterable[int] = [int(n) for n in os.listdir("/proc/self/fd")]
+    except OSError as err:
+        if err.errno not in (errno.EMFILE, errno.ENFILE):
+            raise
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+        numbers = range(soft if soft != resource.RLIM_INFINITY else 1 << 20)
+    for fd in numbers:
+        try:
+            link = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:  # closed meanwhile, or never open
+            continue
+        if link.startswith("socket:["):
+            yield fd, int(link[8:-1])
 
 
 def _pid_namespace(pid: str) -> str | None:
@@ -335,38 +384,3 @@ def _pid_namespace(pid: str) -> str | None:
         return os.readlink(f"/proc/{pid}/ns/pid")
     except OSError:
         return None
-
-
-@contextlib.contextmanager
-def _duplicate(fd: int, inode: int) -> Iterator[socket.socket | None]:
-    """A socket object on a duplicate of ``fd``, provided it is still the socket ``inode`` (gRPC
-    may have closed ``fd`` and reused the number meanwhile); ``None`` otherwise."""
-    try:
-        dup = os.dup(fd)
-    except OSError:
-        yield None
-        return
-    try:
-        if os.fstat(dup).st_ino != inode:
-            os.close(dup)
-            yield None
-            return
-        sock = socket.socket(fileno=dup)
-    except OSError:
-        os.close(dup)
-        yield None
-        return
-    with sock:
-        yield sock
-
-
-def _shut(h: _Held) -> bool:
-    """End the connection ``h`` for both sides; whether it was still there to end."""
-    with _duplicate(h.fd, h.inode) as sock:
-        if sock is None:
-            return False
-        try:
-            sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            return False
-        return True

@@ -8,13 +8,23 @@ import contextlib
 import re
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from arena.registry import Registry, RegistryError, RegistryLocked
-from arena.sqlite import BUSY_TIMEOUT_S, LOCK_WAIT_ENV, lock_wait_seconds, now, reading
+from arena.sqlite import (
+    BUSY_TIMEOUT_S,
+    LOCK_WAIT_ENV,
+    lock_wait_seconds,
+    now,
+    reading,
+    statements,
+)
+from arena.tournament.store import MIGRATIONS as RESULTS_MIGRATIONS
+from arena.tournament.store import Store, StoreError
+from tests.arena.host.test_host_store import garbage_last_page, killed_writer
 
 
 @contextlib.contextmanager
@@ -135,3 +145,42 @@ def test_a_newer_or_foreign_file_is_refused_and_left_as_it_was(tmp_path: Path) -
         con.execute("CREATE TABLE photos (x)")
     with pytest.raises(RegistryError, match=r"not a bot registry \(its tables: photos\)"):
         Registry(other)
+
+
+def _registry(db: Path) -> type[Exception]:
+    with Registry(db) as reg:
+        reg.submit("alpha", "1", image="alpha:1")
+    return RegistryError
+
+
+def _results(db: Path) -> type[Exception]:
+    """A tournament's results file with its tables (as ``arena tournament`` leaves one)."""
+    con = sqlite3.connect(db)
+    with con:
+        for migration in RESULTS_MIGRATIONS:
+            for statement in statements(migration):
+                con.execute(statement)
+        schema = str(len(RESULTS_MIGRATIONS))
+        con.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema', ?)", (schema,))
+    con.close()
+    Store(db).close()  # opened by the arena: in WAL mode from now on
+    return StoreError
+
+
+@pytest.mark.parametrize("make", [_registry, _results], ids=["registry", "results"])
+def test_a_damaged_file_with_a_wal_is_refused_as_found(
+    tmp_path: Path, make: Callable[[Path], type[Exception]]
+) -> None:
+    db = tmp_path / "store.sqlite"
+    refusal = make(db)
+    opening = Registry if make is _registry else Store
+    killed_writer(db, "INSERT OR REPLACE INTO meta (key, value) VALUES ('note', 'in the WAL')")
+    opening(db).close()  # whole: it opens, with what its WAL holds
+    killed_writer(db, "INSERT OR REPLACE INTO meta (key, value) VALUES ('note', 'again')")
+    garbage_last_page(db)
+    files = [db, db.with_name(f"{db.name}-wal"), db.with_name(f"{db.name}-shm")]
+    before = [f.read_bytes() for f in files]
+    with pytest.raises(refusal, match=r"is damaged"):
+        opening(db)
+    assert [f.read_bytes() for f in files] == before  # no checkpoint, no WAL replayed or deleted
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".check")] == []

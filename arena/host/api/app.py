@@ -20,6 +20,7 @@ import arena.host.api.status as status
 import arena.host.api.submissions as submissions
 from arena.host.api.deps import HostState
 from arena.host.api.errors import add_error_handlers
+from arena.host.api.limits import RateLimit
 from arena.version import arena_version
 from arena.web.pages import add_pages
 
@@ -40,6 +41,8 @@ def create_app(host: HostState) -> FastAPI:
     )
     app.state.host = host
     add_error_handlers(app)
+    # Outermost: a request over its rate costs the host no route, no page, no store.
+    app.add_middleware(RateLimit, throttle=host.throttle)
     for module in ROUTERS:
         app.include_router(module.router)
     # The web face: pages drawn from this API, at paths of their own (arena/web/pages.py).

@@ -14,7 +14,8 @@ from arena.host.api.deps import PREFIX, Authed, Host, VersionId, Viewer
 from arena.host.api.views import all_refs, bots_out, owned, pairwise, read_text, version_out
 from arena.host.apitypes import BotOut, HeadToHead, VersionOut
 from arena.host.images import image_path
-from arena.layout import IMAGES_DIR, SNAPSHOTS_DIR
+from arena.host.validation import validation_records
+from arena.layout import IMAGES_DIR, RECORDS_DIR, SNAPSHOTS_DIR, record_name
 from arena.snapshots.tree import snapshot_path
 
 router = APIRouter(prefix=PREFIX)
@@ -63,6 +64,29 @@ def version_log(version_id: VersionId, host: Host, author: Authed) -> PlainTextR
     if not v.log_path:
         raise HTTPException(404, f"version {v.ref} has no validation log")
     return PlainTextResponse(read_text(host.directory / v.log_path))
+
+
+@router.get("/versions/{version_id}/validation", response_model=list[str])
+def validation(version_id: VersionId, host: Host, author: Authed) -> list[str]:
+    """The ids of one's own version's validation matches whose records are kept."""
+    v = owned(host.store, version_id, author)
+    return validation_records(host.directory, v.id, host.config.validation.matches)
+
+
+@router.get(
+    "/versions/{version_id}/validation/{match_id}/record",
+    response_class=FileResponse,
+    responses={200: {"content": {"application/gzip": {}}}},
+)
+def validation_record(
+    version_id: VersionId, match_id: str, host: Host, author: Authed
+) -> FileResponse:
+    """The record of one of one's own version's validation matches."""
+    v = owned(host.store, version_id, author)
+    if match_id not in validation_records(host.directory, v.id, host.config.validation.matches):
+        raise HTTPException(404, f"version {v.ref} has no validation match {match_id!r}")
+    path = host.directory / RECORDS_DIR / record_name(match_id)
+    return FileResponse(path, media_type="application/gzip", filename=path.name)
 
 
 @router.get(

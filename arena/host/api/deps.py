@@ -4,17 +4,21 @@
 from __future__ import annotations
 
 import hmac
+import threading
+import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, cast
 
 from fastapi import Depends, Header, HTTPException, Request
 from fastapi import Path as PathParam
 
+from arena.host.api.limits import authenticate
 from arena.host.config import CompetitionConfig
 from arena.host.ladder import Standings
 from arena.host.store import Author, CompetitionStore
+from arena.host.throttle import Throttle
 from arena.registry import hash_token
 
 
@@ -35,6 +39,15 @@ class HostState:
     grpc_port: int = 0
     #: Whether the host serves TLS.
     tls: bool = False
+    #: The ``[limits]`` on requests and authentication; ``None``: none (a test's app).
+    throttle: Throttle | None = None
+    #: The wall clock the quotas on new versions are counted by (epoch seconds).
+    clock: Callable[[], float] = time.time
+    #: Held while an author's quota is checked and their version added: two uploads at once
+    #: cannot both take the last place.
+    quota_lock: threading.Lock = field(default_factory=threading.Lock)
+    #: The gRPC address advertised to live bots; ``""``: the request's host name, grpc_port.
+    grpc_address: str = ""
 
 
 def host_state(request: Request) -> HostState:
@@ -53,25 +66,38 @@ def bearer(authorization: str | None) -> str:
     return token.strip() if scheme.lower() == "bearer" else ""
 
 
-def current_author(host: Host, authorization: Annotated[str | None, Header()] = None) -> Author:
-    """The author whose API token the request carries; 401 without one."""
+def current_author(
+    request: Request, host: Host, authorization: Annotated[str | None, Header()] = None
+) -> Author:
+    """The author whose API token the request carries; 401 without one (429 while the
+    request's address is locked out for failed attempts)."""
     token = bearer(authorization)
-    author = host.store.author_for_token(token) if token else None
+    author = authenticate(request, token, host.store.author_for_token) if token else None
     if author is None:
         raise HTTPException(401, "an author's API token is required (Authorization: Bearer)")
     return author
 
 
-def viewer(host: Host, authorization: Annotated[str | None, Header()] = None) -> Author | None:
-    """The author whose token the request carries, if any: a public read shows them more."""
+def viewer(
+    request: Request, host: Host, authorization: Annotated[str | None, Header()] = None
+) -> Author | None:
+    """The author whose token the request carries, if any: a public read shows them more (so a
+    wrong token counts as a failed attempt here too)."""
     token = bearer(authorization)
-    return host.store.author_for_token(token) if token else None
+    return authenticate(request, token, host.store.author_for_token) if token else None
 
 
-def require_admin(host: Host, authorization: Annotated[str | None, Header()] = None) -> None:
+def require_admin(
+    request: Request, host: Host, authorization: Annotated[str | None, Header()] = None
+) -> None:
     """403 unless the request carries the host's admin token."""
     token = bearer(authorization)
-    if not token or not hmac.compare_digest(hash_token(token), host.admin_token_hash):
+
+    def is_admin(given: str) -> bool | None:
+        # Hashed first, then compared in constant time.
+        return hmac.compare_digest(hash_token(given), host.admin_token_hash) or None
+
+    if not token or not authenticate(request, token, is_admin):
         raise HTTPException(403, "the host's admin token is required")
 
 

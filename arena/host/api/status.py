@@ -3,7 +3,7 @@ cross-table and history). Public."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 
 from arena.host.api.deps import PREFIX, Host
 from arena.host.api.views import all_refs, host_status, pairwise
@@ -23,8 +23,8 @@ router = APIRouter(prefix=PREFIX)
 
 
 @router.get("/status", response_model=Status)
-def status(host: Host) -> Status:
-    return host_status(host)
+def status(host: Host, request: Request) -> Status:
+    return host_status(host, request.url.hostname)
 
 
 @router.get("/leaderboard", response_model=list[LeaderRow])

@@ -67,7 +67,9 @@ def match_out(m: StoredMatch, refs: dict[int, str], record_available: bool) -> M
     )
 
 
-def host_status(host: HostState) -> Status:
+def host_status(host: HostState, request_host: str | None = None) -> Status:
+    """The status; its gRPC address on ``request_host`` (the name the client used) where the
+    host advertises none of its own."""
     store, subs = host.store, host.config.submissions
     counts: dict[str, int] = {}
     for v in store.versions():
@@ -83,6 +85,7 @@ def host_status(host: HostState) -> Status:
         versions=counts,
         matches_played=store.matches_done(),
         grpc_port=host.grpc_port,
+        grpc_address=host.grpc_address or _on(request_host, host.grpc_port),
         tls=host.tls,
         protocol_version=PROTOCOL_VERSION,
         upload_limits=UploadLimits(
@@ -95,6 +98,12 @@ def host_status(host: HostState) -> Status:
         final=final,
         final_winners=final_winners(final, host.standings().final),
     )
+
+
+def _on(name: str | None, port: int) -> str | None:
+    if not name or not port:
+        return None
+    return f"[{name}]:{port}" if ":" in name else f"{name}:{port}"
 
 
 def all_refs(store: CompetitionStore) -> dict[int, str]:
@@ -111,8 +120,11 @@ def owned(store: CompetitionStore, version_id: int, author: Author) -> Version:
 
 
 def finished_match(store: CompetitionStore, match_id: str) -> StoredMatch:
-    """Match ``match_id``; 404 until it is finished."""
+    """Match ``match_id``; 404 until it is finished, 410 when it never will be (void)."""
     m = store.match(match_id)
+    if m.state == "void":
+        why = store.unit(m.unit_id).reason
+        raise HTTPException(410, f"match {match_id!r} will not be played: its unit failed: {why}")
     if m.state != "done":
         raise HTTPException(404, f"match {match_id!r} is not finished")
     return m

@@ -163,8 +163,9 @@ class MatchTables(VersionTables):
 
     @serialized
     def fail_unit(self, unit_id: int, reason: str) -> bool:
-        """Give up a pending unit (a version of it retired, say): its unplayed matches are no
-        longer pending and none of its results is rated. ``False`` when it was not pending."""
+        """Give up a pending unit (a version of it retired, a live bot that did not come back):
+        its unplayed matches are no longer pending but ``void`` and none of its results is
+        rated. ``False`` when it was not pending."""
         with self._transaction() as db:
             if db.execute("SELECT 1 FROM units WHERE id=?", (unit_id,)).fetchone() is None:
                 raise NotFound(f"no unit {unit_id}")
@@ -175,9 +176,13 @@ class MatchTables(VersionTables):
             )
             return cur.rowcount == 1
 
+    # A match left unplayed by a failed unit reads as ``void``: it will never be played, and
+    # says so rather than stay pending (the row itself is never changed once its unit is over).
     _MATCH_SQL = (
-        "SELECT m.match_id, m.unit_id, u.phase, u.seed, m.rotation, m.seats, m.state, m.result, "
-        "m.faults, m.record_path, m.finished FROM matches m JOIN units u ON u.id = m.unit_id"
+        "SELECT m.match_id, m.unit_id, u.phase, u.seed, m.rotation, m.seats, "
+        "CASE WHEN m.state = 'pending' AND u.state = 'failed' THEN 'void' ELSE m.state END "
+        "AS state, m.result, m.faults, m.record_path, m.finished "
+        "FROM matches m JOIN units u ON u.id = m.unit_id"
     )
 
     def _matches(self, where: str, args: Sequence[object]) -> list[StoredMatch]:

@@ -114,7 +114,7 @@ def read_match(row: Row) -> StoredMatch:
     if problem:
         raise ValueError(problem)
     state = str(row["state"])
-    if state not in ("pending", "done"):
+    if state not in ("pending", "done", "void"):
         raise ValueError(f"state {state!r}")
     return StoredMatch(
         match_id=str(row["match_id"]),

@@ -22,7 +22,8 @@ Phase = Literal["ladder", "final"]
 VersionKind = Literal["archive", "image", "live"]
 VersionStatus = Literal["pending", "validating", "validated", "failed", "retired"]
 UnitState = Literal["pending", "done", "failed"]
-MatchState = Literal["pending", "done"]
+#: ``void``: a match its failed unit left unplayed (stored as pending; read as void).
+MatchState = Literal["pending", "done", "void"]
 LadderState = Literal["running", "paused", "closed"]
 
 PHASES: Final = get_args(Phase)
@@ -235,7 +236,8 @@ class Version:
     kind: VersionKind
     #: The snapshot's content address; ``None`` for a live bot.
     sha256: str | None
-    #: ``{command, runtime}`` from the archive's manifest.
+    #: ``{command, runtime}`` from the archive's manifest, and since ``[limits]`` the ``bytes``
+    #: the upload holds unpacked (what ``limits.stored_mib_per_author`` counts).
     manifest: dict[str, Any]
     status: VersionStatus
     #: Why it failed or was retired.

@@ -227,6 +227,30 @@ class VersionTables(SQLiteStore):
             return [read_version(r) for r in rows]
 
     @serialized
+    def author_usage(self, author_id: int, since: str) -> tuple[list[str], int]:
+        """What the author's quotas count: when each of their versions created at or after
+        ``since`` (a store timestamp) was created, oldest first, and the bytes their uploads
+        hold (the ``bytes`` an upload's manifest records; a snapshot or image kept twice counts
+        once)."""
+        with self._reading("the versions table"):
+            created = [
+                str(r[0])
+                for r in self._db.execute(
+                    "SELECT v.created FROM versions v JOIN bots b ON b.id = v.bot_id "
+                    "WHERE b.author_id=? AND v.created >= ? ORDER BY v.created",
+                    (author_id, since),
+                )
+            ]
+            (held,) = self._db.execute(
+                "SELECT COALESCE(SUM(size), 0) FROM (SELECT MAX(CAST(COALESCE("
+                "json_extract(v.manifest, '$.bytes'), 0) AS INTEGER)) AS size "
+                "FROM versions v JOIN bots b ON b.id = v.bot_id "
+                "WHERE b.author_id=? AND v.sha256 IS NOT NULL GROUP BY v.sha256)",
+                (author_id,),
+            ).fetchone()
+        return created, int(held)
+
+    @serialized
     def version_for_live_token(self, token: str) -> Version | None:
         """The live version this connection token belongs to (whatever its status: the caller
         decides whether a retired one may still connect); ``None`` for any other string."""

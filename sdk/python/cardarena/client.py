@@ -37,6 +37,7 @@ import cardarena.messages as messages
 import cardarena.rpc as rpc
 from cardarena.bot import Bot, Turn
 from cardarena.log import configure, get_logger
+from cardarena.resolve import RESOLVE_ENV, ResolveError, grpc_target, parse_resolve
 
 log = get_logger("cardarena.client")
 
@@ -134,7 +135,16 @@ def run_bot(
     try:
         ca = Path(ca_path).read_bytes() if ca_path else None
     except OSError as err:
-        raise BotError(f"cannot read the CA certificate {ca_path!r}: {err.strerror}") from None
+        named = "" if ca_cert is not None else " ($ARENA_CA_CERT)"
+        raise BotError(
+            f"cannot read the CA certificate {ca_path!r}{named}: {err.strerror}"
+        ) from None
+    try:
+        # Where to connect, as $ARENA_RESOLVE maps the address: its name is still the one TLS
+        # checks and the server is told.
+        target = grpc_target(address, parse_resolve(os.environ.get(RESOLVE_ENV, "")))
+    except ResolveError as err:
+        raise BotError(str(err)) from None
     run = BotRun(address=address)
     backoff = BACKOFF_FIRST
     last_contact = time.monotonic()
@@ -156,7 +166,7 @@ def run_bot(
             omit_text=True,
             omit_json=True,
         )
-        welcomed, stop, resume = _play_stream(bot, address, hello, run, matches, ca)
+        welcomed, stop, resume = _play_stream(bot, target, hello, run, matches, ca)
         run.welcomes += welcomed
         # Only the secret the server gave resumes our seats (a lobby's guest's own token does
         # not): every later stream says Hello with it.
@@ -187,7 +197,7 @@ def _in_running_loop() -> bool:
 
 def _play_stream(
     bot: Bot,
-    address: str,
+    target: tuple[str, list[tuple[str, Any]]],
     hello: messages.Hello,
     run: BotRun,
     matches: int | None,
@@ -196,7 +206,7 @@ def _play_stream(
     """Play over one stream until it ends; ``(welcomed, why to stop, resume token)``: why is
     ``matches``, ``ended``, or ``None`` to connect again (the stream broke); the resume token is
     the Welcome's (``""`` if none came)."""
-    return asyncio.run(_play(bot, address, hello, run, matches, ca))
+    return asyncio.run(_play(bot, target, hello, run, matches, ca))
 
 
 # grpc.aio, read and written from one coroutine: the synchronous client's stream costs two
@@ -204,7 +214,7 @@ def _play_stream(
 # responses), each waking a thread (docs/performance.md has the figures).
 async def _play(
     bot: Bot,
-    address: str,
+    target: tuple[str, list[tuple[str, Any]]],
     hello: messages.Hello,
     run: BotRun,
     matches: int | None,
@@ -215,11 +225,14 @@ async def _play(
     # Matches started on this stream and not yet ended: seats at the table, options.
     playing: dict[str, tuple[int, dict[str, str]]] = {}
     events = bot.wants_events()
+    # The address to connect to, and options that keep the name it was given by (ARENA_RESOLVE).
+    address, extra = target
+    channel_options = CLIENT_OPTIONS + extra
     channel_of = (
-        grpc.aio.insecure_channel(address, options=CLIENT_OPTIONS)
+        grpc.aio.insecure_channel(address, options=channel_options)
         if ca is None
         else grpc.aio.secure_channel(
-            address, grpc.ssl_channel_credentials(root_certificates=ca), options=CLIENT_OPTIONS
+            address, grpc.ssl_channel_credentials(root_certificates=ca), options=channel_options
         )
     )
     async with channel_of as channel:

@@ -11,6 +11,8 @@ import ssl
 import subprocess
 import sys
 import tarfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -22,14 +24,19 @@ GOOD_BOT = b"from cardarena import RandomBot, run_bot\nrun_bot(RandomBot())\n"
 BROKEN_BOT = b"import sys\nprint('cannot start: no model file', file=sys.stderr)\nsys.exit(3)\n"
 
 
-def competition_config(name: str = "cup", extra: str = "") -> str:
-    """A competition of one-deal whist matches, a ladder two matches at a time, then ``extra``
-    (more TOML sections: a final, workers)."""
+#: The tests poll the API as fast as they can look: no request rates (the other limits stay).
+UNTHROTTLED = "address_requests_per_minute = 0\ntoken_requests_per_minute = 0\n"
+
+
+def competition_config(name: str = "cup", extra: str = "", limits: str = UNTHROTTLED) -> str:
+    """A competition of one-deal whist matches, a ladder two matches at a time, ``[limits]``,
+    then ``extra`` (more TOML sections: a final, workers)."""
     return (
         f'name = "{name}"\ngame = "whist"\n'
         "[options]\npoints_to_win = 1\ngames_per_rubber = 1\n"
         "[time_control]\nmove_ms = 2000\nbank_ms = 4000\n"
-        "[ladder]\nconcurrency = 2\n" + extra
+        "[ladder]\nconcurrency = 2\n"
+        f"[limits]\n{limits}" + extra
     )
 
 
@@ -76,6 +83,8 @@ class Host:
         self.proc: subprocess.Popen[bytes] | None = None
         self.url = f"{'https' if tls else 'http'}://127.0.0.1:{self.http_port}"
         self.grpc = f"127.0.0.1:{self.grpc_port}"
+        #: More options for ``arena host`` (a later one overrides an earlier one).
+        self.extra: list[str] = []
 
     def start(self) -> None:
         info = self.directory / "private" / "host.json"
@@ -85,7 +94,7 @@ class Host:
             [
                 *(sys.executable, "-m", "arena.cli", "host", str(self.config)),
                 *("--dir", str(self.directory), "--http", f"127.0.0.1:{self.http_port}"),
-                *("--grpc", self.grpc, *tls, "--log-level", "warning"),
+                *("--grpc", self.grpc, *tls, "--log-level", "warning", *self.extra),
             ],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -93,6 +102,15 @@ class Host:
         proc = self.proc
         wait_until(lambda: info.is_file() or proc.poll() is not None, 60, what="the host to start")
         assert proc.poll() is None, proc.stdout.read().decode() if proc.stdout else ""
+
+    @contextmanager
+    def running(self) -> Iterator[Host]:
+        """The host started, and stopped however the test ends."""
+        self.start()
+        try:
+            yield self
+        finally:
+            self.stop()
 
     def kill(self) -> None:
         assert self.proc is not None

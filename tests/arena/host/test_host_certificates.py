@@ -7,6 +7,8 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -53,6 +55,20 @@ def _host(tmp_path: Path, tls: tuple[Path, Path]) -> Host:
     return host
 
 
+@contextmanager
+def _an_author_of_a_tls_host(tmp_path: Path) -> Iterator[tuple[Host, dict[str, str]]]:
+    """A host serving TLS on loopback, and an author's environment for it (server, token and
+    the certificate to trust)."""
+    host = _host(tmp_path, make_certificate(tmp_path))
+    assert host.tls is not None
+    env = _env(host) | {"ARENA_CA_CERT": str(host.tls[0])}
+    try:
+        env["ARENA_API_TOKEN"] = host.add_author("ann")
+        yield host, env
+    finally:
+        host.stop()
+
+
 @pytest.mark.slow
 def test_add_author_reaches_its_running_host_whatever_name_the_certificate_carries(
     tmp_path: Path,
@@ -87,11 +103,8 @@ def test_arena_remote_trusts_the_certificate_named_in_arena_ca_cert(tmp_path: Pa
 
 @pytest.mark.slow
 def test_an_author_is_told_what_the_bot_and_the_upload_need(tmp_path: Path) -> None:
-    host = _host(tmp_path, make_certificate(tmp_path))
-    assert host.tls is not None
-    env = _env(host) | {"ARENA_CA_CERT": str(host.tls[0])}
-    try:
-        env["ARENA_API_TOKEN"] = host.add_author("ann")
+    with _an_author_of_a_tls_host(tmp_path) as (host, env):
+        assert host.tls is not None
 
         def remote(*args: str) -> subprocess.CompletedProcess[str]:
             return _remote(env, *args)
@@ -111,5 +124,38 @@ def test_an_author_is_told_what_the_bot_and_the_upload_need(tmp_path: Path) -> N
         refused = remote("submit", "mybot", str(big))
         assert refused.returncode != 0 and len(refused.stderr.strip().splitlines()) == 1
         assert "this host takes uploads of at most 32 MiB" in refused.stderr, refused.stderr
-    finally:
+
+
+@pytest.mark.slow
+def test_live_bots_are_told_the_advertised_grpc_address(tmp_path: Path) -> None:
+    with _an_author_of_a_tls_host(tmp_path) as (host, env):
+        # Listening on a specific address: that one.
+        assert json.loads(_remote(env, "status", "--json").stdout)["grpc_address"] == host.grpc
+        # On every address: the name the author reached the API by, never 0.0.0.0.
         host.stop()
+        host.extra = ["--grpc", f"0.0.0.0:{host.grpc_port}"]
+        host.start()
+        env["ARENA_SERVER"] = host.url.replace("127.0.0.1", "localhost")
+        status = json.loads(_remote(env, "status", "--json").stdout)
+        assert status["grpc_address"] == f"localhost:{host.grpc_port}"
+        # Behind a proxy or NAT: what --public-grpc says, in status and in live's environment.
+        host.stop()
+        host.extra = ["--public-grpc", "bots.example.org:443"]
+        host.start()
+        assert json.loads(_remote(env, "status", "--json").stdout)["grpc_address"] == (
+            "bots.example.org:443"
+        )
+        live = _remote(env, "live", "wanderer")
+        assert "ARENA_ADDRESS=bots.example.org:443 ARENA_TOKEN=cal_" in live.stdout, live.stderr
+
+
+def test_a_public_grpc_address_must_name_a_host(tmp_path: Path) -> None:
+    for wrong in ("0.0.0.0:50051", "bots.example.org", "bots.example.org:0"):
+        done = subprocess.run(
+            [*ARENA, "host", str(tmp_path / "cup.toml"), "--public-grpc", wrong],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert done.returncode == 2 and "--public-grpc" in done.stderr, done.stderr
+        assert f"{wrong!r}: give HOST:PORT" in done.stderr

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -203,3 +204,30 @@ def test_a_competition_from_submissions_to_a_ladder_that_survives_kill_9(
         finally:
             bot.kill()
             bot.wait()
+
+
+@pytest.mark.parametrize("flag", ["--http", "--grpc"])
+def test_a_busy_port_is_one_line_before_anything_starts(tmp_path: Path, flag: str) -> None:
+    config = tmp_path / "cup.toml"
+    config.write_text(CONFIG)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        busy = f"127.0.0.1:{taken.getsockname()[1]}"
+        other = "--grpc" if flag == "--http" else "--http"
+        done = subprocess.run(
+            [
+                *(sys.executable, "-m", "arena.cli", "host", str(config)),
+                *(flag, busy, other, "127.0.0.1:0", "--no-sandbox"),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        f"arena: error: {flag} {busy}: address already in use (another program listens there: "
+        "stop it, or choose another port)\n"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cup.toml"]  # nothing made, nothing run

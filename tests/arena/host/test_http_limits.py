@@ -332,11 +332,11 @@ def test_h2_a_flood_of_reset_streams_closes_its_connection(server: Server) -> No
             client.conn.reset_stream(stream)
         client.flush()
         server.honest(http2=True)  # the flood came from another address
+        # Closed within BOUND (its idle connections wait longer): a GOAWAY saying why, unless
+        # the kernel's reset (the server closed with frames of ours unread) overtook it.
         events = client.conn.receive_data(closed_by_server(client.sock))
-        calm = h2.errors.ErrorCodes.ENHANCE_YOUR_CALM
-        assert [e.error_code for e in events if isinstance(e, h2.events.ConnectionTerminated)] == [
-            calm
-        ]
+        codes = {e.error_code for e in events if isinstance(e, h2.events.ConnectionTerminated)}
+        assert codes <= {h2.errors.ErrorCodes.ENHANCE_YOUR_CALM}, codes
     finally:
         client.close()
     server.honest(http2=True)

@@ -16,6 +16,7 @@ import trio
 from arena.errors import ArenaError, HostTrouble, one_error
 from arena.host.config import CompetitionConfig, check_competition
 from arena.host.ladder import MATCH_ATTEMPTS, Ladder
+from arena.host.matchmaking import unit_matches
 from arena.host.play import Entrant
 from arena.host.store import CompetitionStore, CompetitionStoreError, LadderState
 from arena.rules import PlayedMatch
@@ -314,3 +315,91 @@ def test_an_arena_error_fails_the_unit_after_its_attempts_with_pauses(tmp_path: 
     # Each of the unit's matches was tried its attempts, and no more.
     matches = len(store.unit_matches(store.units()[0].id))
     assert player.calls <= matches * MATCH_ATTEMPTS
+
+
+def _left_with_a_live_bot(
+    tmp_path: Path, grace_s: int
+) -> tuple[CompetitionStore, CompetitionConfig, int, int]:
+    """A store as a killed host leaves it: a pending unit of an archive version (b1) and a live
+    one (b2); the config, the unit's id and the live version's id."""
+    config = check_competition(
+        {**SHORT, "ladder": {"concurrency": 2, "live_grace_s": grace_s}}, "t", "cup"
+    )
+    store = _store(tmp_path, config, 1)
+    live, _ = store.add_live_version(store.authors()[0].id, "b2")
+    store.set_status(live.id, "validating")
+    store.set_status(live.id, "validated")
+    table = (1, live.id)
+    matches = [(f"u1-r{r}", r, seats) for r, seats in unit_matches(table, config.places)]
+    unit = store.create_unit("ladder", 7, table, matches, unit_id=1)
+    return store, config, unit, live.id
+
+
+def _live_ladder(
+    store: CompetitionStore, config: CompetitionConfig, player: StandIn, tokens: dict[int, str]
+) -> Ladder:
+    """A ladder whose live bots are connected while ``tokens`` holds theirs; archive versions
+    are stand-ins, a live version's entrant is the ladder's own (it refuses a missing bot)."""
+    ladder = Ladder(store, config, player, tokens.get)  # type: ignore[arg-type]
+    real = ladder._entrant
+    ladder._entrant = lambda v: real(v) if v.kind == "live" else Entrant(v.ref)  # type: ignore[method-assign]
+    ladder.retry_pause_s = 0.01
+    return ladder
+
+
+def test_after_a_restart_a_unit_waits_for_its_live_bot_and_is_played_when_it_is_back(
+    tmp_path: Path,
+) -> None:
+    store, config, unit, live = _left_with_a_live_bot(tmp_path, grace_s=60)
+    player = StandIn(config)
+    tokens: dict[int, str] = {}
+    ladder = _live_ladder(store, config, player, tokens)
+
+    async def main() -> None:
+        with captured_logs() as logs, trio.fail_after(60):
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(ladder.run)
+                await async_wait_until(
+                    lambda: any(e["event"] == "match waits for its live bots" for e in logs),
+                    30,
+                    what="the unit to wait for its live bot",
+                )
+                assert store.unit(unit).state == "pending" and not player.played
+                tokens[live] = "cal_back"  # the bot says Hello again
+                ladder.poke()
+                await async_wait_until(
+                    lambda: store.unit(unit).state != "pending", 30, what="the unit played"
+                )
+                nursery.cancel_scope.cancel()
+
+    trio.run(main)
+    assert store.unit(unit).state == "done"
+    assert all(m.state == "done" for m in store.unit_matches(unit))
+
+
+def test_a_live_bot_that_never_comes_back_fails_its_unit_after_the_grace_and_no_match_pends(
+    tmp_path: Path,
+) -> None:
+    store, config, unit, _ = _left_with_a_live_bot(tmp_path, grace_s=1)
+    player = StandIn(config)
+    ladder = _live_ladder(store, config, player, {})
+    trio.run(_run_until, ladder, lambda: store.unit(unit).state != "pending", "the unit given up")
+    given_up = store.unit(unit)
+    assert given_up.state == "failed"
+    assert given_up.reason == "live bot b2@1 not connected within 1 s"
+    # Its matches say what they are: never to be played, not pending.
+    assert {m.state for m in store.unit_matches(unit)} == {"void"}
+    assert store.pending_matches() == [] and player.played == []
+
+
+def test_a_unit_whose_play_fails_unexpectedly_is_played_again_alone(tmp_path: Path) -> None:
+    config = check_competition(SHORT, "t", "cup")
+    player = Troubled(config, RuntimeError("a bug met by one deal"), fails=1)
+    store, ladder = _one_unit(tmp_path, player)
+    with captured_logs() as logs:
+        # The ladder itself runs unsupervised here: the failure never reaches it.
+        trio.run(_run_until, ladder, lambda: len(player.played) >= 6, "the ladder to play on")
+    failed = [e for e in logs if e["event"] == "part failed; restarting"]
+    assert [e["part"] for e in failed] == ["unit 1"] and failed[0]["exc_info"] is True
+    assert store.unit(1).state == "done"  # played again, in full, and counted once
+    assert [m.state for m in store.unit_matches(1)] == ["done"] * len(store.unit_matches(1))

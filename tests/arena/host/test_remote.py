@@ -160,6 +160,30 @@ def test_an_author_submits_a_directory_and_manages_the_version(
     assert remote.refused("retire", "1", "--token", token).startswith("HTTP 409: version alpha@1")
 
 
+def test_an_author_downloads_the_validation_records_of_their_version(
+    host: Host, remote: Remote, tmp_path: Path
+) -> None:
+    alice, bob = add_author(remote, "alice"), add_author(remote, "bob")
+    remote.ok("submit", "alpha", str(bot_dir(tmp_path / "alpha")), "--token", alice)
+    assert remote.ok("validation", "1", "--token", alice) == (
+        "version 1 has no validation records (arena remote log 1 says why)\n"
+    )
+    (host.directory / RECORDS_DIR).mkdir(exist_ok=True)
+    (host.directory / RECORDS_DIR / "validate-1-1.jsonl.gz").write_bytes(b"\x1f\x8b a record")
+    out = tmp_path / "out"
+    out.mkdir()
+    assert remote.ok("validation", "1", "-o", str(out), "--token", alice) == (
+        f"wrote {out / 'validate-1-1.jsonl.gz'} (11 bytes)\n"
+    )
+    assert (out / "validate-1-1.jsonl.gz").read_bytes() == b"\x1f\x8b a record"
+    assert remote.refused("validation", "1", "--token", bob) == (
+        "HTTP 403: version alpha@1 is not yours"
+    )
+    client = RemoteClient(host.url, alice)
+    with pytest.raises(RemoteError, match=r"^HTTP 404: version alpha@1 has no validation match"):
+        client.validation_record(1, "u1-r0")
+
+
 def test_a_rotated_token_is_refused_in_one_line(host: Host, remote: Remote) -> None:
     old = add_author(remote, "alice")
     out = remote.ok("token", "rotate", "--token", old)
@@ -332,9 +356,20 @@ def test_the_admin_steers_the_ladder(host: Host, remote: Remote) -> None:
     assert "ladder: closed" in remote.ok("status")
 
 
-def test_matches_records_logs_and_the_leaderboard(
-    host: Host, remote: Remote, tmp_path: Path
-) -> None:
+@dataclass
+class Played:
+    """Two authors' versions and the two rotations of one ladder unit between them."""
+
+    alice: str
+    bob: str
+    unit: int
+    record: bytes
+
+
+def play_a_unit(host: Host, remote: Remote, tmp_path: Path, *, finish: bool = True) -> Played:
+    """alpha@1 (alice) and beta@1 (bob), validated; unit 1's first rotation stored (alpha won,
+    with a record and alpha's seat log), and with ``finish`` its second (alpha won again, beta
+    charged a timeout)."""
     alice, bob = add_author(remote, "alice"), add_author(remote, "bob")
     remote.ok("submit", "alpha", str(bot_dir(tmp_path / "alpha")), "--token", alice)
     remote.ok("submit", "beta", str(bot_dir(tmp_path / "beta", "pass\n")), "--token", bob)
@@ -351,7 +386,15 @@ def test_matches_records_logs_and_the_leaderboard(
     (host.directory / RECORDS_DIR / "u1-r0.jsonl.gz").write_bytes(record)
     (host.directory / LOGS_DIR / seat_log_name("u1-r0", 0)).write_text("alpha thinks\n")
     store.commit_match("u1-r0", WIN_FIRST, [], f"{RECORDS_DIR}/u1-r0.jsonl.gz")
+    if finish:
+        store.commit_match("u1-r1", WIN_SECOND, [FaultInfo(1, "timeout", "")], None)
+        assert store.unit(unit).state == "done"
+    return Played(alice, bob, unit, record)
 
+
+def test_matches_records_and_seat_logs(host: Host, remote: Remote, tmp_path: Path) -> None:
+    played = play_a_unit(host, remote, tmp_path, finish=False)
+    alice, bob = played.alice, played.bob
     table = remote.ok("matches").splitlines()
     assert table[0].split() == ["match", "phase", "seats", "result", "record", "finished"]
     assert table[1].split()[:6] == ["u1-r0", "ladder", "alpha@1", "beta@1", "alpha@1", "beta@1"]
@@ -370,15 +413,15 @@ def test_matches_records_logs_and_the_leaderboard(
         "HTTP 404: match u1-r0 has no seat 7"
     )
 
-    store.commit_match("u1-r1", WIN_SECOND, [FaultInfo(1, "timeout", "")], None)
-    assert store.unit(unit).state == "done"
+    host.store.commit_match("u1-r1", WIN_SECOND, [FaultInfo(1, "timeout", "")], None)
+    assert host.store.unit(played.unit).state == "done"
     with httpx.Client(base_url=host.url) as web:
         # Published now, but not a real record: one line, no server error.
         broken = web.get("/api/v1/matches/u1-r0/viewer")
         assert broken.status_code == 404 and "cannot be shown" in broken.json()["detail"]
     out = remote.ok("record", "u1-r0", "-o", str(tmp_path))
     assert out.startswith(f"wrote {tmp_path / 'u1-r0.jsonl.gz'} (")
-    assert (tmp_path / "u1-r0.jsonl.gz").read_bytes() == record
+    assert (tmp_path / "u1-r0.jsonl.gz").read_bytes() == played.record
     found = remote.json("matches", "--version", "2", "--phase", "ladder", "--limit", "1")
     assert isinstance(found, list)
     assert [m["match_id"] for m in found] == ["u1-r1"]
@@ -387,6 +430,10 @@ def test_matches_records_logs_and_the_leaderboard(
     assert line.startswith("HTTP 404: ") and "'u9-r0'" in line
     assert remote.refused("matches", "--version", "99") == "HTTP 404: no version 99"
 
+
+def test_the_leaderboard_and_head_to_head(host: Host, remote: Remote, tmp_path: Path) -> None:
+    played = play_a_unit(host, remote, tmp_path)
+    store = host.store
     assert remote.ok("leaderboard") == "no rated versions in the ladder yet\n"
     # Two matches of two versions each: two matches played, not four.
     status = remote.json("status")
@@ -404,7 +451,8 @@ def test_matches_records_logs_and_the_leaderboard(
     assert board == []
     # A newer beta, validated: beta's line of the per-bot board is beta@2 (unrated yet), so
     # only alpha@1 stays; per version, beta@1 keeps its line.
-    remote.ok("submit", "beta", str(bot_dir(tmp_path / "beta2", "pass  \n")), "--token", bob)
+    beta2 = str(bot_dir(tmp_path / "beta2", "pass  \n"))
+    remote.ok("submit", "beta", beta2, "--token", played.bob)
     store.set_status(3, "validating")
     store.set_status(3, "validated")
     latest = remote.json("leaderboard", "--latest")
@@ -422,6 +470,18 @@ def test_matches_records_logs_and_the_leaderboard(
         "won,",
         "2",
     ]
+    # A retired version leaves the ranking; --all lists it again, marked.
+    remote.ok("retire", "1", "--token", played.alice)
+    assert [(r.rank, r.ref) for r in RemoteClient(host.url).leaderboard()] == [(1, "beta@1")]
+    every = remote.ok("leaderboard", "--all").splitlines()[1:]
+    assert [r.split()[:2] for r in every] == [["1", "alpha@1"], ["2", "beta@1"]]
+    assert every[0].endswith("provisional  retired") and every[1].endswith("provisional")
+
+
+def test_the_cross_table_and_the_rating_history(host: Host, remote: Remote, tmp_path: Path) -> None:
+    play_a_unit(host, remote, tmp_path)
+    store = host.store
+    host.standings = Standings(fit_ratings(store.rating_entries("ladder")), fit_ratings([]))
     # The web pages' cross-table and superiority, and the rating history the ladder keeps.
     client = RemoteClient(host.url)
     cross = client.cross_table()
@@ -438,20 +498,24 @@ def test_matches_records_logs_and_the_leaderboard(
     assert point.matches == 2
     assert [r.ref for r in point.ratings] == ["alpha@1", "beta@1"]
     assert point.ratings[0].elo > point.ratings[1].elo
-    # A retired version leaves the ranking; --all lists it again, marked.
-    remote.ok("retire", "1", "--token", alice)
-    assert [(r.rank, r.ref) for r in client.leaderboard()] == [(1, "beta@1")]
-    every = remote.ok("leaderboard", "--all").splitlines()[1:]
-    assert [r.split()[:2] for r in every] == [["1", "alpha@1"], ["2", "beta@1"]]
-    assert every[0].endswith("provisional  retired") and every[1].endswith("provisional")
+
+
+def test_closing_freezes_submissions_and_the_final_is_a_state(
+    host: Host, remote: Remote, tmp_path: Path
+) -> None:
+    played = play_a_unit(host, remote, tmp_path)
+    store = host.store
+    host.standings = Standings(fit_ratings(store.rating_entries("ladder")), fit_ratings([]))
     # Closed: the versions are frozen for the final; nothing more comes in.
     remote.ok("admin", "ladder", "--close", "--token", ADMIN)
-    line = remote.refused("submit", "gamma", str(bot_dir(tmp_path / "gamma")), "--token", alice)
+    gamma = str(bot_dir(tmp_path / "gamma"))
+    line = remote.refused("submit", "gamma", gamma, "--token", played.alice)
     assert line == "HTTP 409: the competition is closed: no more submissions"
     # The final as a state: playing while a unit of it is pending, then finished, its winner
     # named (status, the page's source, and arena remote status).
+    client = RemoteClient(host.url)
     assert client.status().final == "not started"
-    store.create_unit("final", 3, [2, 3], [("f9-r0", 0, (2, 3, 2, 3))])
+    store.create_unit("final", 3, [1, 2], [("f9-r0", 0, (2, 1, 2, 1))])
     assert (client.status().final, client.status().final_winners) == ("playing", [])
     store.commit_match("f9-r0", WIN_FIRST, [], None)
     host.standings = Standings(host.standings.ladder, fit_ratings(store.rating_entries("final")))
@@ -553,6 +617,51 @@ def test_tls_with_the_hosts_certificate(
     assert "not a PEM certificate" in remote.refused(
         "status", "--server", tls_host.url, "--cafile", key
     )
+
+
+def test_arena_resolve_connects_elsewhere_and_tls_still_checks_the_name(
+    tls_host: Host, remote: Remote, certificate: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in TOKEN_ENVS:
+        monkeypatch.delenv(name, raising=False)
+    port = tls_host.url.rsplit(":", 1)[1]
+    cert = str(certificate[0])
+    # localhost:9 leads nowhere; mapped to the host, its certificate (naming localhost) fits.
+    monkeypatch.setenv("ARENA_RESOLVE", f"localhost:9:127.0.0.1:{port}")
+    out = remote.ok("status", "--server", "https://localhost:9", "--cafile", cert)
+    assert out.startswith("cup: whist, 4 players")
+    # A name the certificate does not carry is refused, wherever it is connected to.
+    monkeypatch.setenv("ARENA_RESOLVE", f"other.example:443:127.0.0.1:{port}")
+    line = remote.refused("status", "--server", "https://other.example", "--cafile", cert)
+    assert "failed verification" in line and "other.example" in line
+    monkeypatch.setenv("ARENA_RESOLVE", "other.example:443")
+    assert remote.refused("status", "--server", "https://other.example") == (
+        "ARENA_RESOLVE: 'other.example:443' is not NAME:PORT:ADDRESS[:PORT] "
+        "(arena.example.org:8443:127.0.0.1:18443)"
+    )
+
+
+def test_arena_resolve_serves_a_plain_http_host_too(
+    host: Host, remote: Remote, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    port = host.url.rsplit(":", 1)[1]
+    monkeypatch.setenv("ARENA_RESOLVE", f"arena.test:80:127.0.0.1:{port}")
+    assert remote.ok("status", "--server", "http://arena.test").startswith("cup: whist")
+    # Only the name it maps: any other still resolves as it would.
+    monkeypatch.setenv("ARENA_RESOLVE", f"other.test:80:127.0.0.1:{port}")
+    assert remote.refused("status", "--server", "http://arena.test").startswith(
+        "cannot reach http://arena.test: "
+    )
+
+
+def test_a_certificate_named_in_the_environment_is_named_so_in_its_error(
+    remote: Remote, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("ARENA_CA_CERT", str(tmp_path / "missing.pem"))
+    line = remote.refused("status", "--server", "https://127.0.0.1:1")
+    assert line == f"$ARENA_CA_CERT {str(tmp_path / 'missing.pem')!r}: no such file"
+    line = remote.refused("status", "--server", "https://127.0.0.1:1", "--cafile", "gone.pem")
+    assert line == "--cafile 'gone.pem': no such file"
 
 
 # --- as a user runs it: real processes -----------------------------------------------------------

@@ -24,6 +24,7 @@ from cardarena._pb import arena_pb2 as pb
 
 from arena.server import new_token, open_arena_server
 from arena.server.limits import (
+    CENSUS_INTERVAL_S,
     IDLE_GRACE_S,
     MAX_CONNECTIONS_PER_BOT,
     MAX_IDLE_PER_ADDRESS,
@@ -300,3 +301,96 @@ def test_a_thousand_silent_sockets_leave_arena_serve_open_to_honest_bots(tmp_pat
         result = json.loads(gzip.decompress(record.read_bytes()).splitlines()[-1])
         assert (result["reason"], result["faults"]) == ("normal", []), record
     assert warnings[0]["peer"] == "tcp 127.0.0.1", warnings
+
+
+#: A server whose every spare descriptor is taken, as a busy process's are when it runs out:
+#: ``fill`` on stdin starts a thread that holds every descriptor as soon as one is free (as
+#: gRPC's accept loop does), ``free`` releases them and stops it. Its log goes to stderr.
+STARVED_SERVER = """
+import os, sys, threading, time, trio
+from arena.logging import configure
+from arena.server import new_token, open_arena_server
+configure("info", json=True)
+held, stop = [], threading.Event()
+def hog():
+    while not stop.is_set():
+        try:
+            held.append(os.open(os.devnull, os.O_RDONLY))
+        except OSError:
+            time.sleep(0.001)
+async def main():
+    async with open_arena_server() as server:
+        token = new_token()
+        server.add_token(token)
+        print(server.address, token, flush=True)
+        for line in sys.stdin:
+            if line.strip() == "fill":
+                threading.Thread(target=hog, daemon=True).start()
+            elif line.strip() == "free":
+                stop.set()
+                while held:
+                    os.close(held.pop())
+            print("ok", flush=True)
+trio.run(main)
+"""
+
+
+@pytest.mark.slow
+def test_the_census_keeps_working_with_no_descriptor_to_spare(tmp_path: Path) -> None:
+    """Out of descriptors (issue 41), the census still closes a crowding address's idle
+    connections, says nothing more than that (no error each second), and the server takes an
+    honest bot once descriptors are free again."""
+    extra = 20
+    err = tmp_path / "server.err"
+    with err.open("w") as stderr:
+        server = subprocess.Popen(
+            [*("prlimit", "--nofile=256:256", "--", sys.executable, "-c", STARVED_SERVER)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+        )
+    assert server.stdin is not None and server.stdout is not None
+    idle: list[socket.socket] = []
+    try:
+        address, token = server.stdout.readline().split()
+
+        def command(word: str) -> None:
+            assert server.stdin is not None and server.stdout is not None
+            server.stdin.write(word + "\n")
+            server.stdin.flush()
+            assert server.stdout.readline().strip() == "ok"
+
+        def descriptors() -> int:
+            return len(list(Path(f"/proc/{server.pid}/fd").iterdir()))
+
+        before = descriptors()
+        idle = [tcp(address, preface=True) for _ in range(MAX_IDLE_PER_ADDRESS + extra)]
+        wait_until(lambda: descriptors() >= before + len(idle), 10, what="every one accepted")
+        command("fill")
+        wait_until(lambda: descriptors() == 256, 10, what="no descriptor left")
+        closed = wait_until(
+            lambda: sum(closed_by_server(s) for s in idle) >= extra and idle,
+            10 + IDLE_GRACE_S,
+            what="the idle connections past the cap closed, with no descriptor to spare",
+        )
+        assert sum(closed_by_server(s) for s in closed) == extra
+        # Three counts more at the limit: they are quiet.
+        time.sleep(3 * CENSUS_INTERVAL_S)
+        command("free")
+        bot = RawBot(address)
+        try:
+            bot.hello(token)
+            welcome = bot.recv()
+            assert welcome is not None and welcome.WhichOneof("kind") == "welcome"
+        finally:
+            bot.close()
+    finally:
+        for s in idle:
+            s.close()
+        server.kill()
+        server.wait()
+    events = [json.loads(line) for line in err.read_text().splitlines() if line.startswith("{")]
+    assert [e["event"] for e in events if e["level"] in ("warning", "error")] == [
+        "connections over the cap closed"
+    ], err.read_text()
