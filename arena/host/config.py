@@ -53,6 +53,7 @@ KNOWN_KEYS = (
     "authors",
     "final",
     "workers",
+    "http",
     "limits",
 )
 SECTION_KEYS: Mapping[str, tuple[str, ...]] = {
@@ -69,6 +70,14 @@ SECTION_KEYS: Mapping[str, tuple[str, ...]] = {
     "authors": ("invite_code",),
     "final": ("top", "matches_per_pairing"),
     "workers": ("dask",),
+    "http": (
+        "header_timeout_s",
+        "keep_alive_s",
+        "body_timeout_s",
+        "min_body_rate",
+        "max_connections_per_address",
+        "max_connections",
+    ),
     "limits": (
         "address_requests_per_minute",
         "address_burst",
@@ -104,6 +113,8 @@ DEFAULT_LIVE_GRACE_S = 60
 MAX_LIVE_GRACE_S = 3600
 #: The final's default matches per pairing: the smallest multiple of the rotations from this.
 DEFAULT_FINAL_MATCHES = 12
+#: The longest any ``[http]`` timeout may be: beyond an hour it is a typo, and no longer a limit.
+MAX_HTTP_TIMEOUT_S = 3600.0
 #: The largest value of any ``[limits]`` key: a bigger one is a typo (a limit off is 0).
 MAX_LIMIT = 10**9
 #: A Dask scheduler's address: ``tcp://HOST:PORT`` or ``tls://HOST:PORT`` (IPv6 in brackets).
@@ -191,6 +202,26 @@ class WorkersConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class HttpConfig:
+    """What a connection to the HTTP API may hold (arena/host/guard.py), so that strangers cannot
+    starve the host of descriptors or of the server's attention."""
+
+    #: Seconds a new connection has for its TLS handshake, and then for its first request's
+    #: headers.
+    header_timeout_s: float = 10.0
+    #: Seconds a connection may stay open without a request under way after an answer.
+    keep_alive_s: float = 5.0
+    #: Seconds a request's body may go without a byte (its first included); then 408.
+    body_timeout_s: float = 30.0
+    #: Bytes per second a body must average once past ``body_timeout_s``; slower: 408.
+    min_body_rate: int = 1024
+    #: Connections open at once from one address (IPv6: one /64); more are closed at once.
+    max_connections_per_address: int = 32
+    #: Connections open at once in all; more are closed at once.
+    max_connections: int = 512
+
+
+@dataclass(frozen=True, slots=True)
 class LimitsConfig:
     """What one stranger may ask of the host (arena/host/throttle.py); 0 turns a limit off."""
 
@@ -237,6 +268,7 @@ class CompetitionConfig:
     authors: AuthorsConfig
     final: FinalConfig
     workers: WorkersConfig = field(default_factory=WorkersConfig)
+    http: HttpConfig = field(default_factory=HttpConfig)
     limits: LimitsConfig = field(default_factory=LimitsConfig)
 
     def identity(self) -> dict[str, Any]:
@@ -273,6 +305,7 @@ def check_competition(raw: Mapping[str, Any], where: str, default_name: str) -> 
         authors=_authors(sections["authors"]),
         final=_final(sections["final"], len(seat_groups)),
         workers=_workers(sections["workers"]),
+        http=_http(sections["http"]),
         limits=_limits(sections["limits"]),
     )
 
@@ -370,6 +403,30 @@ def _final(c: Checker, n_places: int) -> FinalConfig:
             f"the final would have {size:,} matches (at most {MAX_MATCHES:,})",
         )
     return FinalConfig(top=top, matches_per_pairing=matches)
+
+
+def _http(c: Checker) -> HttpConfig:
+    d = HttpConfig()
+    return HttpConfig(
+        header_timeout_s=_seconds(c, "http.header_timeout_s", d.header_timeout_s),
+        keep_alive_s=_seconds(c, "http.keep_alive_s", d.keep_alive_s),
+        body_timeout_s=_seconds(c, "http.body_timeout_s", d.body_timeout_s),
+        min_body_rate=c.int_("http.min_body_rate", d.min_body_rate, 0),
+        max_connections_per_address=c.int_(
+            "http.max_connections_per_address", d.max_connections_per_address, 1
+        ),
+        max_connections=c.int_("http.max_connections", d.max_connections, 1),
+    )
+
+
+def _seconds(c: Checker, key: str, default: float) -> float:
+    """A timeout in seconds: a number above 0, at most :data:`MAX_HTTP_TIMEOUT_S`."""
+    value = c.raw.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise c.fail(key, f"must be a number of seconds; got {value!r}")
+    if not 0 < value <= MAX_HTTP_TIMEOUT_S:
+        raise c.fail(key, f"must be above 0 and at most {MAX_HTTP_TIMEOUT_S:g}; got {value}")
+    return float(value)
 
 
 def _workers(c: Checker) -> WorkersConfig:

@@ -16,16 +16,25 @@ import functools
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+import h2.errors
 import h2.events
 import structlog
 import trio
 from hypercorn.config import Config as HypercornConfig
+from hypercorn.events import Closed
 from hypercorn.protocol.h2 import H2Protocol
-from hypercorn.trio import serve
 
 from arena.errors import ArenaError
+from arena.host.config import HttpConfig
+from arena.host.guard import serve
 
 log = structlog.get_logger("arena.host")
+
+#: Streams a client may reset on one HTTP/2 connection; the connection is closed at the next
+#: (each reset stream has had its request started: a flood of them is the "rapid reset" attack,
+#: much work for the server for few bytes; hypercorn closes a connection after 1,000 requests
+#: anyway, so an honest client that cancels a few never meets it).
+MAX_RESETS = 200
 
 #: Seconds between two starts of an HTTP server that failed (so a fault that repeats at once
 #: does not spin).
@@ -48,6 +57,12 @@ def _guarded(handle: _Handler) -> _Handler:
         # One event at a time: a stream may close while an earlier event of the batch is
         # handled (the application answers it), so each DATA frame is checked when its turn comes.
         for event in events:
+            reset = isinstance(event, h2.events.StreamReset) and event.remote_reset
+            if reset and _too_many_resets(self):
+                self.connection.close_connection(h2.errors.ErrorCodes.ENHANCE_YOUR_CALM)
+                await handle(self, [])  # sends the GOAWAY
+                await self.send(Closed())
+                return
             if isinstance(event, h2.events.DataReceived) and event.stream_id not in self.streams:
                 self.connection.acknowledge_received_data(
                     event.flow_controlled_length, event.stream_id
@@ -60,21 +75,30 @@ def _guarded(handle: _Handler) -> _Handler:
     return guarded
 
 
+def _too_many_resets(protocol: H2Protocol) -> bool:
+    resets: int = getattr(protocol, "arena_resets", 0) + 1
+    protocol.arena_resets = resets  # type: ignore[attr-defined]
+    return resets > MAX_RESETS
+
+
 async def serve_http(
     app: object,
     config: HypercornConfig,
     stop: trio.Event,
+    limits: HttpConfig | None = None,
     *,
     task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Serve ``app`` until ``stop`` is set; started with the bound URLs. A failure to listen at
-    first is one line (:class:`ArenaError`); a failure once serving is logged with its
-    traceback and the server started again on the same addresses."""
+    """Serve ``app`` until ``stop`` is set, each connection held to ``limits`` (the ``[http]``
+    defaults if ``None``; arena/host/guard.py); started with the bound URLs. A failure to
+    listen at first is one line (:class:`ArenaError`); a failure once serving is logged with
+    its traceback and the server started again on the same addresses."""
     guard_h2()
+    limits = limits or HttpConfig()
     status = _Started(task_status)
     while not stop.is_set():
         try:
-            await serve(app, config, shutdown_trigger=stop.wait, task_status=status)  # type: ignore[arg-type]
+            await serve(app, config, limits, shutdown_trigger=stop.wait, task_status=status)  # type: ignore[arg-type]
             return
         except Exception as err:
             if not status.done:

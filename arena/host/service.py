@@ -269,7 +269,7 @@ async def _serve(
     server.token_owner = live.owner
     stop = trio.Event()
     async with trio.open_nursery() as nursery:
-        binds = await nursery.start(serve_http, app, hc, stop)
+        binds = await nursery.start(serve_http, app, hc, stop, config.http)
         url = binds[0]
         # A self-signed host's own tools (add-author) trust its certificate.
         cafile = str(options.tls_cert.resolve()) if options.tls_cert is not None else None

@@ -79,7 +79,12 @@ def test_a_server_that_fails_while_serving_is_logged_and_served_again(
     starts: list[int] = []
 
     async def failing_serve(
-        app: object, config: HypercornConfig, *, shutdown_trigger: object, task_status: object
+        app: object,
+        config: HypercornConfig,
+        limits: object,
+        *,
+        shutdown_trigger: object,
+        task_status: object,
     ) -> None:
         starts.append(1)
         task_status.started(["http://127.0.0.1:1"])  # type: ignore[attr-defined]
@@ -105,7 +110,7 @@ def test_a_server_that_fails_while_serving_is_logged_and_served_again(
 
 
 def test_a_port_it_cannot_listen_on_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
-    async def refused(app: object, config: HypercornConfig, **kw: object) -> None:
+    async def refused(app: object, config: HypercornConfig, limits: object, **kw: object) -> None:
         raise OSError(98, "Address already in use")
 
     monkeypatch.setattr(http, "serve", refused)
