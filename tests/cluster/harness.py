@@ -207,7 +207,20 @@ class Cluster:
                     for info in [c.scheduler_info(n_workers=-1)["workers"].get(addr, {})]
                 )
 
-            wait_until(playing, 120, interval=0.01, what=f"worker {name} to be playing")
+            group = self.workers[name].pid
+
+            def frozen_playing() -> bool:
+                # Frozen first, then asked: a match that ended between the scheduler's answer
+                # and the kill would leave nothing to kill (the test then races the match).
+                if not playing():
+                    return False
+                os.killpg(group, signal.SIGSTOP)
+                if playing():
+                    return True
+                os.killpg(group, signal.SIGCONT)
+                return False
+
+            wait_until(frozen_playing, 120, interval=0.01, what=f"worker {name} to be playing")
             self.kill(self.workers[name])
 
     def wait_for_workers(self, names: list[str]) -> None:
