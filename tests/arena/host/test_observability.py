@@ -16,12 +16,14 @@ from pathlib import Path
 import httpx
 import pytest
 import structlog
+from cardarena.messages import FaultInfo
 from prometheus_client.parser import text_string_to_metric_families
 
 from arena.cli.main import main
 from arena.host.api import HostState, create_app
 from arena.host.config import check_competition
 from arena.host.ladder import Standings
+from arena.host.metrics import CompetitionCollector, HostMetrics
 from arena.host.store import CompetitionStore
 from arena.host.throttle import Throttle
 from arena.logging import configure, log_file_handler
@@ -29,6 +31,16 @@ from arena.ratings import fit_ratings
 from arena.registry import hash_token
 from tests.arena.host.processes import GOOD_BOT, Host, bot_archive, competition_config
 from tests.arena.host.serving import ADMIN, serving
+from tests.arena.host.test_host_store import (
+    MANIFEST,
+    SHA,
+    TIMEOUT_0,
+    TIMEOUT_1,
+    WIN_A,
+    WIN_B,
+    two_versions,
+    whist_unit,
+)
 from tests.waiting import wait_until
 
 OCTET = {"Content-Type": "application/octet-stream"}
@@ -215,3 +227,25 @@ def test_a_log_file_that_cannot_be_written_is_one_line(
     assert err.startswith(f"arena: error: --log-file {where}: cannot be written (")
     assert "\n" not in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file", "cup.toml"]  # nothing made
+
+
+def test_the_metrics_count_what_the_store_holds(tmp_path: Path) -> None:
+    cfg = check_competition({"game": "whist", "options": {"points_to_win": 5}}, "test", "cup")
+    with CompetitionStore(tmp_path / "competition", cfg) as store:
+        a, b = two_versions(store)
+        done, failed, waiting = (whist_unit(store, a.id, b.id) for _ in range(3))
+        store.commit_match(f"u{done}-r0", WIN_A, [TIMEOUT_0, TIMEOUT_1], None)
+        store.commit_match(f"u{done}-r1", WIN_B, [FaultInfo(0, "illegal", "")], None)
+        store.commit_match(f"u{failed}-r0", WIN_A, [], None)
+        store.fail_unit(failed, "a worker lost")
+        store.add_version(a.author_id, "alpha", "archive", SHA, MANIFEST)  # waits for validation
+        metrics = HostMetrics(CompetitionCollector(store, lambda: 2, dict))
+        found = samples(metrics.scrape().decode())
+    assert waiting and found[("arena_matches_finished_total", (("phase", "ladder"),))] == 3
+    assert found[("arena_matches_finished_total", (("phase", "final"),))] == 0
+    assert found[("arena_units_pending", (("phase", "ladder"),))] == 1
+    assert found[("arena_units_failed_total", (("phase", "ladder"),))] == 1
+    assert found[("arena_validation_queue", ())] == 1
+    assert found[("arena_live_bots_connected", ())] == 2
+    assert found[("arena_faults_total", (("kind", "timeout"),))] == 2
+    assert found[("arena_faults_total", (("kind", "illegal"),))] == 1
