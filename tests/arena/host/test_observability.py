@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -24,7 +25,7 @@ from arena.host.api import HostState, create_app
 from arena.host.config import check_competition
 from arena.host.ladder import Standings
 from arena.host.metrics import CompetitionCollector, HostMetrics
-from arena.host.store import CompetitionStore
+from arena.host.store import DB_NAME, CompetitionStore
 from arena.host.throttle import Throttle
 from arena.logging import configure, log_file_handler
 from arena.ratings import fit_ratings
@@ -101,6 +102,19 @@ def test_healthz_names_a_part_in_its_restart_pause_and_is_never_rate_limited(
         assert sick.json()["problems"] == ["ladder: restarting after a failure (the log has why)"]
         parts["ladder"] = "running"
         assert c.get("/healthz").status_code == 200
+
+
+def test_healthz_says_when_the_store_does_not_read(tmp_path: Path) -> None:
+    with app_host(tmp_path, {"ladder": "running"}, [0]) as url, httpx.Client(base_url=url) as c:
+        assert c.get("/healthz").status_code == 200
+        db = sqlite3.connect(tmp_path / "competition" / DB_NAME)
+        with db:  # damaged by hand, as an operator's mistake would
+            db.execute("UPDATE meta SET value = 'bogus' WHERE key = 'ladder_state'")
+        db.close()
+        sick = c.get("/healthz")
+        assert sick.status_code == 503
+        (problem,) = sick.json()["problems"]
+        assert problem.startswith("store: ") and "ladder_state' is damaged" in problem
 
 
 def test_metrics_parse_and_count_responses_by_class(tmp_path: Path) -> None:
