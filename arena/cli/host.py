@@ -11,17 +11,23 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from pathlib import Path
 
 from cardarena.resolve import split_address
 
 from arena.cli.arguments import add_sandbox_argument
-from arena.logging import add_log_level_option, configure
+from arena.errors import UsageError
+from arena.logging import add_log_level_option, configure, log_file_handler
+
+#: The host's log file in its directory's private files (``--log-file``'s default).
+LOG_FILE = "host.log"
 
 USAGE = """\
 arena host COMPETITION.toml [--dir DIR] [--http ADDR] [--grpc ADDR] [--public-grpc HOST:PORT]
                             [--tls-cert PEM --tls-key PEM] [--insecure] [--no-sandbox]
+                            [--log-file PATH]
 arena host add-author COMPETITION.toml NAME [--dir DIR] [--json]"""
 
 
@@ -83,6 +89,13 @@ def _run_parser() -> argparse.ArgumentParser:
     )
     add_sandbox_argument(p)
     add_log_level_option(p, "info")
+    p.add_argument(
+        "--log-file",
+        default=None,
+        metavar="PATH",
+        help="the log as JSON lines to PATH too, rotated at 10 MiB keeping 5 (default "
+        "DIR/private/host.log; '' for none)",
+    )
     return p
 
 
@@ -121,9 +134,9 @@ def _run(args: argparse.Namespace) -> int:
     from arena.layout import PRIVATE_DIR
     from arena.server.api import run_trio
 
-    configure(args.log_level)
     config = load_competition(args.config)
     directory = _directory(args.config, args.dir)
+    configure(args.log_level, log_file=_log_file(args.log_file, directory))
     options = HostOptions(
         http=args.http,
         grpc=args.grpc,
@@ -149,6 +162,20 @@ def _run(args: argparse.Namespace) -> int:
     if stopped:
         print(f"arena: host stopped ({stopped})", file=sys.stderr)
     return 130 if stopped == "SIGINT" else 0  # 130: the CLI's status for an interrupt
+
+
+def _log_file(given: str | None, directory: Path) -> logging.Handler | None:
+    """``--log-file``'s handler: ``DIR/private/host.log`` by default (beside the host's other
+    private files, hidden from bots); none for ``''``."""
+    from arena.layout import PRIVATE_DIR
+
+    if given is not None and not given.strip():
+        return None
+    path = Path(given) if given is not None else directory / PRIVATE_DIR / LOG_FILE
+    try:
+        return log_file_handler(path)
+    except OSError as err:
+        raise UsageError(f"--log-file {path}: cannot be written ({err.strerror or err})") from None
 
 
 def _add_author(args: argparse.Namespace) -> int:

@@ -89,3 +89,9 @@ class LiveBots:
         with self._lock:
             token = self._tokens.get(version_id)
         return token if token is not None and self._connected(token) else None
+
+    def connected(self) -> int:
+        """How many live versions' bots are connected now."""
+        with self._lock:
+            tokens = list(self._tokens.values())
+        return sum(1 for t in tokens if self._connected(t))

@@ -7,7 +7,7 @@ one competition directory::
     DIR/competition.sqlite   authors, bots, versions, units, matches (arena/host/store/)
     DIR/snapshots/SHA256/    each version's files, read-only (arena/snapshots/tree.py)
     DIR/records/ DIR/logs/   match records, seat logs
-    DIR/private/             the admin token and where the host listens (mode 0700)
+    DIR/private/             the admin token, where the host listens, its log (mode 0700)
 
 With ``--tls-cert``/``--tls-key`` both servers speak TLS; without them they listen on loopback
 only, unless ``--insecure`` says the host means it. With ``[workers] dask`` the ladder's matches
@@ -47,7 +47,7 @@ from arena.host.live import LiveBots
 from arena.host.play import MatchPlayer, Player
 from arena.host.remote import ClusterPlayer
 from arena.host.store import CompetitionStore, Version
-from arena.host.supervise import supervised
+from arena.host.supervise import PartStates, supervised
 from arena.host.throttle import Throttle
 from arena.host.validation import validate
 from arena.layout import IMAGES_DIR, LOGS_DIR, PRIVATE_DIR, RECORDS_DIR
@@ -238,6 +238,7 @@ async def _serve(
     ladder_player: Player = remote if remote is not None else player
     ladder = Ladder(store, config, ladder_player, live.token)
     validations = Wakeup()
+    parts = PartStates()
 
     def changed() -> None:
         # From the API's worker threads and its trio tasks alike: a token is thread-safe.
@@ -258,6 +259,8 @@ async def _serve(
         tls=options.tls_cert is not None,
         throttle=Throttle(config.limits),
         grpc_address=options.public_grpc or advertised(server.address),
+        live_bots=live.connected,
+        parts=parts.states,
     )
     app = create_app(state)
     hc = HypercornConfig()
@@ -279,11 +282,12 @@ async def _serve(
         )
         log.info("hosting", competition=config.name, http=url, grpc=server.address)
         # Each part on its own: an unexpected error restarts that part, not the host.
+        watched = functools.partial(supervised, fatal=store_unusable, states=parts)
         if remote is not None:
-            nursery.start_soon(supervised, "cluster client", remote.connect, store_unusable)
-        nursery.start_soon(supervised, "ladder", ladder.run, store_unusable)
+            nursery.start_soon(functools.partial(watched, "cluster client", remote.connect))
+        nursery.start_soon(functools.partial(watched, "ladder", ladder.run))
         validator = functools.partial(_validator, store, player, config, ladder, validations, set())
-        nursery.start_soon(supervised, "validator", validator, store_unusable)
+        nursery.start_soon(functools.partial(watched, "validator", validator))
         task_status.started(listening)
         try:
             await trio.sleep_forever()

@@ -25,6 +25,22 @@ MAX_RESTART_PAUSE_S = 60.0
 HEALTHY_S = 300.0
 
 
+class PartStates:
+    """Each supervised part's state now, for the host's ``/healthz``: ``running``,
+    ``restarting`` (in its pause after a failure) or ``done`` (returned, its work done: the
+    cluster client once connected). Read from other threads: a key is only ever set whole."""
+
+    def __init__(self) -> None:
+        self._states: dict[str, str] = {}
+
+    def set(self, name: str, state: str) -> None:
+        self._states[name] = state
+
+    def states(self) -> dict[str, str]:
+        """A copy: part name -> state."""
+        return dict(self._states)
+
+
 def _never(err: BaseException) -> bool:
     return False
 
@@ -45,16 +61,20 @@ async def supervised(
     pause_s: float = RESTART_PAUSE_S,
     max_pause_s: float = MAX_RESTART_PAUSE_S,
     healthy_s: float = HEALTHY_S,
+    states: PartStates | None = None,
 ) -> None:
     """Run ``part()`` until it returns; an error that is not ``fatal`` is logged (event "part
     failed; restarting", with ``part=name`` and the traceback) and ``part()`` called again after
     the pause. A fatal error, and anything not an :class:`Exception` (cancellation, Ctrl-C),
-    is raised."""
+    is raised. ``states``, if given, is told where the part is."""
+    states = states if states is not None else PartStates()
     pause = pause_s
     while True:
         began = trio.current_time()
+        states.set(name, "running")
         try:
             await part()
+            states.set(name, "done")
             return
         except Exception as err:
             if is_fatal(err, fatal):
@@ -62,5 +82,6 @@ async def supervised(
             if trio.current_time() - began >= healthy_s:
                 pause = pause_s
             log.exception("part failed; restarting", part=name, restart_in_s=pause)
+            states.set(name, "restarting")
         await trio.sleep(pause)
         pause = min(2 * pause, max_pause_s)

@@ -15,17 +15,19 @@ from fastapi import FastAPI
 import arena.host.api.admin as admin
 import arena.host.api.authors as authors
 import arena.host.api.bots as bots
+import arena.host.api.health as health
 import arena.host.api.matches as matches
 import arena.host.api.status as status
 import arena.host.api.submissions as submissions
 from arena.host.api.deps import HostState
 from arena.host.api.errors import add_error_handlers
 from arena.host.api.limits import RateLimit
+from arena.host.metrics import CompetitionCollector, HostMetrics, ResponseCounter
 from arena.version import arena_version
 from arena.web.pages import add_pages
 
 #: The routers, in the order their routes are listed in the schema.
-ROUTERS = (status, bots, matches, authors, submissions, admin)
+ROUTERS = (status, bots, matches, authors, submissions, admin, health)
 
 
 def create_app(host: HostState) -> FastAPI:
@@ -43,6 +45,9 @@ def create_app(host: HostState) -> FastAPI:
     add_error_handlers(app)
     # Outermost: a request over its rate costs the host no route, no page, no store.
     app.add_middleware(RateLimit, throttle=host.throttle)
+    # Outside that: the 429s are counted too.
+    app.state.metrics = HostMetrics(CompetitionCollector(host.store, host.live_bots, host.parts))
+    app.add_middleware(ResponseCounter, metrics=app.state.metrics)
     for module in ROUTERS:
         app.include_router(module.router)
     # The web face: pages drawn from this API, at paths of their own (arena/web/pages.py).

@@ -48,6 +48,10 @@ class HostState:
     quota_lock: threading.Lock = field(default_factory=threading.Lock)
     #: The gRPC address advertised to live bots; ``""``: the request's host name, grpc_port.
     grpc_address: str = ""
+    #: How many live bots are connected now (``/metrics``).
+    live_bots: Callable[[], int] = lambda: 0
+    #: The host's supervised parts and their states (``/healthz``; arena/host/supervise.py).
+    parts: Callable[[], dict[str, str]] = dict
 
 
 def host_state(request: Request) -> HostState:

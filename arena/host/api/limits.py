@@ -23,6 +23,9 @@ from arena.host.throttle import DAY_S, Refusal, Throttle, next_version_in, whole
 
 T = TypeVar("T")
 
+#: Paths no request rate limits: a monitor polls ``/healthz`` (cheap: one row read).
+UNLIMITED = frozenset({"/healthz"})
+
 #: How a request's client address reads when the server was not told it (a Unix socket).
 UNKNOWN_ADDRESS = "unknown"
 
@@ -55,7 +58,7 @@ class RateLimit:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         throttle = self.throttle
-        if scope["type"] == "http" and throttle is not None:
+        if scope["type"] == "http" and throttle is not None and scope["path"] not in UNLIMITED:
             refusal = throttle.request(client_address(scope), _bearer(scope))
             if refusal is not None:
                 response = JSONResponse(

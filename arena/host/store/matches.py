@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from cardarena.messages import FaultInfo
 
@@ -31,6 +32,20 @@ from arena.host.store.versions import VersionTables
 from arena.ratings import Entry
 from arena.sqlite import now, serialized
 from engine import Result
+
+
+@dataclass(frozen=True, slots=True)
+class Counts:
+    """What the host's ``/metrics`` reads (arena/host/metrics.py), counted by the database."""
+
+    #: Finished matches, by phase.
+    matches: dict[str, int]
+    #: Units by ``(phase, state)``.
+    units: dict[tuple[str, str], int]
+    #: Versions waiting for or in their validation (``pending``, ``validating``).
+    validating: int
+    #: Faults of finished matches, by kind.
+    faults: dict[str, int]
 
 
 class MatchTables(VersionTables):
@@ -332,3 +347,27 @@ class MatchTables(VersionTables):
                 )
             units.append(match.unit_id)
         return entries, units
+
+    @serialized
+    def counts(self) -> Counts:
+        """The competition's counts, one aggregate query each (under one snapshot)."""
+        with self._snapshot(), self._reading("the counts"):
+            db = self._db
+            matches = db.execute(
+                "SELECT u.phase, COUNT(*) FROM matches m JOIN units u ON u.id = m.unit_id "
+                "WHERE m.state = 'done' GROUP BY u.phase"
+            ).fetchall()
+            units = db.execute("SELECT phase, state, COUNT(*) FROM units GROUP BY 1, 2").fetchall()
+            (validating,) = db.execute(
+                "SELECT COUNT(*) FROM versions WHERE status IN ('pending', 'validating')"
+            ).fetchone()
+            faults = db.execute(
+                "SELECT json_extract(f.value, '$.kind'), COUNT(*) "
+                "FROM matches m, json_each(m.faults) f WHERE m.state = 'done' GROUP BY 1"
+            ).fetchall()
+        return Counts(
+            matches={str(p): int(n) for p, n in matches},
+            units={(str(p), str(s)): int(n) for p, s, n in units},
+            validating=int(validating),
+            faults={str(k): int(n) for k, n in faults},
+        )

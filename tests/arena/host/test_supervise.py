@@ -10,7 +10,7 @@ import trio.testing
 
 from arena.host.ladder import store_unusable
 from arena.host.store import CompetitionStoreError, Conflict, DatabaseLocked, NotFound
-from arena.host.supervise import supervised
+from arena.host.supervise import PartStates, supervised
 from tests.helpers import captured_logs
 
 
@@ -88,3 +88,22 @@ def test_cancellation_passes_through_a_part_and_its_pause() -> None:
 
     trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
     assert part.starts == [0.0, 1.0]
+
+
+def test_the_states_say_which_part_is_in_its_restart_pause() -> None:
+    states = PartStates()
+    seen: list[dict[str, str]] = []
+
+    async def main() -> None:
+        part = Flaky(fails=1, runs_s=1.0)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(
+                lambda: supervised("ladder", part, store_unusable, pause_s=10.0, states=states)
+            )
+            for at in (0.5, 5.0, 11.5):  # running, in its pause, running again
+                await trio.sleep_until(at)
+                seen.append(states.states())
+        seen.append(states.states())
+
+    trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+    assert [s["ladder"] for s in seen] == ["running", "restarting", "running", "done"]
