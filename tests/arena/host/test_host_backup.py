@@ -5,6 +5,7 @@ nothing lost or counted twice; and each refusal in one line."""
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -148,6 +149,9 @@ def test_backup_and_restore_refuse_in_one_line(tmp_path: Path) -> None:
     # A restored directory is a competition directory: the host's own store opens it.
     assert _arena_host("restore", empty, tmp_path / "r2").returncode == 0
     assert _arena_host("add-author", config, "bob", "--dir", tmp_path / "r2").returncode == 0
+    # So is a plain copy of a backup, its manifest beside the database.
+    shutil.copytree(empty, tmp_path / "r4", symlinks=True)
+    assert _arena_host("add-author", config, "carol", "--dir", tmp_path / "r4").returncode == 0
     # A damaged database in the backup: against the manifest, then against SQLite's check.
     db = empty / "competition.sqlite"
     data = bytearray(db.read_bytes())
