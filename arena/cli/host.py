@@ -99,29 +99,39 @@ def _author_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _backup_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="arena host backup",
-        usage=USAGE,
-        description="Copy the competition directory, consistently, while its host runs.",
-    )
-    p.add_argument("config", type=Path, help="the competition's TOML file")
-    p.add_argument("dest", type=Path, help="the backup's directory (new, or empty)")
-    p.add_argument("--dir", type=Path, default=None, help="the competition directory")
-    p.add_argument("--json", action="store_true", help="print the manifest as JSON")
+def _copy_parser(
+    command: str, description: str, arguments: tuple[tuple[str, str], ...], competition: bool
+) -> argparse.ArgumentParser:
+    """``backup`` and ``restore``: their positional ``arguments`` (name, help), ``--dir`` for
+    the one reading a competition's ``config``, and ``--json`` for the manifest."""
+    p = argparse.ArgumentParser(prog=f"arena host {command}", usage=USAGE, description=description)
+    for name, text in arguments:
+        p.add_argument(name, type=Path, help=text)
+    if competition:
+        p.add_argument("--dir", type=Path, default=None, help="the competition directory")
+    p.add_argument("--json", action="store_true", help="print the backup's manifest as JSON")
     return p
+
+
+def _backup_parser() -> argparse.ArgumentParser:
+    return _copy_parser(
+        "backup",
+        "Copy the competition directory, consistently, while its host runs.",
+        (("config", "the competition's TOML file"), ("dest", "the backup (new, or empty)")),
+        competition=True,
+    )
 
 
 def _restore_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="arena host restore",
-        usage=USAGE,
-        description="Make a competition directory from a backup, once it checks.",
+    return _copy_parser(
+        "restore",
+        "Make a competition directory from a backup, once it checks.",
+        (
+            ("backup", "a directory made by `arena host backup`"),
+            ("dir", "the competition directory to make (new, or empty)"),
+        ),
+        competition=False,
     )
-    p.add_argument("backup", type=Path, help="a directory made by `arena host backup`")
-    p.add_argument("dir", type=Path, help="the competition directory to make (new, or empty)")
-    p.add_argument("--json", action="store_true", help="print the backup's manifest as JSON")
-    return p
 
 
 def _directory(config: Path, given: Path | None) -> Path:

@@ -56,6 +56,7 @@ def backup(directory: Path, dest: Path) -> dict[str, Any]:
     database = directory / DB_NAME
     if not database.is_file():
         raise BackupError(f"{directory}: no {DB_NAME} here; is it a competition directory?")
+    _outside(dest, directory)
     with _partial(dest) as partial:
         copy = partial / DB_NAME
         backup_database(database, copy, BackupError)
@@ -89,6 +90,7 @@ def restore(source: Path, directory: Path) -> dict[str, Any]:
     """Make the competition directory ``directory`` (not existing, or empty) from the backup
     ``source``, once its manifest and database check; the manifest."""
     manifest = check_backup(source)
+    _outside(directory, source)
     with _partial(directory) as partial:
         for entry in sorted(source.iterdir()):
             if entry.name == MANIFEST_NAME:
@@ -130,6 +132,12 @@ def check_backup(source: Path) -> dict[str, Any]:
 # --- the pieces ----------------------------------------------------------------------------------
 
 
+def _outside(target: Path, source: Path) -> None:
+    """A copy is never written inside what it copies (it would copy itself)."""
+    if target.resolve().is_relative_to(source.resolve()):
+        raise BackupError(f"{target}: inside {source}; give a directory outside it")
+
+
 @contextmanager
 def _partial(target: Path) -> Iterator[Path]:
     """A new directory beside ``target`` to write into, renamed to ``target`` when the block
@@ -156,7 +164,7 @@ def _partial(target: Path) -> Iterator[Path]:
     except BaseException as err:
         _remove(partial)
         if isinstance(err, (OSError, shutil.Error)):
-            raise BackupError(f"{target}: cannot be written ({_why(err)})") from None
+            raise BackupError(f"{target}: not made ({_why(err)})") from None
         raise
 
 

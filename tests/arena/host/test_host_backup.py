@@ -140,6 +140,7 @@ def test_backup_and_restore_refuse_in_one_line(tmp_path: Path) -> None:
     full.mkdir()
     (full / "x").write_text("x")
     _refused(_arena_host("backup", config, full, "--dir", directory), "not empty")
+    _refused(_arena_host("backup", config, directory / "b", "--dir", directory), "inside")
     # An empty DEST is fine.
     empty = tmp_path / "empty"
     empty.mkdir()
