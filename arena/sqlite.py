@@ -299,9 +299,16 @@ def backup_database(source: Path, target: Path, error: Callable[[str], Exception
             raise error(f"{target}: cannot be created ({err.strerror})") from None
         try:
             src = sqlite3.connect(
-                f"{source.absolute().as_uri()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S
+                f"{source.absolute().as_uri()}?mode=ro",
+                uri=True,
+                timeout=BUSY_TIMEOUT_S,
+                isolation_level=None,
             )
             try:
+                # The read transaction first, under the busy timeout: the backup's own steps
+                # would wait for a lock for ever (Python retries them while SQLite is busy).
+                src.execute("BEGIN")
+                src.execute("SELECT count(*) FROM sqlite_master").fetchone()
                 dst = sqlite3.connect(target, timeout=BUSY_TIMEOUT_S)
                 try:
                     src.backup(dst)
