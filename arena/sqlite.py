@@ -16,6 +16,8 @@ the bot registry): the only module that speaks to ``sqlite3``.
 - The lock file a running writer holds beside its database, and the refusal to start afresh
   beside an earlier run's output whose database was lost.
 - One timestamp form: :func:`now`.
+- Copies of a database while its writer runs (:func:`backup_database`, SQLite's online backup)
+  and the checks of such a copy (:func:`quick_check`, :func:`read_rows`).
 """
 
 from __future__ import annotations
@@ -270,6 +272,85 @@ def peek(path: Path, sql: str) -> tuple[Any, ...] | None:
     except (sqlite3.Error, OSError):
         return None
     return None if row is None else tuple(row)
+
+
+# --- copies of a database while its writer runs ---------------------------------------------------
+
+
+class _Busy(Exception):
+    """One backup attempt met another process's lock."""
+
+
+def backup_database(source: Path, target: Path, error: Callable[[str], Exception]) -> None:
+    """Copy the database ``source`` to the new file ``target`` (mode 0600) through SQLite's
+    online backup, while another process may be writing it: all pages in one step, so one read
+    transaction (a WAL reader never blocks the writer) and the copy is the database at one
+    moment. The copy is a single file in rollback-journal mode (the host switches it back to WAL
+    when it opens it). A lock held past one attempt is retried as :func:`patiently` does for up
+    to :func:`lock_wait_seconds`; any other failure is ``error(one line)``."""
+    wait_s = lock_wait_seconds(error)
+
+    def attempt() -> None:
+        target.unlink(missing_ok=True)
+        try:
+            # Owner only from its first byte: it holds token hashes and the secret seed.
+            os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        except OSError as err:
+            raise error(f"{target}: cannot be created ({err.strerror})") from None
+        try:
+            src = sqlite3.connect(
+                f"{source.absolute().as_uri()}?mode=ro",
+                uri=True,
+                timeout=BUSY_TIMEOUT_S,
+                isolation_level=None,
+            )
+            try:
+                # The read transaction first, under the busy timeout: the backup's own steps
+                # would wait for a lock for ever (Python retries them while SQLite is busy).
+                src.execute("BEGIN")
+                src.execute("SELECT count(*) FROM sqlite_master").fetchone()
+                dst = sqlite3.connect(target, timeout=BUSY_TIMEOUT_S)
+                try:
+                    src.backup(dst)
+                    dst.execute("PRAGMA journal_mode=DELETE")
+                finally:
+                    dst.close()
+            finally:
+                src.close()
+        except sqlite3.Error as err:
+            if is_locked(err):
+                raise _Busy() from None
+            raise error(f"{source}: cannot be backed up ({err})") from None
+
+    patiently(attempt, wait_s, _Busy, lambda: error(locked_line(source, wait_s)))
+
+
+def quick_check(path: Path) -> str | None:
+    """What SQLite's ``quick_check`` finds wrong with the database file ``path`` (read as it is,
+    nothing written beside it), in one line; ``None`` when it is sound."""
+    try:
+        con = sqlite3.connect(f"{path.absolute().as_uri()}?immutable=1", uri=True)
+        try:
+            found = [str(row[0]) for row in con.execute("PRAGMA quick_check").fetchall()]
+        finally:
+            con.close()
+    except sqlite3.Error as err:
+        return str(err)
+    problems = [p for p in found if p != "ok"]
+    return "; ".join(problems[:3]) if problems or not found else None
+
+
+def read_rows(path: Path, sql: str, error: Callable[[str], Exception]) -> list[tuple[Any, ...]]:
+    """Every row of ``sql`` in the database file ``path``, read as it is (a copy nobody writes);
+    a file that cannot be read is ``error(one line)``."""
+    try:
+        con = sqlite3.connect(f"{path.absolute().as_uri()}?immutable=1", uri=True)
+        try:
+            return [tuple(row) for row in con.execute(sql).fetchall()]
+        finally:
+            con.close()
+    except sqlite3.Error as err:
+        raise error(f"{path}: cannot be read ({err})") from None
 
 
 # --- migrations ----------------------------------------------------------------------------------

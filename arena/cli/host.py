@@ -2,6 +2,8 @@
 
     arena host COMPETITION.toml [--dir DIR] [--http ADDR] [--grpc ADDR] [--tls-cert PEM …]
     arena host add-author COMPETITION.toml NAME [--dir DIR]
+    arena host backup COMPETITION.toml DEST [--dir DIR]
+    arena host restore BACKUP DIR
 
 ``add-author`` works whether the host runs or not: with the host running it asks the host's API
 (with the admin token the host keeps in ``DIR/private``), else it writes the database itself.
@@ -28,7 +30,9 @@ USAGE = """\
 arena host COMPETITION.toml [--dir DIR] [--http ADDR] [--grpc ADDR] [--public-grpc HOST:PORT]
                             [--tls-cert PEM --tls-key PEM] [--insecure] [--no-sandbox]
                             [--log-file PATH]
-arena host add-author COMPETITION.toml NAME [--dir DIR] [--json]"""
+arena host add-author COMPETITION.toml NAME [--dir DIR] [--json]
+arena host backup COMPETITION.toml DEST [--dir DIR] [--json]
+arena host restore BACKUP DIR [--json]"""
 
 
 def host_port(text: str) -> str:
@@ -108,6 +112,41 @@ def _author_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _copy_parser(
+    command: str, description: str, arguments: tuple[tuple[str, str], ...], competition: bool
+) -> argparse.ArgumentParser:
+    """``backup`` and ``restore``: their positional ``arguments`` (name, help), ``--dir`` for
+    the one reading a competition's ``config``, and ``--json`` for the manifest."""
+    p = argparse.ArgumentParser(prog=f"arena host {command}", usage=USAGE, description=description)
+    for name, text in arguments:
+        p.add_argument(name, type=Path, help=text)
+    if competition:
+        p.add_argument("--dir", type=Path, default=None, help="the competition directory")
+    p.add_argument("--json", action="store_true", help="print the backup's manifest as JSON")
+    return p
+
+
+def _backup_parser() -> argparse.ArgumentParser:
+    return _copy_parser(
+        "backup",
+        "Copy the competition directory, consistently, while its host runs.",
+        (("config", "the competition's TOML file"), ("dest", "the backup (new, or empty)")),
+        competition=True,
+    )
+
+
+def _restore_parser() -> argparse.ArgumentParser:
+    return _copy_parser(
+        "restore",
+        "Make a competition directory from a backup, once it checks.",
+        (
+            ("backup", "a directory made by `arena host backup`"),
+            ("dir", "the competition directory to make (new, or empty)"),
+        ),
+        competition=False,
+    )
+
+
 def _directory(config: Path, given: Path | None) -> Path:
     return given if given is not None else config.with_suffix("")
 
@@ -117,11 +156,14 @@ def host_command(args: argparse.Namespace) -> int:
     rest: list[str] = list(args.rest)
     if not rest or rest[0] in ("-h", "--help"):
         _run_parser().print_help()
-        print()
-        _author_parser().print_help()
+        for parser in (_author_parser, _backup_parser, _restore_parser):
+            print()
+            parser().print_help()
         return 0 if rest else 2
     if rest[0] == "add-author":
         return _add_author(_author_parser().parse_args(rest[1:]))
+    if rest[0] in ("backup", "restore"):
+        return _backup_or_restore(rest[0], rest[1:])
     return _run(_run_parser().parse_args(rest))
 
 
@@ -212,4 +254,26 @@ def _add_author(args: argparse.Namespace) -> int:
     else:
         print(f"author {name}: API token {token}")
         print("(shown this once: the competition keeps only its hash)", file=sys.stderr)
+    return 0
+
+
+def _backup_or_restore(command: str, argv: list[str]) -> int:
+    from arena.host import backup
+
+    if command == "backup":
+        args = _backup_parser().parse_args(argv)
+        manifest = backup.backup(_directory(args.config, args.dir), args.dest)
+        done = f"backup of {_directory(args.config, args.dir)} in {args.dest}"
+    else:
+        args = _restore_parser().parse_args(argv)
+        manifest = backup.restore(args.backup, args.dir)
+        done = f"restored {args.backup} into {args.dir}; start the host on it with --dir"
+    if args.json:
+        print(json.dumps(manifest))
+    else:
+        counts = manifest.get("counts", {})
+        print(
+            f"arena: {done} (taken {manifest.get('time')}: {counts.get('matches_done')} "
+            f"matches done, {counts.get('versions')} versions)"
+        )
     return 0
