@@ -615,10 +615,16 @@ class SQLiteStore:
             raise self.ERROR(f"{self.path}: cannot use the database ({err})") from None
 
     def _migrate(self, migrations: Sequence[str], number: int) -> None:
-        """Apply migration ``number`` (from 1) and record it, in one transaction."""
+        """Apply migration ``number`` (from 1) and record it, in one transaction. Foreign keys
+        are off meanwhile (a migration may rebuild a table others refer to: SQLite's documented
+        way to change a constraint) and checked, all of them, before the commit."""
+        self._db.execute("PRAGMA foreign_keys=OFF")  # (ignored inside a transaction; none is open)
         try:
             with self._transaction() as db:
                 self._apply(db, migrations, number - 1, number)
+                broken = db.execute("PRAGMA foreign_key_check").fetchone()
+                if broken is not None:
+                    raise ValueError(f"a row of {broken[0]} refers to a missing {broken[2]} row")
         except self.LOCKED:
             raise
         except (self.ERROR, ValueError) as err:
@@ -626,6 +632,8 @@ class SQLiteStore:
             raise self.ERROR(
                 f"{self.path}: cannot migrate to schema {number} ({err.__cause__ or err})"
             ) from None
+        finally:
+            self._db.execute("PRAGMA foreign_keys=ON")
 
     @staticmethod
     def _apply(db: sqlite3.Connection, migrations: Sequence[str], start: int, end: int) -> None:

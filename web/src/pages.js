@@ -2,188 +2,28 @@
 // host's public JSON API, and an author's own data with the token they signed in with.
 // Everything from strangers (bot and author names, logs) goes in as text, never as HTML.
 import * as Plot from "@observablehq/plot";
-
-const API = "/api/v1";
-const TOKEN_KEY = "cardarena.token";
-
-// --- small helpers -------------------------------------------------------------------------
-
-function h(tag, attrs = {}, ...children) {
-  const el = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    if (v === undefined || v === null || v === false) continue;
-    if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
-    else if (k === "class") el.className = v;
-    else el.setAttribute(k, v === true ? "" : String(v));
-  }
-  for (const c of children.flat(Infinity)) {
-    if (c === undefined || c === null || c === false) continue;
-    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
-  }
-  return el;
-}
-
-const token = () => localStorage.getItem(TOKEN_KEY);
-
-class ApiError extends Error {
-  constructor(status, detail) {
-    super(detail);
-    this.status = status;
-  }
-}
-
-async function api(path, { method = "GET", auth = false, body } = {}) {
-  const headers = {};
-  const t = token();
-  if (auth && t) headers.Authorization = `Bearer ${t}`;
-  if (body !== undefined) headers["Content-Type"] = "application/json";
-  const res = await fetch(API + path, {
-    method,
-    headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  let data = null;
-  try {
-    data = text ? JSON.parse(text) : null;
-  } catch {
-    data = text;
-  }
-  if (!res.ok) {
-    const detail = data && typeof data === "object" && data.detail ? data.detail : `HTTP ${res.status}`;
-    throw new ApiError(res.status, typeof detail === "string" ? detail : JSON.stringify(detail));
-  }
-  return data;
-}
-
-async function apiText(path) {
-  const t = token();
-  const res = await fetch(API + path, { headers: t ? { Authorization: `Bearer ${t}` } : {} });
-  const text = await res.text();
-  if (!res.ok) {
-    let detail = `HTTP ${res.status}`;
-    try {
-      detail = JSON.parse(text).detail || detail;
-    } catch {
-      /* not JSON: keep the status */
-    }
-    throw new ApiError(res.status, detail);
-  }
-  return text;
-}
-
-const botOf = (ref) => ref.slice(0, ref.lastIndexOf("@"));
-const botLink = (ref) => h("a", { href: `/bots/${encodeURIComponent(botOf(ref))}`, class: "ref" }, ref);
-const matchLink = (id) => h("a", { href: `/matches/${encodeURIComponent(id)}` }, id);
-const day = (iso) => (iso ? iso.replace("T", " ").slice(0, 16) : "");
-const fmt = (x, digits = 1) => (typeof x === "number" ? x.toFixed(digits) : "");
-
-function section(title, ...children) {
-  return h("section", { class: "card" }, h("h2", {}, title), ...children);
-}
-
-function empty(text) {
-  return h("p", { class: "empty" }, text);
-}
-
-function showError(where, err) {
-  where.append(h("p", { class: "error", role: "alert" }, err.message || String(err)));
-}
-
-// A table whose columns sort on a click of their header (numbers as numbers), keeping
-// aria-sort on the sorted header for screen readers and tests.
-function sortableTable(columns, rows, { id, initial } = {}) {
-  const table = h("table", { class: "sortable", id });
-  const thead = h("thead");
-  const tbody = h("tbody");
-  const headRow = h("tr");
-  let sortKey = initial ? initial[0] : null;
-  let sortDir = initial ? initial[1] : 1;
-  const cells = columns.map((col) => {
-    const th = h(
-      "th",
-      { scope: "col", "data-key": col.key, tabindex: 0, class: col.numeric ? "num" : "" },
-      col.label,
-    );
-    const activate = () => {
-      sortDir = sortKey === col.key ? -sortDir : col.numeric ? -1 : 1;
-      sortKey = col.key;
-      draw();
-    };
-    th.addEventListener("click", activate);
-    th.addEventListener("keydown", (e) => {
-      if (e.key === "Enter" || e.key === " ") {
-        e.preventDefault();
-        activate();
-      }
-    });
-    headRow.append(th);
-    return th;
-  });
-  thead.append(headRow);
-  table.append(thead, tbody);
-  function draw() {
-    const sorted = [...rows];
-    if (sortKey !== null) {
-      const col = columns.find((c) => c.key === sortKey);
-      const value = col.sort || ((r) => r[col.key]);
-      sorted.sort((a, b) => {
-        const x = value(a);
-        const y = value(b);
-        return (x < y ? -1 : x > y ? 1 : 0) * sortDir;
-      });
-    }
-    for (const [i, th] of cells.entries()) {
-      const key = columns[i].key;
-      th.setAttribute("aria-sort", key === sortKey ? (sortDir > 0 ? "ascending" : "descending") : "none");
-    }
-    tbody.replaceChildren(
-      ...sorted.map((r) =>
-        h(
-          "tr",
-          {},
-          columns.map((c) => h("td", { class: c.numeric ? "num" : "" }, c.cell ? c.cell(r) : r[c.key])),
-        ),
-      ),
-    );
-  }
-  draw();
-  return table;
-}
-
-function chart(options) {
-  // Plot draws SVG from data; the page's fonts and colours come from pages.css.
-  return h("figure", { class: "chart" }, Plot.plot({ style: { fontSize: "12px" }, ...options }));
-}
-
-// --- the signed-in author ------------------------------------------------------------------
-
-let meCache;
-async function me() {
-  if (!token()) return null;
-  if (meCache === undefined) {
-    try {
-      meCache = await api("/me", { auth: true });
-    } catch (err) {
-      if (err.status === 401 || err.status === 403) {
-        localStorage.removeItem(TOKEN_KEY);
-        meCache = null;
-      } else throw err;
-    }
-  }
-  return meCache;
-}
-
-async function markNav(page) {
-  for (const a of document.querySelectorAll("[data-nav]")) {
-    if (a.dataset.nav === page) a.setAttribute("aria-current", "page");
-  }
-  const who = await me().catch(() => null);
-  const link = document.getElementById("nav-me");
-  if (who) link.textContent = `${who.author.name}'s bots`;
-}
-
-// --- the leaderboard -------------------------------------------------------------------------
+import {
+  API,
+  TOKEN_KEY,
+  h,
+  token,
+  ApiError,
+  api,
+  apiText,
+  botOf,
+  botLink,
+  matchLink,
+  day,
+  fmt,
+  section,
+  empty,
+  showError,
+  sortableTable,
+  chart,
+  me,
+  forgetMe,
+  markNav,
+} from "./common.js";
 
 async function leaderboardPage(main) {
   const params = new URLSearchParams(location.search);
@@ -607,7 +447,7 @@ async function mePage(main) {
         onsubmit: async (e) => {
           e.preventDefault();
           localStorage.setItem(TOKEN_KEY, input.value.trim());
-          meCache = undefined;
+          forgetMe();
           try {
             const ok = await me();
             if (!ok) throw new Error("That token is not an author's token of this competition.");

@@ -82,7 +82,7 @@ class MatchTables(VersionTables):
         the same for all seats of a place.
         """
         if phase not in PHASES:
-            raise CompetitionStoreError(f"phase must be ladder or final; got {phase!r}")
+            raise CompetitionStoreError(f"phase must be one of {', '.join(PHASES)}; got {phase!r}")
         if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
             raise CompetitionStoreError(f"a unit's seed must be a 63-bit integer; got {seed!r}")
         places = list(table)

@@ -18,7 +18,9 @@ LOCK_NAME: Final = DB_NAME + ".lock"
 #: a backup) before :class:`DatabaseLocked`; the caller may retry.
 BUSY_TIMEOUT_S: Final = arena.sqlite.BUSY_TIMEOUT_S
 
-Phase = Literal["ladder", "final"]
+#: ``event``: a unit of an event (a knockout, a Swiss, heats) held beside the ladder, rated by
+#: neither the ladder nor the final.
+Phase = Literal["ladder", "final", "event"]
 VersionKind = Literal["archive", "image", "live"]
 VersionStatus = Literal["pending", "validating", "validated", "failed", "retired"]
 UnitState = Literal["pending", "done", "failed"]
@@ -165,9 +167,35 @@ CREATE TABLE rating_history (
 CREATE INDEX rating_history_by_phase ON rating_history (phase, id);
 """
 
+# Schema 3: units of events beside the ladder (phase ``event``). SQLite cannot change a CHECK in
+# place, so the table is rebuilt (its documented procedure: the runner turns foreign keys off
+# around a migration and checks them before it commits); its ids, and so every reference to
+# them, are kept.
+_V3 = """
+CREATE TABLE units_v3 (
+    id             INTEGER PRIMARY KEY,
+    phase          TEXT NOT NULL CHECK (phase IN ('ladder', 'final', 'event')),
+    seed           INTEGER NOT NULL,
+    table_versions TEXT NOT NULL,
+    state          TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'done', 'failed')),
+    reason         TEXT NOT NULL DEFAULT '',
+    created        TEXT NOT NULL,
+    finished       TEXT
+);
+INSERT INTO units_v3 (id, phase, seed, table_versions, state, reason, created, finished)
+    SELECT id, phase, seed, table_versions, state, reason, created, finished FROM units;
+DROP TABLE units;
+ALTER TABLE units_v3 RENAME TO units;
+CREATE INDEX units_by_state ON units (state);
+CREATE TRIGGER units_final BEFORE UPDATE ON units WHEN OLD.state <> 'pending'
+BEGIN
+    SELECT RAISE(ABORT, 'a finished unit is never changed');
+END;
+"""
+
 #: The schema, as the migrations that build it in order; the file's schema version is how many
 #: it has applied. Append only: a released migration is never edited or removed.
-MIGRATIONS: Final[tuple[str, ...]] = (_V1, _V2)
+MIGRATIONS: Final[tuple[str, ...]] = (_V1, _V2, _V3)
 
 
 class CompetitionStoreError(ArenaError):

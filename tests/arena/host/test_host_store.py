@@ -563,6 +563,35 @@ def test_a_schema_1_database_gets_the_rating_history(
         assert store.rating_history("ladder") == []
 
 
+def test_a_schema_2_database_takes_event_units_keeping_its_units_and_their_rules(
+    directory: Path, cfg: CompetitionConfig
+) -> None:
+    with CompetitionStore(directory, cfg, migrations=MIGRATIONS[:2]) as v2:
+        a, b = two_versions(v2)
+        done, pending = whist_unit(v2, a.id, b.id), whist_unit(v2, a.id, b.id)
+        assert v2.fail_unit(done, "beta@1 retired")
+    with CompetitionStore(directory, cfg) as store:
+        assert store.meta("schema") == str(N)
+        assert [(u.id, u.state) for u in store.units()] == [(done, "failed"), (pending, "pending")]
+        assert [m.match_id for m in store.unit_matches(pending)] == [
+            f"u{pending}-r0",
+            f"u{pending}-r1",
+        ]
+        unit_id = store.next_unit_id()
+        store.create_unit("event", 9, (a.id, b.id), [(f"e{unit_id}", 0, (a.id, b.id, a.id, b.id))])
+        assert store.unit(unit_id).phase == "event"
+        assert store.units(phase="ladder") == store.units()[:2]
+        assert store.fail_unit(done, "again") is False
+    con = sqlite3.connect(directory / DB_NAME, isolation_level=None)
+    with pytest.raises(sqlite3.IntegrityError, match="a finished unit is never changed"):
+        con.execute("UPDATE units SET reason='x' WHERE id=?", (done,))
+    con.execute("PRAGMA foreign_keys=ON")
+    with pytest.raises(sqlite3.IntegrityError, match="FOREIGN KEY"):
+        con.execute("INSERT INTO unit_versions VALUES (999, 0, 1)")
+    assert con.execute("PRAGMA foreign_key_check").fetchall() == []
+    con.close()
+
+
 def test_a_fresh_database_gets_every_migration(directory: Path, cfg: CompetitionConfig) -> None:
     with CompetitionStore(directory, cfg, migrations=[*MIGRATIONS, V2]) as store:
         assert store.meta("schema") == str(N + 1)

@@ -1,0 +1,191 @@
+// What every page shares: the API client (with the signed-in author's token), element building,
+// links, tables, charts and the navigation bar. A page module (pages.js, and one file per area)
+// imports what it needs and registers its pages in pages.js's PAGES.
+import * as Plot from "@observablehq/plot";
+
+export const API = "/api/v1";
+export const TOKEN_KEY = "cardarena.token";
+
+// --- small helpers -------------------------------------------------------------------------
+
+export function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
+    else if (k === "class") el.className = v;
+    else el.setAttribute(k, v === true ? "" : String(v));
+  }
+  for (const c of children.flat(Infinity)) {
+    if (c === undefined || c === null || c === false) continue;
+    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return el;
+}
+
+export const token = () => localStorage.getItem(TOKEN_KEY);
+
+export class ApiError extends Error {
+  constructor(status, detail) {
+    super(detail);
+    this.status = status;
+  }
+}
+
+export async function api(path, { method = "GET", auth = false, body } = {}) {
+  const headers = {};
+  const t = token();
+  if (auth && t) headers.Authorization = `Bearer ${t}`;
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  const res = await fetch(API + path, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  let data = null;
+  try {
+    data = text ? JSON.parse(text) : null;
+  } catch {
+    data = text;
+  }
+  if (!res.ok) {
+    const detail = data && typeof data === "object" && data.detail ? data.detail : `HTTP ${res.status}`;
+    throw new ApiError(res.status, typeof detail === "string" ? detail : JSON.stringify(detail));
+  }
+  return data;
+}
+
+export async function apiText(path) {
+  const t = token();
+  const res = await fetch(API + path, { headers: t ? { Authorization: `Bearer ${t}` } : {} });
+  const text = await res.text();
+  if (!res.ok) {
+    let detail = `HTTP ${res.status}`;
+    try {
+      detail = JSON.parse(text).detail || detail;
+    } catch {
+      /* not JSON: keep the status */
+    }
+    throw new ApiError(res.status, detail);
+  }
+  return text;
+}
+
+export const botOf = (ref) => ref.slice(0, ref.lastIndexOf("@"));
+export const botLink = (ref) => h("a", { href: `/bots/${encodeURIComponent(botOf(ref))}`, class: "ref" }, ref);
+export const matchLink = (id) => h("a", { href: `/matches/${encodeURIComponent(id)}` }, id);
+export const day = (iso) => (iso ? iso.replace("T", " ").slice(0, 16) : "");
+export const fmt = (x, digits = 1) => (typeof x === "number" ? x.toFixed(digits) : "");
+
+export function section(title, ...children) {
+  return h("section", { class: "card" }, h("h2", {}, title), ...children);
+}
+
+export function empty(text) {
+  return h("p", { class: "empty" }, text);
+}
+
+export function showError(where, err) {
+  where.append(h("p", { class: "error", role: "alert" }, err.message || String(err)));
+}
+
+// A table whose columns sort on a click of their header (numbers as numbers), keeping
+// aria-sort on the sorted header for screen readers and tests.
+export function sortableTable(columns, rows, { id, initial } = {}) {
+  const table = h("table", { class: "sortable", id });
+  const thead = h("thead");
+  const tbody = h("tbody");
+  const headRow = h("tr");
+  let sortKey = initial ? initial[0] : null;
+  let sortDir = initial ? initial[1] : 1;
+  const cells = columns.map((col) => {
+    const th = h(
+      "th",
+      { scope: "col", "data-key": col.key, tabindex: 0, class: col.numeric ? "num" : "" },
+      col.label,
+    );
+    const activate = () => {
+      sortDir = sortKey === col.key ? -sortDir : col.numeric ? -1 : 1;
+      sortKey = col.key;
+      draw();
+    };
+    th.addEventListener("click", activate);
+    th.addEventListener("keydown", (e) => {
+      if (e.key === "Enter" || e.key === " ") {
+        e.preventDefault();
+        activate();
+      }
+    });
+    headRow.append(th);
+    return th;
+  });
+  thead.append(headRow);
+  table.append(thead, tbody);
+  function draw() {
+    const sorted = [...rows];
+    if (sortKey !== null) {
+      const col = columns.find((c) => c.key === sortKey);
+      const value = col.sort || ((r) => r[col.key]);
+      sorted.sort((a, b) => {
+        const x = value(a);
+        const y = value(b);
+        return (x < y ? -1 : x > y ? 1 : 0) * sortDir;
+      });
+    }
+    for (const [i, th] of cells.entries()) {
+      const key = columns[i].key;
+      th.setAttribute("aria-sort", key === sortKey ? (sortDir > 0 ? "ascending" : "descending") : "none");
+    }
+    tbody.replaceChildren(
+      ...sorted.map((r) =>
+        h(
+          "tr",
+          {},
+          columns.map((c) => h("td", { class: c.numeric ? "num" : "" }, c.cell ? c.cell(r) : r[c.key])),
+        ),
+      ),
+    );
+  }
+  draw();
+  return table;
+}
+
+export function chart(options) {
+  // Plot draws SVG from data; the page's fonts and colours come from pages.css.
+  return h("figure", { class: "chart" }, Plot.plot({ style: { fontSize: "12px" }, ...options }));
+}
+
+// --- the signed-in author ------------------------------------------------------------------
+
+let meCache;
+// After a sign-in or a rotated token: the next me() asks the host again.
+export function forgetMe() {
+  meCache = undefined;
+}
+
+export async function me() {
+  if (!token()) return null;
+  if (meCache === undefined) {
+    try {
+      meCache = await api("/me", { auth: true });
+    } catch (err) {
+      if (err.status === 401 || err.status === 403) {
+        localStorage.removeItem(TOKEN_KEY);
+        meCache = null;
+      } else throw err;
+    }
+  }
+  return meCache;
+}
+
+export async function markNav(page) {
+  for (const a of document.querySelectorAll("[data-nav]")) {
+    if (a.dataset.nav === page) a.setAttribute("aria-current", "page");
+  }
+  const who = await me().catch(() => null);
+  const link = document.getElementById("nav-me");
+  if (who) link.textContent = `${who.author.name}'s bots`;
+}
+
+// --- the leaderboard -------------------------------------------------------------------------
