@@ -209,6 +209,90 @@ def _play_stream(
     return asyncio.run(_play(bot, target, hello, run, matches, ca))
 
 
+def _channel(target: tuple[str, list[tuple[str, Any]]], ca: bytes | None) -> grpc.aio.Channel:
+    """A channel to the target's address, with options that keep the name it was given by
+    (ARENA_RESOLVE); TLS when a CA is given."""
+    address, extra = target
+    options = CLIENT_OPTIONS + extra
+    if ca is None:
+        return grpc.aio.insecure_channel(address, options=options)
+    credentials = grpc.ssl_channel_credentials(root_certificates=ca)
+    return grpc.aio.secure_channel(address, credentials, options=options)
+
+
+class _Stream:
+    """What one stream has seen: whether it was welcomed, its resume token, and the matches
+    started on it and not yet ended (seats at the table, options)."""
+
+    def __init__(self, bot: Bot, run: BotRun, matches: int | None, address: str) -> None:
+        self.bot, self.run, self.matches, self.address = bot, run, matches, address
+        self.welcomed = False
+        self.resume = ""
+        self.playing: dict[str, tuple[int, dict[str, str]]] = {}
+        self.events = bot.wants_events()
+
+    def decide(self, msg: messages.Decision, received: float) -> int:
+        """The bot's answer to ``msg`` (its events first, to a bot with an event hook)."""
+        bot = self.bot
+        for event in msg.events:
+            _on_event(bot, event)
+        seats, typed = self.playing.get(msg.match_id, (0, {}))
+        bot.turn = Turn(
+            msg.match_id, msg.seat, seats, typed, msg.deadline_ms, msg.bank_ms, received
+        )
+        return _choose(bot, msg)
+
+    def take(self, msg: object) -> str | None:
+        """Any message but a Decision; why to stop the stream, or ``None`` to read on."""
+        bot, run = self.bot, self.run
+        if isinstance(msg, messages.EventInfo):
+            if self.events:
+                _on_event(bot, msg)
+        elif isinstance(msg, messages.MatchStart):
+            if msg.bot_seed and not bot.seeded:
+                # Each match's own seed: the bot plays the same moves whether its process is
+                # fresh or has played other matches before (a tournament keeps processes alive).
+                bot.rng.seed(msg.bot_seed)
+            options = dict(msg.options)
+            self.playing[msg.match_id] = (len(msg.players), options)
+            for seat in msg.seats:
+                bot.start_match(msg.game, seat, options)
+        elif isinstance(msg, messages.MatchEnd):
+            return self._match_end(msg)
+        elif isinstance(msg, messages.Welcome):
+            self.welcomed = True
+            self.resume = msg.resume_token
+            log.info("welcomed", address=self.address, session=msg.session_id)
+        elif isinstance(msg, messages.Rejected):
+            if run.welcomes:
+                # Welcomed before: the seats this token named are gone (the match ended, or
+                # the bot forfeited it while away). Nothing is wrong here.
+                log.info("the server has no more seats for this bot", why=msg.reason)
+                return "rejected"
+            raise BotRejected(f"the server rejected the bot: {msg.reason}")
+        elif isinstance(msg, messages.ErrorInfo):
+            run.errors += 1
+            log.warning("server error", code=msg.code, message=msg.message)
+        return None
+
+    def _match_end(self, msg: messages.MatchEnd) -> str | None:
+        self.playing.pop(msg.match_id, None)
+        self.run.matches += 1
+        try:
+            self.bot.end_match(msg.match_id, msg.result)
+        except Exception as err:
+            log.exception("bot.end_match failed", error=f"{type(err).__name__}: {err}")
+        log.info(
+            "match over",
+            match_id=msg.match_id,
+            summary=msg.result.summary,
+            faults=len(msg.faults),
+        )
+        if self.matches is not None and self.run.matches >= self.matches:
+            return "matches"
+        return None
+
+
 # grpc.aio, read and written from one coroutine: the synchronous client's stream costs two
 # thread hand-offs per decision (a thread feeding the request iterator, another delivering
 # responses), each waking a thread (docs/performance.md has the figures).
@@ -220,22 +304,8 @@ async def _play(
     matches: int | None,
     ca: bytes | None = None,
 ) -> tuple[bool, str | None, str]:
-    welcomed = False
-    resume = ""
-    # Matches started on this stream and not yet ended: seats at the table, options.
-    playing: dict[str, tuple[int, dict[str, str]]] = {}
-    events = bot.wants_events()
-    # The address to connect to, and options that keep the name it was given by (ARENA_RESOLVE).
-    address, extra = target
-    channel_options = CLIENT_OPTIONS + extra
-    channel_of = (
-        grpc.aio.insecure_channel(address, options=channel_options)
-        if ca is None
-        else grpc.aio.secure_channel(
-            address, grpc.ssl_channel_credentials(root_certificates=ca), options=channel_options
-        )
-    )
-    async with channel_of as channel:
+    stream = _Stream(bot, run, matches, target[0])
+    async with _channel(target, ca) as channel:
         # The generated stubs are typed for the synchronous API.
         play: Any = rpc.ArenaStub(channel).Play
         call: grpc.aio.StreamStreamCall[rpc.BotMessage, rpc.ServerMessage] = play()
@@ -244,76 +314,24 @@ async def _play(
             while (raw := await call.read()) is not EOF:
                 # The events a Decision carries are decoded only for a bot with an event hook.
                 received = time.monotonic()  # a decision's deadline runs from its arrival
-                msg = codec.proto_to_plain(cast(rpc.ServerMessage, raw), events=events)
+                msg = codec.proto_to_plain(cast(rpc.ServerMessage, raw), events=stream.events)
                 if isinstance(msg, messages.Decision):
-                    for event in msg.events:
-                        _on_event(bot, event)
-                    seats, typed = playing.get(msg.match_id, (0, {}))
-                    bot.turn = Turn(
-                        msg.match_id,
-                        msg.seat,
-                        seats,
-                        typed,
-                        msg.deadline_ms,
-                        msg.bank_ms,
-                        received,
-                    )
-                    index = _choose(bot, msg)
+                    index = stream.decide(msg, received)
                     await call.write(codec.answer_to_proto(msg.request_id, index=index))
                     run.decisions += 1
-                elif isinstance(msg, messages.EventInfo):
-                    if events:
-                        _on_event(bot, msg)
-                elif isinstance(msg, messages.MatchStart):
-                    if msg.bot_seed and not bot.seeded:
-                        # Each match's own seed: the bot plays the same moves whether its
-                        # process is fresh or has played other matches before (a tournament
-                        # keeps processes alive).
-                        bot.rng.seed(msg.bot_seed)
-                    options = dict(msg.options)
-                    playing[msg.match_id] = (len(msg.players), options)
-                    for seat in msg.seats:
-                        bot.start_match(msg.game, seat, options)
-                elif isinstance(msg, messages.MatchEnd):
-                    playing.pop(msg.match_id, None)
-                    run.matches += 1
-                    try:
-                        bot.end_match(msg.match_id, msg.result)
-                    except Exception as err:
-                        log.exception("bot.end_match failed", error=f"{type(err).__name__}: {err}")
-                    log.info(
-                        "match over",
-                        match_id=msg.match_id,
-                        summary=msg.result.summary,
-                        faults=len(msg.faults),
-                    )
-                    if matches is not None and run.matches >= matches:
-                        return welcomed, "matches", resume
-                elif isinstance(msg, messages.Welcome):
-                    welcomed = True
-                    resume = msg.resume_token
-                    log.info("welcomed", address=address, session=msg.session_id)
-                elif isinstance(msg, messages.Rejected):
-                    if run.welcomes:
-                        # Welcomed before: the seats this token named are gone (the match
-                        # ended, or the bot forfeited it while away). Nothing is wrong here.
-                        log.info("the server has no more seats for this bot", why=msg.reason)
-                        return welcomed, "rejected", resume
-                    raise BotRejected(f"the server rejected the bot: {msg.reason}")
-                elif isinstance(msg, messages.ErrorInfo):
-                    run.errors += 1
-                    log.warning("server error", code=msg.code, message=msg.message)
+                elif (why := stream.take(msg)) is not None:
+                    return stream.welcomed, why, stream.resume
             # The server ended the stream (status OK; a broken one raises). Between matches
             # that means it has nothing more for this bot (docs/protocol.md): connecting again
             # would only be refused. In the middle of one, connect again and resume it.
-            if welcomed and not playing:
-                return welcomed, "ended", resume
+            if stream.welcomed and not stream.playing:
+                return stream.welcomed, "ended", stream.resume
         except grpc.RpcError as err:
             code = err.code() if isinstance(err, grpc.Call) else None
-            log.info("connection lost", address=address, code=str(code))
+            log.info("connection lost", address=stream.address, code=str(code))
         finally:
             call.cancel()  # nothing more to say; the channel closes with the block
-    return welcomed, None, resume
+    return stream.welcomed, None, stream.resume
 
 
 def _on_event(bot: Bot, event: messages.EventInfo) -> None:
