@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from tests.arena.host.processes import (
@@ -69,62 +70,132 @@ def _done_seats(directory: Path) -> list[tuple[str, list[int]]]:
     return [(m, json.loads(seats)) for m, seats in rows]
 
 
+OCTET = {"Content-Type": "application/octet-stream"}
+
+
+def _submit(a: httpx.Client, b: httpx.Client, c: httpx.Client) -> int:
+    """Alice's and Bob's good archives, Carol's broken one (its id returned), and a hostile one
+    refused in one line naming its member, nothing stored."""
+    va = a.put("/api/v1/bots/alpha/versions", content=bot_archive(GOOD_BOT), headers=OCTET)
+    assert va.status_code == 201, va.text
+    vb = b.put(
+        "/api/v1/bots/beta/versions", content=bot_archive(GOOD_BOT + b"# beta\n"), headers=OCTET
+    )
+    vc = c.put("/api/v1/bots/gamma/versions", content=bot_archive(BROKEN_BOT), headers=OCTET)
+    assert vb.status_code == vc.status_code == 201
+    assert len(va.json()["sha256"]) == 64
+    evil = archive({"cardarena.toml": b'command = "python3 bot.py"\n', "../x": b"x"})
+    refused = c.put("/api/v1/bots/evil/versions", content=evil, headers=OCTET)
+    assert refused.status_code == 400 and '"../x"' in refused.json()["detail"]
+    assert "\n" not in refused.json()["detail"]
+    gamma: int = vc.json()["id"]
+    return gamma
+
+
+def _live_bot(host: Host, token: str, ca: Path) -> subprocess.Popen[bytes]:
+    """A live bot run on "its author's own machine": it connects over TLS with its token."""
+    env = {**os.environ, "ARENA_ADDRESS": host.grpc, "ARENA_TOKEN": token, "ARENA_CA_CERT": str(ca)}
+    return subprocess.Popen(
+        # Longer than a restart of the host can take on a loaded machine (the default, 10 s, is
+        # for a server that is gone, not one being restarted).
+        [sys.executable, "-m", "arena.cli", "bot", "random", "--give-up", "300"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+def _the_broken_version_fails_and_only_its_author_sees_why(
+    a: httpx.Client, c: httpx.Client, gamma: int
+) -> None:
+    def verdict() -> str:
+        status: str = c.get(f"/api/v1/versions/{gamma}").json()["status"]
+        return status
+
+    wait_until(lambda: verdict() not in ("pending", "validating"), 60, what="validation")
+    broken = c.get(f"/api/v1/versions/{gamma}").json()
+    assert broken["status"] == "failed"
+    assert broken["reason"].startswith("crash in its validation match")
+    assert "cannot start: no model file" in c.get(f"/api/v1/versions/{gamma}/log").text
+    # Another author sees neither why nor the log, nor the archive.
+    assert a.get(f"/api/v1/versions/{gamma}").json()["reason"] is None
+    assert a.get(f"/api/v1/versions/{gamma}/log").status_code == 403
+    assert a.get(f"/api/v1/versions/{gamma}/archive").status_code == 403
+    assert c.get(f"/api/v1/versions/{gamma}/archive").status_code == 200
+
+
+def _kill_9_and_restart(host: Host, a: httpx.Client, live_id: int) -> None:
+    """Kill -9 mid-ladder and restart on the same directory: nothing lost, nothing changed,
+    nothing counted twice, and the live bot back at the table by itself."""
+    before = _done_matches(host.directory)
+    host.kill()
+    kept = _done_matches(host.directory)
+    assert set(before) <= set(kept)
+    host.start()
+    wait_until(
+        lambda: len(_done_matches(host.directory)) > len(kept) + 4,
+        240,
+        what="the restarted ladder to play on",
+    )
+    # The live bot reconnects by itself (with backoff): the final needs it at its table.
+    wait_until(
+        lambda: any(live_id in seats for m, seats in _done_seats(host.directory) if m not in kept),
+        240,
+        what="the live bot to play again after the restart",
+    )
+    listed = [m["match_id"] for m in a.get("/api/v1/matches", params={"limit": 1000}).json()]
+    after = _done_matches(host.directory)  # after the listing: the ladder plays on
+    assert all(after[m] == r for m, r in kept.items())
+    assert len(listed) == len(set(listed))
+    assert set(listed) <= set(after)
+
+
+def _a_record_downloads_and_verifies(host: Host, a: httpx.Client) -> None:
+    public = next(m for m in a.get("/api/v1/matches").json() if m["record_available"])
+    record = a.get(f"/api/v1/matches/{public['match_id']}/record")
+    assert record.status_code == 200
+    path = host.directory.parent / "r.jsonl.gz"
+    path.write_bytes(record.content)
+    check = subprocess.run(
+        [sys.executable, "-m", "arena.cli", "replay", "verify", str(path)],
+        capture_output=True,
+        text=True,
+    )
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
+def _close_and_play_the_final(host: Host, a: httpx.Client) -> None:
+    """The host closes the competition: submissions freeze, the final is played by the ladder's
+    best three (every pair at a table, each deal in both rotations)."""
+    admin = (host.directory / "private" / "admin.token").read_text().strip()
+    with host.client(admin) as h:
+        assert h.post("/api/v1/admin/ladder", json={"state": "closed"}).status_code == 200
+    late = a.put(
+        "/api/v1/bots/alpha/versions", content=bot_archive(GOOD_BOT + b"#2\n"), headers=OCTET
+    )
+    assert late.status_code == 409
+
+    def final() -> list[dict[str, Any]]:
+        rows: list[dict[str, Any]] = a.get("/api/v1/leaderboard", params={"phase": "final"}).json()
+        return rows
+
+    # Each finalist: 2 tables (one per other finalist), one deal in 2 rotations each.
+    wait_until(lambda: [r["matches"] for r in final()] == [4, 4, 4], 240, what="the whole final")
+    assert {r["ref"] for r in final()} == {"alpha@1", "beta@1", "beta-live@1"}
+
+
 def test_a_competition_from_submissions_to_a_ladder_that_survives_kill_9(
     host: Host, tls: tuple[Path, Path]
 ) -> None:
     # Authors added while the host runs (through its API, with its admin token).
     alice, bob, carol = (host.add_author(n) for n in ("alice", "bob", "carol"))
     with host.client(alice) as a, host.client(bob) as b, host.client(carol) as c:
-        octet = {"Content-Type": "application/octet-stream"}
-        va = a.put("/api/v1/bots/alpha/versions", content=bot_archive(GOOD_BOT), headers=octet)
-        assert va.status_code == 201, va.text
-        vb = b.put(
-            "/api/v1/bots/beta/versions", content=bot_archive(GOOD_BOT + b"# beta\n"), headers=octet
-        )
-        vc = c.put("/api/v1/bots/gamma/versions", content=bot_archive(BROKEN_BOT), headers=octet)
-        assert vb.status_code == vc.status_code == 201
-        assert len(va.json()["sha256"]) == 64
-        # A hostile archive is refused in one line naming its member; nothing is stored.
-        evil = archive({"cardarena.toml": b'command = "python3 bot.py"\n', "../x": b"x"})
-        refused = c.put("/api/v1/bots/evil/versions", content=evil, headers=octet)
-        assert refused.status_code == 400 and '"../x"' in refused.json()["detail"]
-        assert "\n" not in refused.json()["detail"]
-        # Bob's live bot, run on "his own machine": it connects over TLS with its token.
+        gamma = _submit(a, b, c)
         live = b.post("/api/v1/bots/beta-live/live")
         assert live.status_code == 201
-        env = {
-            **os.environ,
-            "ARENA_ADDRESS": host.grpc,
-            "ARENA_TOKEN": live.json()["token"],
-            "ARENA_CA_CERT": str(tls[0]),
-        }
-        bot = subprocess.Popen(
-            # Longer than a restart of the host can take on a loaded machine (the default,
-            # 10 s, is for a server that is gone, not one being restarted).
-            [sys.executable, "-m", "arena.cli", "bot", "random", "--give-up", "300"],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
+        bot = _live_bot(host, live.json()["token"], tls[0])
         try:
-            gamma = vc.json()["id"]
-
-            def verdict() -> str:
-                status: str = c.get(f"/api/v1/versions/{gamma}").json()["status"]
-                return status
-
-            wait_until(
-                lambda: verdict() != "pending" and verdict() != "validating", 60, what="validation"
-            )
-            broken = c.get(f"/api/v1/versions/{gamma}").json()
-            assert broken["status"] == "failed"
-            assert broken["reason"].startswith("crash in its validation match")
-            assert "cannot start: no model file" in c.get(f"/api/v1/versions/{gamma}/log").text
-            # Another author sees neither why nor the log, nor the archive.
-            assert a.get(f"/api/v1/versions/{gamma}").json()["reason"] is None
-            assert a.get(f"/api/v1/versions/{gamma}/log").status_code == 403
-            assert a.get(f"/api/v1/versions/{gamma}/archive").status_code == 403
-            assert c.get(f"/api/v1/versions/{gamma}/archive").status_code == 200
+            _the_broken_version_fails_and_only_its_author_sees_why(a, c, gamma)
 
             def rated() -> set[str]:
                 rows = a.get("/api/v1/leaderboard").json()
@@ -136,69 +207,9 @@ def test_a_competition_from_submissions_to_a_ladder_that_survives_kill_9(
                 what="every validated version, the live one too, to have rated matches",
             )
             assert "gamma@1" not in rated()
-            before = _done_matches(host.directory)
-            # Kill -9 mid-ladder, then restart on the same directory.
-            host.kill()
-            kept = _done_matches(host.directory)
-            assert set(before) <= set(kept)
-            host.start()
-            wait_until(
-                lambda: len(_done_matches(host.directory)) > len(kept) + 4,
-                240,
-                what="the restarted ladder to play on",
-            )
-            # The live bot reconnects by itself (with backoff): the final needs it at its table.
-            live_id = live.json()["version"]["id"]
-            wait_until(
-                lambda: any(
-                    live_id in seats for m, seats in _done_seats(host.directory) if m not in kept
-                ),
-                240,
-                what="the live bot to play again after the restart",
-            )
-            listed = [
-                m["match_id"] for m in a.get("/api/v1/matches", params={"limit": 1000}).json()
-            ]
-            after = _done_matches(host.directory)  # after the listing: the ladder plays on
-            # Nothing lost, nothing changed, nothing counted twice.
-            assert all(after[m] == r for m, r in kept.items())
-            assert len(listed) == len(set(listed))
-            assert set(listed) <= set(after)
-            # A finished unit's record downloads and verifies.
-            public = next(m for m in a.get("/api/v1/matches").json() if m["record_available"])
-            record = a.get(f"/api/v1/matches/{public['match_id']}/record")
-            assert record.status_code == 200
-            path = host.directory.parent / "r.jsonl.gz"
-            path.write_bytes(record.content)
-            check = subprocess.run(
-                [sys.executable, "-m", "arena.cli", "replay", "verify", str(path)],
-                capture_output=True,
-                text=True,
-            )
-            assert check.returncode == 0, check.stdout + check.stderr
-            # The host closes the competition: submissions freeze, the final is played by the
-            # ladder's best three (every pair at a table, each deal in both rotations).
-            admin = (host.directory / "private" / "admin.token").read_text().strip()
-            with host.client(admin) as h:
-                assert h.post("/api/v1/admin/ladder", json={"state": "closed"}).status_code == 200
-            late = a.put(
-                "/api/v1/bots/alpha/versions",
-                content=bot_archive(GOOD_BOT + b"#2\n"),
-                headers=octet,
-            )
-            assert late.status_code == 409
-
-            def final() -> list[dict[str, Any]]:
-                rows: list[dict[str, Any]] = a.get(
-                    "/api/v1/leaderboard", params={"phase": "final"}
-                ).json()
-                return rows
-
-            # Each finalist: 2 tables (one per other finalist), one deal in 2 rotations each.
-            wait_until(
-                lambda: [r["matches"] for r in final()] == [4, 4, 4], 240, what="the whole final"
-            )
-            assert {r["ref"] for r in final()} == {"alpha@1", "beta@1", "beta-live@1"}
+            _kill_9_and_restart(host, a, live.json()["version"]["id"])
+            _a_record_downloads_and_verifies(host, a)
+            _close_and_play_the_final(host, a)
             out = host.terminate()
             assert "arena: host stopped (SIGTERM)" in out and "Traceback" not in out, out
         finally:
