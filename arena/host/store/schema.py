@@ -165,9 +165,19 @@ CREATE TABLE rating_history (
 CREATE INDEX rating_history_by_phase ON rating_history (phase, id);
 """
 
+# Schema 3: the files the host's retention removed (arena/host/retention.py), so that what asks
+# for one hears it was pruned rather than lost; the match rows stay as they were.
+_V3 = """
+CREATE TABLE pruned (
+    path  TEXT PRIMARY KEY,            -- relative to the competition directory
+    bytes INTEGER NOT NULL CHECK (bytes >= 0),
+    at    TEXT NOT NULL
+);
+"""
+
 #: The schema, as the migrations that build it in order; the file's schema version is how many
 #: it has applied. Append only: a released migration is never edited or removed.
-MIGRATIONS: Final[tuple[str, ...]] = (_V1, _V2)
+MIGRATIONS: Final[tuple[str, ...]] = (_V1, _V2, _V3)
 
 
 class CompetitionStoreError(ArenaError):
