@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -20,7 +18,7 @@ from arena.host.retention import prune
 from arena.host.store import CompetitionStore, Phase, Version
 from arena.host.validation import validated_by, validation_log, validation_match_id
 from arena.layout import match_of_file, record_name, seat_log_name
-from tests.arena.host.processes import GOOD_BOT, Host, bot_archive, competition_config
+from tests.arena.host.processes import GOOD_BOT, Host, arena_host, competition_config
 from tests.arena.host.serving import hosting
 from tests.arena.host.test_host_store import SHA, WIN_A, two_versions
 from tests.waiting import wait_until
@@ -292,36 +290,27 @@ def _other(store: CompetitionStore) -> Version:
 # --- arena host prune, as a real process -------------------------------------------------------
 
 
-def _arena_host(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "arena.cli", "host", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-
-
 def test_arena_host_prune_dry_then_for_real_and_its_refusals(tmp_path: Path) -> None:
     path = tmp_path / "cup.toml"
     path.write_text('game = "whist"\n[retention]\nrecords_days = 5\n')
     directory = tmp_path / "cup"
-    missing = _arena_host("prune", path)
+    missing = arena_host("prune", path)
     assert missing.returncode == 2 and "no competition.sqlite here" in missing.stderr
     assert len(missing.stderr.strip().splitlines()) == 1
     config = check_competition({"game": "whist"}, "test", "cup")
     with CompetitionStore(directory, config) as store:
         old = _unit(store, _pair(store), "ladder", 10)
         # While a host holds the directory: one line, nothing removed.
-        held = _arena_host("prune", path)
+        held = arena_host("prune", path)
         assert held.returncode == 2 and "its host is running" in held.stderr, held.stderr
         assert len(held.stderr.strip().splitlines()) == 1
     records = [f"records/{record_name(m)}" for m in old]
 
-    dry = _arena_host("prune", path, "--dry-run")
+    dry = arena_host("prune", path, "--dry-run")
     assert dry.returncode == 0, dry.stderr
     assert all(r in dry.stdout for r in records) and "would remove 2 files" in dry.stdout
     assert all(_there(directory, m)[0] for m in old)
-    done = _arena_host("prune", path, "--dir", directory, "--json")
+    done = arena_host("prune", path, "--dir", directory, "--json")
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     assert sorted(r["path"] for r in out["removed"]) == records and not out["dry_run"]
@@ -338,14 +327,7 @@ def test_a_running_host_prunes_on_its_own(tmp_path: Path) -> None:
     host = Host(config, tmp_path / "cup", None)
     with host.running(), host.client() as api:
         for name in ("alice", "bob"):
-            token = host.add_author(name)
-            with host.client(token) as author:
-                put = author.put(
-                    f"/api/v1/bots/{name}-bot/versions",
-                    content=bot_archive(GOOD_BOT + f"# {name}\n".encode()),
-                    headers={"Content-Type": "application/octet-stream"},
-                )
-            assert put.status_code == 201, put.text
+            host.submit_as_new_author(name, GOOD_BOT)
 
         def published() -> str | None:
             found = [m for m in api.get("/api/v1/matches").json() if m["record_available"]]
