@@ -327,4 +327,6 @@ def _prune(args: argparse.Namespace) -> int:
         print(f"{r.path}\t{r.bytes} bytes\t({r.why})")
     verb = "would remove" if args.dry_run else "removed"
     print(f"arena: {verb} {len(report.removed)} files, {report.bytes} bytes on disk")
+    if not config.retention.enabled:
+        print(f"({args.config} sets no [retention] limit: everything is kept)", file=sys.stderr)
     return 0

@@ -315,6 +315,11 @@ def test_arena_host_prune_dry_then_for_real_and_its_refusals(tmp_path: Path) -> 
     out = json.loads(done.stdout)
     assert sorted(r["path"] for r in out["removed"]) == records and not out["dry_run"]
     assert not any(_there(directory, m)[0] for m in old)
+    # A config without limits keeps everything, and says so.
+    (tmp_path / "keep.toml").write_text('game = "whist"\n')
+    kept = arena_host("prune", tmp_path / "keep.toml", "--dir", directory)
+    assert kept.returncode == 0 and "removed 0 files" in kept.stdout
+    assert "sets no [retention] limit: everything is kept" in kept.stderr
 
 
 # --- a real host, pruning on its own -----------------------------------------------------------
