@@ -137,3 +137,14 @@ def record_name(match_id: str) -> str:
 def seat_log_name(match_id: str, seat: int) -> str:
     """The file name of the log of a seat's bot in a match: ``whist-1a2b3c4d.seat0.log``."""
     return f"{match_id}.seat{seat}.log"
+
+
+def match_of_file(name: str) -> str | None:
+    """The match id a record's or a seat log's file name (:func:`record_name`,
+    :func:`seat_log_name`) belongs to; ``None`` for any other name."""
+    if name.endswith(RECORD_SUFFIX):
+        return name.removesuffix(RECORD_SUFFIX) or None
+    stem, dot, seat = name.removesuffix(".log").rpartition(".seat")
+    if name.endswith(".log") and dot and stem and seat.isascii() and seat.isdigit():
+        return stem
+    return None

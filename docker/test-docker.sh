@@ -13,7 +13,10 @@
 #     and a tournament with a bot registered as an image (arena submit --image), and checks the
 #     lockdown of a bot container (no network, read-only root, no capabilities, limits);
 #  6. hosts a competition that takes images: a `docker save` tarball submitted over HTTP,
-#     validated in a container and played on the ladder, its tag not restored on the engine.
+#     validated in a container and played on the ladder, its tag not restored on the engine;
+#  7. brings deploy/compose.yaml's stack up (the host, a Dask scheduler, two workers), submits
+#     two bots over HTTP and checks that the ladder's matches finish, played by the workers;
+#     takes the stack down, even on failure.
 #
 # Needs root. The engine's data root (/var/lib/cardarena-test-docker) is kept between runs with
 # the base image only, so that is built once; delete the directory to start from scratch.
@@ -37,6 +40,8 @@ fail() { echo "test-docker: FAILED: $*" >&2; exit 1; }
 missing=()
 command -v dockerd >/dev/null || missing+=(docker.io)
 command -v debootstrap >/dev/null || missing+=(debootstrap)
+# Debian's docker-compose (1.29) for deploy/compose.yaml; it talks to $DOCKER_HOST as the CLI does.
+command -v docker-compose >/dev/null || missing+=(docker-compose)
 if [ ${#missing[@]} -gt 0 ]; then
   say "installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
@@ -58,10 +63,21 @@ export DOCKER_BUILDKIT=0
 state=$(mktemp -d /tmp/cardarena-state.XXXXXX)
 work=$(mktemp -d /tmp/cardarena-docker-test.XXXXXX)
 dockerd_pid=""
+# deploy/compose.yaml's stack, on the image built below, on ports free here (step 7).
+compose_up=""
+compose() {
+  ARENA_IMAGE="$image" ARENA_CONFIG="$work/compose.toml" ARENA_HTTP="127.0.0.1:$compose_http" \
+    ARENA_GRPC="127.0.0.1:$compose_grpc" DASK_PORT="$compose_dask" \
+    docker-compose --ansi never -p cardarena-test -f deploy/compose.yaml "$@"
+}
 
 cleanup() {
   local status=$?
   set +e
+  if [ -n "$compose_up" ]; then
+    [ "$status" != 0 ] && compose logs --no-color --tail 30 >&2
+    compose down -v --remove-orphans >/dev/null 2>&1
+  fi
   if [ -n "$dockerd_pid" ]; then
     docker rm -f "$server" >/dev/null 2>&1
     ids=$(docker ps -aq --filter label=card-arena.bot 2>/dev/null)
@@ -352,5 +368,61 @@ for _ in $(seq 50); do [ -z "$(docker ps -aq --filter label=card-arena.bot)" ] &
 [ -z "$(docker ps -aq --filter label=card-arena.bot)" ] || fail "the host left bot containers behind"
 grep -q Traceback "$work/images-host.log" && fail "the host's log has a traceback"
 say "a competition took a docker save tarball: stored by its image id, its tag not restored"
+
+# --- 7. deploy/compose.yaml: the host, a Dask scheduler and two workers ---------------------------
+# Its services use the machine's network (this engine has no bridge): free ports here, and the
+# deploy config with them and one-deal matches.
+free_port() {
+  "$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+compose_http=$(free_port); compose_grpc=$(free_port); compose_dask=$(free_port)
+sed -e "s|tcp://127.0.0.1:8786|tcp://127.0.0.1:$compose_dask|" \
+  -e 's|^points_to_win = 5$|points_to_win = 1\ngames_per_rubber = 1|' \
+  deploy/competition.toml >"$work/compose.toml"
+chmod 0644 "$work/compose.toml"
+grep -q "127.0.0.1:$compose_dask" "$work/compose.toml" || fail "deploy/competition.toml names no scheduler"
+compose_up=1
+compose up -d --no-build >"$work/compose-up.txt" 2>&1 \
+  || { cat "$work/compose-up.txt" >&2; fail "docker-compose up"; }
+compose_url="http://127.0.0.1:$compose_http"
+for _ in $(seq 150); do
+  "$arena" remote status --server "$compose_url" >/dev/null 2>&1 && break; sleep 0.4
+done
+"$arena" remote status --server "$compose_url" >/dev/null || fail "the compose stack's host did not answer"
+token=$(compose exec -T host arena host add-author /etc/cardarena/cup.toml alice --dir /data/cup --json \
+  | "$python" -c 'import json,sys; print(json.load(sys.stdin)["token"])')
+for b in one two; do
+  printf 'command = "python3 bot.py"\n' >"$work/plain/cardarena.toml"
+  printf 'from cardarena import RandomBot, run_bot\nrun_bot(RandomBot())\n# %s\n' "$b" >"$work/plain/bot.py"
+  "$arena" remote submit "$b" "$work/plain" --server "$compose_url" --token "$token" >/dev/null \
+    || fail "submitting $b to the compose stack's host"
+done
+"$python" - "$arena" "$compose_url" <<'EOF'
+import json, subprocess, sys, time
+
+arena, url = sys.argv[1:]
+deadline = time.monotonic() + 300
+ladder = []
+while time.monotonic() < deadline:
+    out = subprocess.run([arena, "remote", "matches", "--server", url, "--json"], capture_output=True, text=True)
+    ladder = [m for m in (json.loads(out.stdout) if out.returncode == 0 else []) if m["phase"] == "ladder"]
+    if len(ladder) >= 4:
+        break
+    time.sleep(0.5)
+else:
+    sys.exit(f"the compose stack played {len(ladder)} ladder matches in 300 s")
+faults = [f for m in ladder for f in m["faults"]]
+assert not faults, faults
+print(f"test-docker: the compose stack played {len(ladder)} ladder matches, no faults")
+EOF
+# The ladder's matches went to the workers: they fetched the versions' snapshots to play them.
+fetched=$(compose logs --no-color worker1 worker2 | grep -c "snapshot fetched" || true)
+[ "$fetched" -ge 1 ] || { compose logs --no-color --tail 20 worker1 worker2 >&2; fail "no worker fetched a bot"; }
+compose logs --no-color host | grep -q Traceback && fail "the compose stack's host logged a traceback"
+compose down -v --remove-orphans >/dev/null 2>&1 || fail "docker-compose down"
+compose_up=""
+[ -z "$(docker ps -aq --filter label=com.docker.compose.project=cardarena-test)" ] \
+  || fail "docker-compose down left containers"
+say "deploy/compose.yaml: host, scheduler, two workers; ladder matches played by the workers ($fetched snapshots fetched); down"
 
 say "all Docker checks passed"

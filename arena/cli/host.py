@@ -4,6 +4,7 @@
     arena host add-author COMPETITION.toml NAME [--dir DIR]
     arena host backup COMPETITION.toml DEST [--dir DIR]
     arena host restore BACKUP DIR
+    arena host prune COMPETITION.toml [--dir DIR] [--dry-run]
 
 ``add-author`` works whether the host runs or not: with the host running it asks the host's API
 (with the admin token the host keeps in ``DIR/private``), else it writes the database itself.
@@ -32,7 +33,8 @@ arena host COMPETITION.toml [--dir DIR] [--http ADDR] [--grpc ADDR] [--public-gr
                             [--log-file PATH]
 arena host add-author COMPETITION.toml NAME [--dir DIR] [--json]
 arena host backup COMPETITION.toml DEST [--dir DIR] [--json]
-arena host restore BACKUP DIR [--json]"""
+arena host restore BACKUP DIR [--json]
+arena host prune COMPETITION.toml [--dir DIR] [--dry-run] [--json]"""
 
 
 def host_port(text: str) -> str:
@@ -147,6 +149,20 @@ def _restore_parser() -> argparse.ArgumentParser:
     )
 
 
+def _prune_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="arena host prune",
+        usage=USAGE,
+        description="Remove old match records and seat logs by the config's [retention] "
+        "(a running host does it by itself every retention.interval_s).",
+    )
+    p.add_argument("config", type=Path, help="the competition's TOML file")
+    p.add_argument("--dir", type=Path, default=None, help="the competition directory")
+    p.add_argument("--dry-run", action="store_true", help="list what would go; remove nothing")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    return p
+
+
 def _directory(config: Path, given: Path | None) -> Path:
     return given if given is not None else config.with_suffix("")
 
@@ -156,7 +172,7 @@ def host_command(args: argparse.Namespace) -> int:
     rest: list[str] = list(args.rest)
     if not rest or rest[0] in ("-h", "--help"):
         _run_parser().print_help()
-        for parser in (_author_parser, _backup_parser, _restore_parser):
+        for parser in (_author_parser, _backup_parser, _restore_parser, _prune_parser):
             print()
             parser().print_help()
         return 0 if rest else 2
@@ -164,6 +180,8 @@ def host_command(args: argparse.Namespace) -> int:
         return _add_author(_author_parser().parse_args(rest[1:]))
     if rest[0] in ("backup", "restore"):
         return _backup_or_restore(rest[0], rest[1:])
+    if rest[0] == "prune":
+        return _prune(_prune_parser().parse_args(rest[1:]))
     return _run(_run_parser().parse_args(rest))
 
 
@@ -276,4 +294,39 @@ def _backup_or_restore(command: str, argv: list[str]) -> int:
             f"arena: {done} (taken {manifest.get('time')}: {counts.get('matches_done')} "
             f"matches done, {counts.get('versions')} versions)"
         )
+    return 0
+
+
+def _prune(args: argparse.Namespace) -> int:
+    from arena.host.config import load_competition
+    from arena.host.retention import prune
+    from arena.host.store import DB_NAME, CompetitionStore, CompetitionStoreError
+
+    config = load_competition(args.config)
+    directory = _directory(args.config, args.dir)
+    if not (directory / DB_NAME).is_file():
+        raise UsageError(f"{directory}: no {DB_NAME} here; is it a competition directory?")
+    configure("warning")
+    try:
+        store = CompetitionStore(directory, config)
+    except CompetitionStoreError as err:
+        if "running" not in str(err):
+            raise
+        # One writer of the pruned table and the files: the host, which prunes by itself.
+        raise UsageError(
+            f"{directory}: its host is running and prunes by itself every "
+            "retention.interval_s; stop it to prune by hand"
+        ) from None
+    with store:
+        report = prune(store, config.retention, dry_run=args.dry_run)
+    if args.json:
+        removed = [{"path": r.path, "bytes": r.bytes, "why": r.why} for r in report.removed]
+        print(json.dumps({"dry_run": report.dry_run, "removed": removed, "bytes": report.bytes}))
+        return 0
+    for r in report.removed:
+        print(f"{r.path}\t{r.bytes} bytes\t({r.why})")
+    verb = "would remove" if args.dry_run else "removed"
+    print(f"arena: {verb} {len(report.removed)} files, {report.bytes} bytes on disk")
+    if not config.retention.enabled:
+        print(f"({args.config} sets no [retention] limit: everything is kept)", file=sys.stderr)
     return 0

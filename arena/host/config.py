@@ -55,6 +55,7 @@ KNOWN_KEYS = (
     "workers",
     "http",
     "limits",
+    "retention",
 )
 SECTION_KEYS: Mapping[str, tuple[str, ...]] = {
     "time_control": ("move_ms", "bank_ms"),
@@ -90,6 +91,14 @@ SECTION_KEYS: Mapping[str, tuple[str, ...]] = {
         "live_bots_per_author",
         "stored_mib_per_author",
     ),
+    "retention": (
+        "records_days",
+        "records_mib",
+        "logs_days",
+        "logs_mib",
+        "published",
+        "interval_s",
+    ),
 }
 
 #: The fastest pace a host may set. 0 means "as fast as the machine plays"; a finite figure above
@@ -117,6 +126,11 @@ DEFAULT_FINAL_MATCHES = 12
 MAX_HTTP_TIMEOUT_S = 3600.0
 #: The largest value of any ``[limits]`` key: a bigger one is a typo (a limit off is 0).
 MAX_LIMIT = 10**9
+#: ``[retention]``'s largest ages and sizes: beyond a century or 10 TiB it is a typo (0 keeps
+#: for ever), and its slowest pace between two passes, a day.
+MAX_RETENTION_DAYS = 36500
+MAX_RETENTION_MIB = 10 * 1024 * 1024
+MAX_RETENTION_INTERVAL_S = 86400
 #: A Dask scheduler's address: ``tcp://HOST:PORT`` or ``tls://HOST:PORT`` (IPv6 in brackets).
 _SCHEDULER = re.compile(r"(tcp|tls)://(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9_.-]+):[0-9]{1,5}")
 
@@ -252,6 +266,27 @@ class LimitsConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class RetentionConfig:
+    """How long the host keeps match records and seat logs (arena/host/retention.py); 0 keeps
+    them for ever. Oldest first: by age (days since the file was written), then down to a size
+    on disk (MiB)."""
+
+    records_days: int = 0
+    records_mib: int = 0
+    logs_days: int = 0
+    logs_mib: int = 0
+    #: The records of published results (``arena.host.store.retention.PUBLISHED``) go too.
+    published: bool = False
+    #: Seconds between two passes of a running host.
+    interval_s: int = 3600
+
+    @property
+    def enabled(self) -> bool:
+        """Whether any limit is set (a host without one runs no pass)."""
+        return any((self.records_days, self.records_mib, self.logs_days, self.logs_mib))
+
+
+@dataclass(frozen=True, slots=True)
 class CompetitionConfig:
     """A checked competition config."""
 
@@ -270,6 +305,7 @@ class CompetitionConfig:
     workers: WorkersConfig = field(default_factory=WorkersConfig)
     http: HttpConfig = field(default_factory=HttpConfig)
     limits: LimitsConfig = field(default_factory=LimitsConfig)
+    retention: RetentionConfig = field(default_factory=RetentionConfig)
 
     def identity(self) -> dict[str, Any]:
         """What fixes the meaning of every stored result; a restart must match it exactly.
@@ -307,6 +343,7 @@ def check_competition(raw: Mapping[str, Any], where: str, default_name: str) -> 
         workers=_workers(sections["workers"]),
         http=_http(sections["http"]),
         limits=_limits(sections["limits"]),
+        retention=_retention(sections["retention"]),
     )
 
 
@@ -465,3 +502,18 @@ def _limits(c: Checker) -> LimitsConfig:
                     "must be at least 1 (to turn the lock-out off, set limits.auth_failures = 0)",
                 )
     return LimitsConfig(**values)
+
+
+def _retention(c: Checker) -> RetentionConfig:
+    d = RetentionConfig()
+    days, mib = MAX_RETENTION_DAYS, MAX_RETENTION_MIB
+    return RetentionConfig(
+        records_days=c.int_("retention.records_days", 0, 0, maximum=days),
+        records_mib=c.int_("retention.records_mib", 0, 0, maximum=mib),
+        logs_days=c.int_("retention.logs_days", 0, 0, maximum=days),
+        logs_mib=c.int_("retention.logs_mib", 0, 0, maximum=mib),
+        published=c.bool_("retention.published", False),
+        interval_s=c.int_(
+            "retention.interval_s", d.interval_s, 1, maximum=MAX_RETENTION_INTERVAL_S
+        ),
+    )

@@ -46,6 +46,7 @@ from arena.host.ladder import IDLE_POLL_S, Ladder, Wakeup, store_unusable
 from arena.host.live import LiveBots
 from arena.host.play import MatchPlayer, Player
 from arena.host.remote import ClusterPlayer
+from arena.host.retention import keep_pruning
 from arena.host.store import CompetitionStore, Version
 from arena.host.supervise import PartStates, supervised
 from arena.host.throttle import Throttle
@@ -288,6 +289,9 @@ async def _serve(
         nursery.start_soon(functools.partial(watched, "ladder", ladder.run))
         validator = functools.partial(_validator, store, player, config, ladder, validations, set())
         nursery.start_soon(functools.partial(watched, "validator", validator))
+        if config.retention.enabled:
+            pruning = functools.partial(keep_pruning, store, config.retention)
+            nursery.start_soon(functools.partial(watched, "retention", pruning))
         task_status.started(listening)
         try:
             await trio.sleep_forever()

@@ -40,6 +40,21 @@ def validation_match_id(version_id: int, n: int) -> str:
     return f"validate-{version_id}-{n}"
 
 
+def validated_by(name: str) -> int | None:
+    """The version whose validation a file name or match id belongs to: its log's name
+    (:func:`validation_log`'s) or one of its matches' ids (:func:`validation_match_id`'s);
+    ``None`` for any other."""
+    for prefix, suffix in (("validation-", ".log"), ("validate-", "")):
+        if name.startswith(prefix) and name.endswith(suffix):
+            number = name[len(prefix) : len(name) - len(suffix)]
+            if prefix == "validate-":
+                number, _, n = number.partition("-")
+                if not (n.isascii() and n.isdigit()):
+                    return None
+            return int(number) if number.isascii() and number.isdigit() else None
+    return None
+
+
 def validation_records(directory: Path, version_id: int, matches: int) -> list[str]:
     """The validation matches of a version whose records are kept, by id."""
     ids = [validation_match_id(version_id, n) for n in range(1, matches + 1)]

@@ -11,10 +11,11 @@ from fastapi import APIRouter, HTTPException
 from fastapi.responses import FileResponse, PlainTextResponse, Response
 
 from arena.host.api.deps import PREFIX, Authed, Host, VersionId, Viewer
+from arena.host.api.errors import gone_if_pruned
 from arena.host.api.views import all_refs, bots_out, owned, pairwise, read_text, version_out
 from arena.host.apitypes import BotOut, HeadToHead, VersionOut
 from arena.host.images import image_path
-from arena.host.validation import validation_records
+from arena.host.validation import validated_by, validation_records
 from arena.layout import IMAGES_DIR, RECORDS_DIR, SNAPSHOTS_DIR, record_name
 from arena.snapshots.tree import snapshot_path
 
@@ -63,6 +64,8 @@ def version_log(version_id: VersionId, host: Host, author: Authed) -> PlainTextR
     v = owned(host.store, version_id, author)
     if not v.log_path:
         raise HTTPException(404, f"version {v.ref} has no validation log")
+    if not (host.directory / v.log_path).is_file():
+        gone_if_pruned(host.store, v.log_path, f"the validation log of {v.ref}")
     return PlainTextResponse(read_text(host.directory / v.log_path))
 
 
@@ -84,6 +87,10 @@ def validation_record(
     """The record of one of one's own version's validation matches."""
     v = owned(host.store, version_id, author)
     if match_id not in validation_records(host.directory, v.id, host.config.validation.matches):
+        if validated_by(match_id) == v.id:
+            gone_if_pruned(
+                host.store, f"{RECORDS_DIR}/{record_name(match_id)}", f"the record of {match_id}"
+            )
         raise HTTPException(404, f"version {v.ref} has no validation match {match_id!r}")
     path = host.directory / RECORDS_DIR / record_name(match_id)
     return FileResponse(path, media_type="application/gzip", filename=path.name)

@@ -3,11 +3,18 @@ refusal with its status, a request that fails validation with its first problems
 
 from __future__ import annotations
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
-from arena.host.store import CompetitionStoreError, Conflict, DatabaseLocked, Forbidden, NotFound
+from arena.host.store import (
+    CompetitionStore,
+    CompetitionStoreError,
+    Conflict,
+    DatabaseLocked,
+    Forbidden,
+    NotFound,
+)
 
 
 def add_error_handlers(app: FastAPI) -> None:
@@ -40,3 +47,11 @@ def validation_line(err: RequestValidationError) -> str:
         where = ".".join(str(p) for p in e.get("loc", ()) if p != "body")
         problems.append(f"{where}: {e.get('msg', 'invalid')}" if where else str(e.get("msg")))
     return "; ".join(problems) or "invalid request"
+
+
+def gone_if_pruned(store: CompetitionStore, path: str, what: str) -> None:
+    """410 when the host's retention removed ``path`` (relative to the competition directory):
+    the match and its result stay, the file is gone for good."""
+    at = store.pruned_at(path)
+    if at is not None:
+        raise HTTPException(410, f"{what} was pruned by the host's retention ({at})")

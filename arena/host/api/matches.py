@@ -12,6 +12,7 @@ from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse
 
 from arena.errors import ArenaError
 from arena.host.api.deps import MAX_ID, PREFIX, Authed, Host, HostState, MatchId, SeatNumber
+from arena.host.api.errors import gone_if_pruned
 from arena.host.api.views import finished_match, match_out, read_text, record_public
 from arena.host.apitypes import MatchOut, Phase
 from arena.layout import LOGS_DIR, seat_log_name
@@ -75,17 +76,23 @@ def seat_log(match_id: MatchId, seat: SeatNumber, host: Host, author: Authed) ->
     v = host.store.version(m.seats[seat])
     if v.author_id != author.id:
         raise HTTPException(403, f"seat {seat} of {match_id} is not your bot's")
-    path = host.directory / LOGS_DIR / seat_log_name(match_id, seat)
+    name = f"{LOGS_DIR}/{seat_log_name(match_id, seat)}"
+    path = host.directory / name
     if not path.is_file():
+        gone_if_pruned(host.store, name, f"the log of seat {seat} of {match_id}")
         raise HTTPException(404, f"seat {seat} of {match_id} left no log (a live bot)")
     return PlainTextResponse(read_text(path))
 
 
 def _public_record(host: HostState, match_id: str) -> Path:
-    """Where a finished match's record is; 409 until every rotation of its deal is played."""
+    """Where a finished match's record is; 409 until every rotation of its deal is played, 410
+    once the host's retention removed it."""
     m = finished_match(host.store, match_id)
     if not record_public(host.store, m) or m.record_path is None:
         raise HTTPException(
             409, "the record is published once every rotation of its deal is played"
         )
-    return host.directory / m.record_path
+    path = host.directory / m.record_path
+    if not path.is_file():
+        gone_if_pruned(host.store, m.record_path, f"the record of {match_id}")
+    return path

@@ -24,7 +24,8 @@ base of every store of the arena).
 
 The modules, by table group: ``schema`` (migrations, values, errors), ``rows`` (rows read back),
 ``versions`` (authors, bots, versions), ``matches`` (units, matches), ``ratings`` (the rating
-history, matchmaking's counts), ``competition`` (opening, control values).
+history, matchmaking's counts), ``retention`` (the pruned files), ``competition`` (opening,
+control values).
 """
 
 from arena.host.store.competition import CompetitionStore

@@ -193,9 +193,19 @@ BEGIN
 END;
 """
 
+# Schema 4: the files the host's retention removed (arena/host/retention.py), so that what asks
+# for one hears it was pruned rather than lost; the match rows stay as they were.
+_V4 = """
+CREATE TABLE pruned (
+    path  TEXT PRIMARY KEY,            -- relative to the competition directory
+    bytes INTEGER NOT NULL CHECK (bytes >= 0),
+    at    TEXT NOT NULL
+);
+"""
+
 #: The schema, as the migrations that build it in order; the file's schema version is how many
 #: it has applied. Append only: a released migration is never edited or removed.
-MIGRATIONS: Final[tuple[str, ...]] = (_V1, _V2, _V3)
+MIGRATIONS: Final[tuple[str, ...]] = (_V1, _V2, _V3, _V4)
 
 
 class CompetitionStoreError(ArenaError):

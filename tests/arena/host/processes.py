@@ -73,6 +73,16 @@ def make_certificate(directory: Path) -> tuple[Path, Path]:
     return cert, key
 
 
+def arena_host(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    """``arena host ARGS…`` (a chore: backup, restore, prune) run to its end, its output kept."""
+    return subprocess.run(
+        [sys.executable, "-m", "arena.cli", "host", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
 class Host:
     """One ``arena host`` process on fixed ports (a restart listens where the first did); HTTPS
     with ``tls``, else plain HTTP on loopback."""
@@ -148,6 +158,17 @@ class Host:
         if self.tls is not None:
             verify = ssl.create_default_context(cafile=str(self.tls[0]))
         return httpx.Client(base_url=self.url, verify=verify, headers=headers, timeout=30)
+
+    def submit_as_new_author(self, name: str, code: bytes) -> None:
+        """A new author ``name`` submits ``code`` as their bot ``NAME-bot`` (a comment naming
+        them makes each author's snapshot their own)."""
+        with self.client(self.add_author(name)) as api:
+            put = api.put(
+                f"/api/v1/bots/{name}-bot/versions",
+                content=bot_archive(code + f"# {name}\n".encode()),
+                headers={"Content-Type": "application/octet-stream"},
+            )
+            assert put.status_code == 201, put.text
 
     def add_author(self, name: str) -> str:
         out = subprocess.run(

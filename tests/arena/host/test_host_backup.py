@@ -8,14 +8,13 @@ import json
 import shutil
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.arena.host.processes import Host, bot_archive, competition_config
+from tests.arena.host.processes import Host, arena_host, competition_config
 from tests.waiting import wait_until
 
 #: A bot that thinks a little: a match lasts seconds, so a backup meets matches in flight.
@@ -29,15 +28,6 @@ class Slow(RandomBot):
 
 run_bot(Slow())
 """
-
-
-def _arena_host(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "arena.cli", "host", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
 
 
 def _rows(directory: Path, sql: str) -> list[tuple[Any, ...]]:
@@ -82,19 +72,12 @@ def test_a_backup_taken_mid_ladder_restores_into_a_host_that_plays_on(tmp_path: 
     dest = tmp_path / "backups" / "monday"
     with host.running():
         for name in ("alice", "bob"):
-            token = host.add_author(name)
-            with host.client(token) as api:
-                put = api.put(
-                    f"/api/v1/bots/{name}-bot/versions",
-                    content=bot_archive(SLOW_BOT + f"# {name}\n".encode()),
-                    headers={"Content-Type": "application/octet-stream"},
-                )
-                assert put.status_code == 201, put.text
+            host.submit_as_new_author(name, SLOW_BOT)
         wait_until(lambda: len(_done(host.directory)) >= 4, 240, what="the ladder to play")
         pending = "SELECT count(*) FROM matches WHERE state = 'pending'"
         wait_until(lambda: _rows(host.directory, pending)[0][0], 60, what="a match in flight")
         # While the ladder plays on.
-        out = _arena_host("backup", config, dest, "--dir", host.directory, "--json")
+        out = arena_host("backup", config, dest, "--dir", host.directory, "--json")
         assert out.returncode == 0, out.stdout + out.stderr
         manifest = json.loads(out.stdout)
     # A whole backup under DEST, nothing left beside it.
@@ -114,7 +97,7 @@ def test_a_backup_taken_mid_ladder_restores_into_a_host_that_plays_on(tmp_path: 
     assert not (dest / "private" / "host.json").exists()
 
     restored = tmp_path / "restored"
-    out = _arena_host("restore", dest, restored)
+    out = arena_host("restore", dest, restored)
     assert out.returncode == 0, out.stdout + out.stderr
     assert not (restored / "backup.json").exists()
     again = Host(config, restored, None)
@@ -133,35 +116,35 @@ def test_backup_and_restore_refuse_in_one_line(tmp_path: Path) -> None:
     config = tmp_path / "cup.toml"
     config.write_text(competition_config())
     directory = tmp_path / "cup"
-    added = _arena_host("add-author", config, "alice", "--dir", directory)
+    added = arena_host("add-author", config, "alice", "--dir", directory)
     assert added.returncode == 0, added.stderr
-    _refused(_arena_host("backup", config, tmp_path / "b", "--dir", tmp_path), "no competition")
+    _refused(arena_host("backup", config, tmp_path / "b", "--dir", tmp_path), "no competition")
     full = tmp_path / "full"
     full.mkdir()
     (full / "x").write_text("x")
-    _refused(_arena_host("backup", config, full, "--dir", directory), "not empty")
-    _refused(_arena_host("backup", config, directory / "b", "--dir", directory), "inside")
+    _refused(arena_host("backup", config, full, "--dir", directory), "not empty")
+    _refused(arena_host("backup", config, directory / "b", "--dir", directory), "inside")
     # An empty DEST is fine.
     empty = tmp_path / "empty"
     empty.mkdir()
-    assert _arena_host("backup", config, empty, "--dir", directory).returncode == 0
-    _refused(_arena_host("restore", empty, full), "not empty")
-    _refused(_arena_host("restore", full, tmp_path / "r1"), "no backup.json")
+    assert arena_host("backup", config, empty, "--dir", directory).returncode == 0
+    _refused(arena_host("restore", empty, full), "not empty")
+    _refused(arena_host("restore", full, tmp_path / "r1"), "no backup.json")
     # A restored directory is a competition directory: the host's own store opens it.
-    assert _arena_host("restore", empty, tmp_path / "r2").returncode == 0
-    assert _arena_host("add-author", config, "bob", "--dir", tmp_path / "r2").returncode == 0
+    assert arena_host("restore", empty, tmp_path / "r2").returncode == 0
+    assert arena_host("add-author", config, "bob", "--dir", tmp_path / "r2").returncode == 0
     # So is a plain copy of a backup, its manifest beside the database.
     shutil.copytree(empty, tmp_path / "r4", symlinks=True)
-    assert _arena_host("add-author", config, "carol", "--dir", tmp_path / "r4").returncode == 0
+    assert arena_host("add-author", config, "carol", "--dir", tmp_path / "r4").returncode == 0
     # A damaged database in the backup: against the manifest, then against SQLite's check.
     db = empty / "competition.sqlite"
     data = bytearray(db.read_bytes())
     data[4096:8192] = b"\xa5" * 4096
     db.write_bytes(bytes(data))
-    _refused(_arena_host("restore", empty, tmp_path / "r3"), "SHA-256")
+    _refused(arena_host("restore", empty, tmp_path / "r3"), "SHA-256")
     manifest = json.loads((empty / "backup.json").read_text())
     out = subprocess.run(["sha256sum", str(db)], capture_output=True, text=True, check=True)
     manifest["database_sha256"] = out.stdout.split()[0]
     (empty / "backup.json").write_text(json.dumps(manifest))
-    _refused(_arena_host("restore", empty, tmp_path / "r3"), "damaged")
+    _refused(arena_host("restore", empty, tmp_path / "r3"), "damaged")
     assert not (tmp_path / "r3").exists() and not (tmp_path / "r3.partial").exists()

@@ -20,6 +20,7 @@ from cardarena.resolve import parse_resolve
 from arena.host.apitypes import MatchOut
 from arena.host.client import RemoteClient
 from arena.host.config import load_competition
+from arena.host.store import CompetitionStore
 from arena.policy import FaultPolicy
 from arena.snapshots.archive import MANIFEST_NAME, read_manifest
 from tests.helpers import free_port
@@ -49,6 +50,26 @@ def test_the_competition_config_loads_as_written(tmp_path: Path) -> None:
     (workers,) = [b for b in blocks("toml") if b.startswith("[workers]")]
     path.write_text(cup + workers)
     assert load_competition(path).workers.dask == "tcp://scheduler.example.org:8786"
+
+
+def test_the_retention_table_and_the_prune_commands_run_as_written(tmp_path: Path) -> None:
+    (cup,) = [b for b in blocks("toml") if b.startswith("# cup.toml")]
+    (retention,) = [b for b in blocks("toml") if b.startswith("[retention]")]
+    (tmp_path / "cup.toml").write_text(cup + retention)
+    config = load_competition(tmp_path / "cup.toml")
+    kept = config.retention
+    assert (kept.records_days, kept.records_mib, kept.logs_days, kept.logs_mib) == (
+        *(180, 20480),
+        *(30, 2048),
+    )
+    assert not kept.published and kept.interval_s == 3600
+    CompetitionStore(tmp_path / "cup", config).close()  # a competition directory, host stopped
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
+    shell = Shell(tmp_path, {k: v for k, v in os.environ.items() if k != "ARENA_HOME"})
+    shell.env["PATH"] = path
+    dry, real = commands("arena host prune")
+    assert "would remove 0 files" in shell.run(dry)
+    assert "removed 0 files" in shell.run(real)
 
 
 def test_a_bot_s_manifest_reads_as_written(tmp_path: Path) -> None:
