@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any, cast
 
 from arena.host.config import CompetitionConfig, check_units_per_minute
-from arena.host.store.ratings import RatingTables
 from arena.host.store.schema import (
     DB_NAME,
     LADDER_STATES,
@@ -23,11 +22,12 @@ from arena.host.store.schema import (
     Conflict,
     LadderState,
 )
+from arena.host.store.seasons import SeasonTables
 from arena.layout import LOGS_DIR, RECORDS_DIR, SNAPSHOTS_DIR, make_output_dir
 from arena.sqlite import Connection, Opened, earlier_output, file_size, now, serialized, take_lock
 
 
-class CompetitionStore(RatingTables):
+class CompetitionStore(SeasonTables):
     """The database of one competition directory, locked against a second host while open."""
 
     def __init__(
