@@ -127,6 +127,7 @@ def _print_status(s: Status) -> None:
     if s.final != "not started":
         won = f", won by {' and '.join(s.final_winners)}" if s.final_winners else ""
         print(f"final: {s.final}{won}")
+    remote_seasons.print_season_status(s)
 
 
 def _print_versions(bots: Sequence[BotOut], *, author: bool, reasons: bool) -> None:

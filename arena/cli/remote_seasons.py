@@ -17,7 +17,7 @@ from arena.cli.arguments import POSITIVE
 from arena.errors import UsageError
 
 if TYPE_CHECKING:
-    from arena.host.apitypes import SeasonOut
+    from arena.host.apitypes import SeasonOut, Status
     from arena.host.client import RemoteClient
 
     Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
@@ -36,11 +36,26 @@ def _line(s: SeasonOut) -> str:
     return f"{s.number:>3}  {s.state:<8}  {s.title}: {_when(s.starts)}{until}{played}{won}"
 
 
+def print_season_status(s: Status) -> None:
+    """``arena remote status``'s lines on the current season and the latest results."""
+    if s.season is not None:
+        until = f", until {_when(s.season.ends)}" if s.season.ends else ""
+        print(f"season: {s.season.title}{until}")
+    for r in s.results[:3]:
+        won = " and ".join(r.winners) or "nobody"
+        print(f"result: {r.subject} ended {_when(r.at)}, won by {won}")
+
+
+def _dump(data: object) -> int:
+    """An answer as the API sent it (``--json``)."""
+    print(json.dumps(data, indent=2))
+    return 0
+
+
 def _seasons(client: RemoteClient, args: argparse.Namespace) -> int:
     seasons = client.seasons()
     if args.json:
-        print(json.dumps([s.model_dump(mode="json") for s in seasons], indent=2))
-        return 0
+        return _dump([s.model_dump(mode="json") for s in seasons])
     for s in seasons:
         print(_line(s))
     return 0
@@ -49,8 +64,7 @@ def _seasons(client: RemoteClient, args: argparse.Namespace) -> int:
 def _season(client: RemoteClient, args: argparse.Namespace) -> int:
     detail = client.season(args.number)
     if args.json:
-        print(json.dumps(detail.model_dump(mode="json"), indent=2))
-        return 0
+        return _dump(detail.model_dump(mode="json"))
     print(_line(detail.season))
     frozen = "frozen at its end" if detail.season.state == "archived" else "as they stand now"
     print(f"standings ({frozen}):")
@@ -68,8 +82,7 @@ def _season(client: RemoteClient, args: argparse.Namespace) -> int:
 def _end(client: RemoteClient, args: argparse.Namespace) -> int:
     done = client.admin_end_season(args.name)
     if args.json:
-        print(json.dumps(done.model_dump(mode="json"), indent=2))
-        return 0
+        return _dump(done.model_dump(mode="json"))
     won = " and ".join(done.ended.winners) or "nobody (no established version)"
     print(f"{done.ended.title} ended, won by {won}; {done.current.title} started")
     return 0

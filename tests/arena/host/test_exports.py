@@ -20,11 +20,9 @@ from arena.host.announce import Announcer
 from arena.host.ladder import Standings
 from arena.host.seasons import Seasons
 from arena.ratings import fit_ratings
-from engine import Result
 from tests.arena.host.serving import Host, competition, hosting
+from tests.arena.host.test_seasons import EW, NS, play, two_versions
 
-NS = Result((1, 0, 1, 0), (1, 2, 1, 2), summary="N+S")
-EW = Result((0, 1, 0, 1), (2, 1, 2, 1), summary="E+W")
 SEED = 987654321
 
 
@@ -32,28 +30,13 @@ SEED = 987654321
 def host(tmp_path: Path) -> Iterator[Host]:
     with hosting(tmp_path) as h:
         store = h.store
-        author, _ = store.add_author("alice")
-        ids = []
-        for name in ("a", "b"):
-            v = store.add_version(author.id, name, "archive", "0" * 64, {"command": "x"})
-            store.set_status(v.id, "validating")
-            store.set_status(v.id, "validated")
-            ids.append(v.id)
-        a, b = ids
-
-        def play(result: Result, n: int) -> None:
-            for _ in range(n):
-                unit = store.next_unit_id()
-                match = f"u{unit}-r0"
-                store.create_unit("ladder", SEED + unit, (a, b), [(match, 0, (a, b, a, b))])
-                store.commit_match(match, result, [], None)
-
-        play(NS, 3)
-        play(EW, 1)
+        a, b = two_versions(store)
+        play(store, a, b, NS, 3, SEED)
+        play(store, a, b, EW, 1, SEED)
         refit(h)
         config = competition()
         Seasons(store, config, Announcer(store, config)).end_now("Two")
-        play(EW, 2)
+        play(store, a, b, EW, 2, SEED)
         refit(h)
         yield h
 

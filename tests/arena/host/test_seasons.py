@@ -46,7 +46,8 @@ def directory(tmp_path: Path) -> Path:
     return tmp_path / "cup"
 
 
-def _versions(store: CompetitionStore) -> tuple[int, int]:
+def two_versions(store: CompetitionStore) -> tuple[int, int]:
+    """Versions a@1 and b@1, validated."""
     author, _ = store.add_author("alice")
     ids = []
     for name in ("a", "b"):
@@ -57,10 +58,12 @@ def _versions(store: CompetitionStore) -> tuple[int, int]:
     return ids[0], ids[1]
 
 
-def _play(store: CompetitionStore, a: int, b: int, result: Result, n: int) -> None:
+def play(store: CompetitionStore, a: int, b: int, result: Result, n: int, seed: int = 0) -> None:
+    """``n`` one-match units of ``a`` (North/South) against ``b``, ending in ``result``."""
     for _ in range(n):
         unit = store.next_unit_id()
-        store.create_unit("ladder", unit, (a, b), [(f"u{unit}-r0", 0, (a, b, a, b))], unit_id=unit)
+        match = [(f"u{unit}-r0", 0, (a, b, a, b))]
+        store.create_unit("ladder", seed + unit, (a, b), match, unit_id=unit)
         store.commit_match(f"u{unit}-r0", result, [], None)
 
 
@@ -81,8 +84,8 @@ def test_a_season_rolls_over_at_its_end_once_with_its_standings_frozen(
     first = store.current_season()
     assert (first.number, first.name, first.state) == (1, "Season 1", "current")
     assert parse_time(first.ends or "") - parse_time(first.starts) == timedelta(days=1)
-    a, b = _versions(store)
-    _play(store, a, b, NS, 3)
+    a, b = two_versions(store)
+    play(store, a, b, NS, 3)
     clock.now += timedelta(hours=23)
     assert keeper.check() == []
     clock.now += timedelta(hours=1, seconds=1)
@@ -94,7 +97,7 @@ def test_a_season_rolls_over_at_its_end_once_with_its_standings_frozen(
     second = store.current_season()
     assert (second.number, second.name, second.starts) == (2, "Season 2", first.ends)
     # Units now belong to season 2; "reset": its leaderboard fits its own matches only.
-    _play(store, a, b, EW, 2)
+    play(store, a, b, EW, 2)
     assert {u.id for u in store.units()} and season_fit(store, cfg, 2).matches == 2
     assert season_fit(store, cfg, 2).ratings[0].bot == "b@1"
     # The archived standings stay as they were frozen.
@@ -108,11 +111,11 @@ def test_carry_fits_every_match_to_date(directory: Path) -> None:
     with CompetitionStore(directory, cfg) as store:
         clock = Clock(parse_time(store.current_season().starts))
         keeper = Seasons(store, cfg, Announcer(store, cfg), clock)
-        a, b = _versions(store)
-        _play(store, a, b, NS, 3)
+        a, b = two_versions(store)
+        play(store, a, b, NS, 3)
         clock.now += timedelta(days=1, seconds=1)
         keeper.check()
-        _play(store, a, b, EW, 2)
+        play(store, a, b, EW, 2)
         assert season_fit(store, cfg, 2).matches == 5
         assert store.season_matches(2) == 2
 

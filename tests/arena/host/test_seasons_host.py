@@ -125,6 +125,9 @@ def test_a_season_rolls_over_by_the_clock_archived_announced_and_browsable(
                 two = a.get("/api/v1/seasons/2").json()
                 played = two["season"]["matches"]
                 assert played > 0 and all(r["matches"] <= played for r in two["standings"])
+                status = _remote(host, "status")
+                assert "season: Season 3 (Three)" in status
+                assert "result: Season 2 (Two) ended" in status
                 listed = _remote(host, "seasons")
                 assert "Season 1 (One)" in listed and "Season 3 (Three)" in listed
                 shown = _remote(host, "season", "2")
