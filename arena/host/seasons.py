@@ -140,6 +140,9 @@ class Seasons:
 
     def end_now(self, name: str | None = None) -> Season:
         """End the current season now and start the next (named ``name``, if given)."""
+        ended = self.check()  # an end already passed rolls over as planned, not early
+        if ended:
+            return ended[0]
         current = self._store.current_season()
         season = self._roll(current, self._clock(), name)
         if season is None:  # ended by the clock at the same moment: that roll-over stands

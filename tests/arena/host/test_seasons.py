@@ -100,9 +100,19 @@ def test_a_season_rolls_over_at_its_end_once_with_its_standings_frozen(
     play(store, a, b, EW, 2)
     assert {u.id for u in store.units()} and season_fit(store, cfg, 2).matches == 2
     assert season_fit(store, cfg, 2).ratings[0].bot == "b@1"
+    # Each season its own rating history (a reset season's starts again from its first fit).
+    store.record_ratings("ladder", season_fit(store, cfg, 1), 1)
+    assert store.record_ratings("ladder", season_fit(store, cfg, 2))
+    assert [p.matches for p in store.rating_history("ladder", season=2)] == [2]
+    assert [p.matches for p in store.rating_history("ladder", season=1)] == [3]
+    # An end asked for once the planned end has passed is the planned roll-over, not an early one.
+    clock.now += timedelta(days=2)
+    late = keeper.end_now("ignored")
+    assert (late.number, late.ends) == (2, second.ends)
+    assert store.current_season().name == "Season 3"
     # The archived standings stay as they were frozen.
     assert store.season(1).standings == ended.standings
-    (result,) = store.results()
+    result = store.results()[-1]
     assert (result.kind, result.subject, result.winners) == ("season", "Season 1", ["a@1"])
 
 
