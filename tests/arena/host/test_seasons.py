@@ -4,6 +4,9 @@ down over several seasons, the admin ending a season, and the results each end a
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -209,3 +212,44 @@ def test_a_wrong_seasons_section_is_one_line(seasons: dict[str, object], problem
     with pytest.raises(CompetitionConfigError) as err:
         config(seasons if seasons else {"ratings": "reset"})
     assert problem in str(err.value) and "\n" not in str(err.value)
+
+
+KILLED_MID_ROLL = """
+import os, signal, sys
+from datetime import timedelta
+from pathlib import Path
+from arena.host.announce import Announcer
+from arena.host.seasons import Seasons, parse_time
+from arena.host.store import CompetitionStore
+from tests.arena.host.test_seasons import config
+
+cfg = config({"length_days": 1})
+store = CompetitionStore(Path(sys.argv[1]), cfg)
+start = parse_time(store.current_season().starts)
+# Killed inside the roll-over's transaction: the season archived and the next inserted, the
+# result not yet stored, nothing committed.
+store._add_result = lambda *args: os.kill(os.getpid(), signal.SIGKILL)
+Seasons(store, cfg, Announcer(store, cfg), lambda: start + timedelta(days=1, seconds=1)).check()
+"""
+
+
+def test_kill_9_inside_the_roll_over_loses_nothing_and_doubles_nothing(directory: Path) -> None:
+    cfg = config({"length_days": 1})
+    with CompetitionStore(directory, cfg) as store:
+        a, b = two_versions(store)
+        play(store, a, b, NS, 2)
+    root = Path(__file__).resolve().parents[3]
+    killed = subprocess.run(
+        [sys.executable, "-c", KILLED_MID_ROLL, str(directory)], cwd=root, capture_output=True
+    )
+    assert killed.returncode == -signal.SIGKILL, killed.stderr.decode()
+    with CompetitionStore(directory, cfg) as store:
+        assert [(s.number, s.state) for s in store.seasons()] == [(1, "current")]
+        assert store.results() == []
+        start = parse_time(store.current_season().starts)
+        keeper = Seasons(store, cfg, Announcer(store, cfg), lambda: start + timedelta(days=1))
+        (ended,) = keeper.check()  # the restarted host rolls over, once
+        assert keeper.check() == []
+        assert (ended.matches, ended.winners) == (2, ["a@1"])
+        assert [(s.number, s.state) for s in store.seasons()] == [(1, "archived"), (2, "current")]
+        assert [r.subject for r in store.results()] == ["Season 1"]
