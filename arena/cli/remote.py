@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+import arena.cli.remote_seasons as remote_seasons
 from arena.cli.arguments import NON_NEGATIVE, POSITIVE, TIMEOUT, number
 from arena.errors import ArenaError, UsageError
 
@@ -126,6 +127,7 @@ def _print_status(s: Status) -> None:
     if s.final != "not started":
         won = f", won by {' and '.join(s.final_winners)}" if s.final_winners else ""
         print(f"final: {s.final}{won}")
+    remote_seasons.print_season_status(s)
 
 
 def _print_versions(bots: Sequence[BotOut], *, author: bool, reasons: bool) -> None:
@@ -528,6 +530,7 @@ def add_remote_parser(sub: Subparsers) -> None:
     rg.add_argument("name", metavar="NAME", help="your author name")
     rg.add_argument("--invite", required=True, metavar="CODE", help="the invite code")
     _add_admin_commands(rsub)
+    remote_seasons.add_season_commands(rsub, _add)
 
 
 def _add_version_commands(rsub: Subparsers) -> None:
@@ -618,6 +621,7 @@ def _add_admin_commands(rsub: Subparsers) -> None:
     asub = adm.add_subparsers(dest="admin_command", required=True, metavar="SUBCOMMAND")
     aa = _add(asub, "add-author", _add_author, "admin", "add an author: prints their API token")
     aa.add_argument("name", metavar="NAME", help="author name")
+    remote_seasons.add_admin_season_commands(asub, _add)
     al = _add(asub, "ladder", _ladder, "admin", "pause, resume or close the ladder, set its pace")
     state = al.add_mutually_exclusive_group()
     state.add_argument("--pause", dest="state", action="store_const", const="paused")

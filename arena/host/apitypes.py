@@ -183,6 +183,48 @@ class Status(BaseModel):
     final: str = "not started"
     #: Once the final is finished: the version ranked first in it (several: tied).
     final_winners: list[str] = Field(default_factory=list)
+    #: The current season (``None`` from a host older than seasons).
+    season: SeasonOut | None = None
+    #: The latest results announced (a season's, the final's, an event's end), newest first.
+    results: list[ResultOut] = Field(default_factory=list)
+
+
+class SeasonOut(BaseModel):
+    number: int
+    #: ``""``: unnamed.
+    name: str
+    #: ``Season 2 (Spring)``.
+    title: str
+    starts: str
+    #: Its planned end while current (``None``: none planned); when it ended once archived.
+    ends: str | None
+    #: ``current`` or ``archived``.
+    state: str
+    #: Once archived: its finished ladder matches, and its winners (``BOT@N``).
+    matches: int | None = None
+    winners: list[str] = Field(default_factory=list)
+
+
+class SeasonDetail(BaseModel):
+    season: SeasonOut
+    #: Archived: the standings frozen at its end; current: the ladder's leaderboard now.
+    standings: list[LeaderRow]
+    #: The ladder's leaderboard after each refit during the season.
+    history: list[HistoryPoint]
+
+
+class SeasonEnd(BaseModel):
+    ended: SeasonOut
+    current: SeasonOut
+
+
+class ResultOut(BaseModel):
+    #: ``season``, ``final`` or ``event``.
+    kind: str
+    #: What ended: ``Season 2 (Spring)``, ``the final``.
+    subject: str
+    winners: list[str]
+    at: str
 
 
 # --- requests -----------------------------------------------------------------------------------
@@ -200,3 +242,8 @@ class NewAuthor(BaseModel):
 class Control(BaseModel):
     state: LadderState | None = None
     units_per_minute: float | None = Field(default=None, ge=0, le=100_000)
+
+
+class NewSeason(BaseModel):
+    #: The next season's name (else the config's, or none).
+    name: str | None = Field(default=None, min_length=1, max_length=64)

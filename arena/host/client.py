@@ -48,6 +48,9 @@ from arena.host.apitypes import (
     NewToken,
     Phase,
     RotatedToken,
+    SeasonDetail,
+    SeasonEnd,
+    SeasonOut,
     Status,
     VersionOut,
 )
@@ -81,6 +84,9 @@ _MATCHES: Final = TypeAdapter(list[MatchOut])
 _MATCH: Final = TypeAdapter(MatchOut)
 _NEW_TOKEN: Final = TypeAdapter(NewToken)
 _ME: Final = TypeAdapter(Me)
+_SEASONS: Final = TypeAdapter(list[SeasonOut])
+_SEASON: Final = TypeAdapter(SeasonDetail)
+_SEASON_END: Final = TypeAdapter(SeasonEnd)
 _ROTATED: Final = TypeAdapter(RotatedToken)
 _LIVE: Final = TypeAdapter(LiveVersion)
 _HEAD_TO_HEAD: Final = TypeAdapter(list[HeadToHead])
@@ -369,6 +375,23 @@ class RemoteClient:
         if units_per_minute is not None:
             body["units_per_minute"] = units_per_minute
         return self._json(_STATUS, "POST", "/admin/ladder", body=body, auth="required")
+
+    # --- seasons and exports ----------------------------------------------------------------
+
+    def seasons(self) -> list[SeasonOut]:
+        return self._json(_SEASONS, "GET", "/seasons", auth="none")
+
+    def season(self, number: int) -> SeasonDetail:
+        return self._json(_SEASON, "GET", f"/seasons/{int(number)}", auth="none")
+
+    def admin_end_season(self, name: str | None = None) -> SeasonEnd:
+        """End the current season now and start the next (named ``name``)."""
+        body = {} if name is None else {"name": name}
+        return self._json(_SEASON_END, "POST", "/admin/seasons/end", body=body, auth="required")
+
+    def export(self, what: str, fmt: str, query: Mapping[str, str | int]) -> bytes:
+        """``/export/{what}.{fmt}`` (standings or matches, csv or json) as the host sent it."""
+        return self._request("GET", f"/export/{_segment(what)}.{_segment(fmt)}", query=query)
 
     # --- HTTP ---------------------------------------------------------------------------------
 

@@ -15,12 +15,14 @@ included: where a match is played does not change its result.
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from arena.checks import Checker, read_toml
 from arena.errors import ArenaError
@@ -56,6 +58,8 @@ KNOWN_KEYS = (
     "http",
     "limits",
     "retention",
+    "seasons",
+    "announce",
 )
 SECTION_KEYS: Mapping[str, tuple[str, ...]] = {
     "time_control": ("move_ms", "bank_ms"),
@@ -99,6 +103,8 @@ SECTION_KEYS: Mapping[str, tuple[str, ...]] = {
         "published",
         "interval_s",
     ),
+    "seasons": ("length_days", "schedule", "ratings"),
+    "announce": ("webhook_url", "secret_file", "secret_env"),
 }
 
 #: The fastest pace a host may set. 0 means "as fast as the machine plays"; a finite figure above
@@ -306,6 +312,8 @@ class CompetitionConfig:
     http: HttpConfig = field(default_factory=HttpConfig)
     limits: LimitsConfig = field(default_factory=LimitsConfig)
     retention: RetentionConfig = field(default_factory=RetentionConfig)
+    seasons: SeasonsConfig = field(default_factory=lambda: SeasonsConfig())
+    announce: AnnounceConfig = field(default_factory=lambda: AnnounceConfig())
 
     def identity(self) -> dict[str, Any]:
         """What fixes the meaning of every stored result; a restart must match it exactly.
@@ -344,6 +352,8 @@ def check_competition(raw: Mapping[str, Any], where: str, default_name: str) -> 
         http=_http(sections["http"]),
         limits=_limits(sections["limits"]),
         retention=_retention(sections["retention"]),
+        seasons=_seasons(sections["seasons"]),
+        announce=_announce(sections["announce"]),
     )
 
 
@@ -517,3 +527,125 @@ def _retention(c: Checker) -> RetentionConfig:
             "retention.interval_s", d.interval_s, 1, maximum=MAX_RETENTION_INTERVAL_S
         ),
     )
+
+
+# --- seasons and announcements (docs/hosting.md, "Seasons and events") ------------------------
+
+#: A season's standings carry over into the next one's fit, or the next starts afresh.
+SeasonRatings = Literal["reset", "carry"]
+#: The shortest season: a typo (0.0001 days) would archive one every few seconds for ever.
+MIN_SEASON_S = 10.0
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_FILE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduledSeason:
+    """One ``[[seasons.schedule]]`` entry: a named season between two UTC times."""
+
+    name: str
+    start: datetime
+    end: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class SeasonsConfig:
+    """``[seasons]``: how the ladder is cut into seasons; without it, one season for ever."""
+
+    #: Whether ``[seasons]`` was given at all.
+    enabled: bool = False
+    #: Seasons of this many seconds, the first from the competition's start (``length_days``).
+    length_s: float | None = None
+    #: Or explicit seasons, in order, none overlapping another.
+    schedule: tuple[ScheduledSeason, ...] = ()
+    #: ``reset``: a season's leaderboard fits its own matches only; ``carry``: every match to
+    #: date.
+    ratings: SeasonRatings = "reset"
+
+
+@dataclass(frozen=True, slots=True)
+class AnnounceConfig:
+    """``[announce]``: where the end of a season, final or event is POSTed (signed)."""
+
+    webhook_url: str | None = None
+    #: The HMAC secret: a file in ``DIR/private/`` ...
+    secret_file: str | None = None
+    #: ... or an environment variable of the host (never the secret itself in the config).
+    secret_env: str | None = None
+
+
+def _seasons(c: Checker) -> SeasonsConfig:
+    if not any(k.startswith("seasons.") for k in c.raw) and "seasons" not in c.raw:
+        return SeasonsConfig()
+    ratings = c.choice("seasons.ratings", "reset", ("reset", "carry"))
+    length, schedule = c.raw.get("seasons.length_days"), c.raw.get("seasons.schedule")
+    if (length is None) == (schedule is None):
+        raise c.fail("seasons", "give either length_days or [[seasons.schedule]] entries")
+    if length is not None:
+        if isinstance(length, bool) or not isinstance(length, int | float):
+            raise c.fail("seasons.length_days", f"must be a number of days; got {length!r}")
+        if not math.isfinite(length) or length * 86400 < MIN_SEASON_S or length > 36600:
+            raise c.fail(
+                "seasons.length_days",
+                f"must be at least {MIN_SEASON_S:g} s and at most 100 years; got {length}",
+            )
+        return SeasonsConfig(True, float(length) * 86400, (), ratings)  # type: ignore[arg-type]
+    if not isinstance(schedule, list) or not schedule:
+        raise c.fail("seasons.schedule", "must be [[seasons.schedule]] entries (name, start, end)")
+    entries = [_scheduled(c, i, e) for i, e in enumerate(schedule)]
+    for i, (a, b) in enumerate(itertools.pairwise(entries)):
+        if b.start < a.end:
+            raise c.fail(f"seasons.schedule[{i + 1}]", f"starts before {a.name!r} ends")
+    if len({e.name for e in entries}) != len(entries):
+        raise c.fail("seasons.schedule", "two seasons have the same name")
+    return SeasonsConfig(True, None, tuple(entries), ratings)  # type: ignore[arg-type]
+
+
+def _scheduled(c: Checker, i: int, entry: object) -> ScheduledSeason:
+    where = f"seasons.schedule[{i}]"
+    if not isinstance(entry, dict) or set(entry) != {"name", "start", "end"}:
+        raise c.fail(where, "must have exactly the keys name, start and end")
+    name = entry["name"]
+    if not isinstance(name, str) or not name.strip() or len(name) > 64 or not name.isprintable():
+        raise c.fail(
+            f"{where}.name", f"must be a printable name of 1 to 64 characters; got {name!r}"
+        )
+    start, end = (_utc(c, f"{where}.{k}", entry[k]) for k in ("start", "end"))
+    if end <= start:
+        raise c.fail(f"{where}.end", "must be after its start")
+    return ScheduledSeason(name.strip(), start, end)
+
+
+def _utc(c: Checker, key: str, value: object) -> datetime:
+    """A UTC time: a TOML date-time or an ISO 8601 string, with its zone (``Z``)."""
+    when = value
+    if isinstance(value, str):
+        try:
+            when = datetime.fromisoformat(value)
+        except ValueError:
+            when = None
+    if not isinstance(when, datetime) or when.utcoffset() is None:
+        raise c.fail(key, f"must be a UTC time such as 2027-03-01T00:00:00Z; got {value!r}")
+    return when.astimezone(UTC)
+
+
+def _announce(c: Checker) -> AnnounceConfig:
+    url = c.raw.get("announce.webhook_url")
+    file, env = c.raw.get("announce.secret_file"), c.raw.get("announce.secret_env")
+    if url is None:
+        if file is not None or env is not None:
+            raise c.fail("announce.webhook_url", "is needed for a secret to sign with")
+        return AnnounceConfig()
+    if not isinstance(url, str) or not re.fullmatch(r"https?://[^\s/?#]+(/\S*)?", url):
+        raise c.fail("announce.webhook_url", f"must be an http:// or https:// URL; got {url!r}")
+    if (file is None) == (env is None):
+        raise c.fail(
+            "announce",
+            "give the webhook's secret as secret_file (a file in the competition's private/ "
+            "directory) or secret_env (an environment variable's name), one of them",
+        )
+    if file is not None and (not isinstance(file, str) or not _FILE_NAME.fullmatch(file)):
+        raise c.fail("announce.secret_file", f"must be a file name in private/; got {file!r}")
+    if env is not None and (not isinstance(env, str) or not _ENV_NAME.fullmatch(env)):
+        raise c.fail("announce.secret_env", f"must be an environment variable's name; got {env!r}")
+    return AnnounceConfig(url, file, env)

@@ -23,10 +23,12 @@ import structlog
 import trio
 
 from arena.errors import ArenaError, is_host_trouble
+from arena.host.announce import Announcer
 from arena.host.config import CompetitionConfig
 from arena.host.leaderboard import ProvisionalRule, final_state, final_winners
 from arena.host.matchmaking import Candidate, choose_table, unit_matches, unit_seed
 from arena.host.play import Entrant, Player, version_program
+from arena.host.seasons import fitted_season
 from arena.host.store import (
     CompetitionStore,
     CompetitionStoreError,
@@ -109,11 +111,14 @@ class Ladder:
         player: Player,
         live_token: Callable[[int], str | None],
         lock_wait_s: float | None = None,
+        announcer: Announcer | None = None,
     ) -> None:
         """``live_token(version_id)`` is the token of a live version's connected bot, or
         ``None`` while it is not connected. ``lock_wait_s``: how long a write waits for another
-        process's lock on the database (default :func:`arena.sqlite.lock_wait_seconds`)."""
+        process's lock on the database (default :func:`arena.sqlite.lock_wait_seconds`).
+        ``announcer``: where the final's end is announced (by default, in the log only)."""
         self._store = store
+        self._announcer = announcer or Announcer(store, config)
         self._lock_wait_s = (
             lock_wait_seconds(CompetitionStoreError) if lock_wait_s is None else lock_wait_s
         )
@@ -146,19 +151,23 @@ class Ladder:
     async def refit(self) -> None:
         """Refit both phases' ratings from the store (in a thread: the fit is numeric work)."""
 
-        def fit() -> Standings:
-            ladder, ladder_units = self._store.rated_matches("ladder")
+        def fit() -> tuple[Standings, int]:
+            # The current season's leaderboard: its own matches (reset) or all to date (carry).
+            season = self._store.current_season().number
+            only = fitted_season(self._config, season)
+            ladder, ladder_units = self._store.rated_matches("ladder", only)
             final, final_units = self._store.rated_matches("final")
-            return Standings(
+            fitted = Standings(
                 fit_ratings(ladder, clusters=ladder_units),
                 fit_ratings(final, clusters=final_units),
             )
+            return fitted, season
 
-        self.standings = await trio.to_thread.run_sync(fit)
+        self.standings, season = await trio.to_thread.run_sync(fit)
 
         def keep() -> None:
-            self._store.record_ratings("ladder", self.standings.ladder)
-            self._store.record_ratings("final", self.standings.final)
+            self._store.record_ratings("ladder", self.standings.ladder, season)
+            self._store.record_ratings("final", self.standings.final, season)
 
         await self._write(keep)
 
@@ -294,7 +303,11 @@ class Ladder:
             return
         self._final_announced = True
         winners = final_winners(state, self.standings.final)
-        log.info("final finished", winner=" and ".join(winners) or None, units=len(units))
+        detail = {"units": len(units), "standings": [r.bot for r in self.standings.final.ratings]}
+        # Stored once (a restart does not announce it again), with its webhook delivery.
+        await self._write(
+            functools.partial(self._announcer.announce, "final", "the final", winners, detail)
+        )
 
     async def _play_match(self, unit_id: int, match: StoredMatch) -> None:
         attempts, pause = 0, self.retry_pause_s

@@ -37,6 +37,7 @@ from arena.bots.sandbox import Limits, check_available, default_limits
 from arena.boxed import boxed_arena
 from arena.cluster.task import Cluster
 from arena.errors import ArenaError, UsageError
+from arena.host.announce import Announcer, read_secret
 from arena.host.api import HostState, create_app
 from arena.host.client import is_loopback
 from arena.host.config import CompetitionConfig
@@ -47,6 +48,7 @@ from arena.host.live import LiveBots
 from arena.host.play import MatchPlayer, Player
 from arena.host.remote import ClusterPlayer
 from arena.host.retention import keep_pruning
+from arena.host.seasons import Seasons
 from arena.host.store import CompetitionStore, Version
 from arena.host.supervise import PartStates, supervised
 from arena.host.throttle import Throttle
@@ -188,6 +190,7 @@ async def run_host(
             raise DockerUnavailable(f"submissions.allow_images = true: {err}") from None
         remove_partial_tarballs(directory / IMAGES_DIR)
     connect = cluster_connector(config)
+    read_secret(config, directory)  # a webhook's missing secret: one line before anything starts
     store = await trio.to_thread.run_sync(CompetitionStore, directory, config)
     try:
         token = admin_token(directory)
@@ -237,7 +240,9 @@ async def _serve(
         # The ladder's matches go out; validation stays here (arena/host/remote.py).
         remote = ClusterPlayer(connect, player, config, directory, store.secret_seed(), limits)
     ladder_player: Player = remote if remote is not None else player
-    ladder = Ladder(store, config, ladder_player, live.token)
+    announcer = Announcer(store, config, read_secret(config, directory))
+    ladder = Ladder(store, config, ladder_player, live.token, announcer=announcer)
+    seasons = Seasons(store, config, announcer)
     validations = Wakeup()
     parts = PartStates()
 
@@ -287,6 +292,11 @@ async def _serve(
         if remote is not None:
             nursery.start_soon(functools.partial(watched, "cluster client", remote.connect))
         nursery.start_soon(functools.partial(watched, "ladder", ladder.run))
+        nursery.start_soon(
+            functools.partial(watched, "seasons", functools.partial(seasons.run, ladder.refit))
+        )
+        if announcer.url is not None:
+            nursery.start_soon(functools.partial(watched, "announcer", announcer.deliver_forever))
         validator = functools.partial(_validator, store, player, config, ladder, validations, set())
         nursery.start_soon(functools.partial(watched, "validator", validator))
         if config.retention.enabled:

@@ -87,6 +87,14 @@ def add_pages(app: FastAPI, competition: str) -> None:
     def match(match_id: str) -> HTMLResponse:
         return page("match", match_id, {"match_id": match_id})
 
+    @app.get("/seasons", include_in_schema=False)
+    def seasons() -> HTMLResponse:
+        return page("seasons", "Seasons")
+
+    @app.get("/seasons/{number}", include_in_schema=False)
+    def season(number: int) -> HTMLResponse:
+        return page("season", f"Season {number}", {"number": number})
+
     @app.get("/me", include_in_schema=False)
     def me(request: Request) -> HTMLResponse:
         return page("me", "Your bots")

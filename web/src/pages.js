@@ -24,6 +24,7 @@ import {
   forgetMe,
   markNav,
 } from "./common.js";
+import { PAGES as SEASON_PAGES, seasonNote } from "./seasons.js";
 
 async function leaderboardPage(main) {
   const params = new URLSearchParams(location.search);
@@ -40,6 +41,7 @@ async function leaderboardPage(main) {
       status.final && status.final !== "not started" ? ` · final ${status.final}` : "",
     ),
   );
+  main.append(...seasonNote(status));
   if (status.final === "finished") {
     const won = status.final_winners || [];
     main.append(
@@ -540,7 +542,14 @@ async function showLog(button, versionId) {
 
 // --- start -----------------------------------------------------------------------------------
 
-const PAGES = { leaderboard: leaderboardPage, bot: botPage, matches: matchesPage, match: matchPage, me: mePage };
+const PAGES = {
+  leaderboard: leaderboardPage,
+  bot: botPage,
+  matches: matchesPage,
+  match: matchPage,
+  me: mePage,
+  ...SEASON_PAGES,
+};
 
 async function start() {
   const main = document.getElementById("page");

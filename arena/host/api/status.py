@@ -81,5 +81,10 @@ def history(host: Host, phase: Phase = "ladder") -> list[HistoryPoint]:
             matches=p.matches,
             ratings=[HistoryRating(ref=r, elo=e, plus_minus=pm) for r, e, pm in p.ratings],
         )
-        for p in host.store.rating_history(phase)
+        # With seasons, the current season's (a reset season starts its own history).
+        for p in host.store.rating_history(phase, season=_season(host))
     ]
+
+
+def _season(host: Host) -> int | None:
+    return host.store.current_season().number if host.config.seasons.enabled else None

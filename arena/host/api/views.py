@@ -10,9 +10,18 @@ from cardarena.messages import PROTOCOL_VERSION
 from fastapi import HTTPException
 
 from arena.host.api.deps import HostState
-from arena.host.apitypes import AuthorOut, BotOut, MatchOut, Status, UploadLimits, VersionOut
+from arena.host.apitypes import (
+    AuthorOut,
+    BotOut,
+    MatchOut,
+    ResultOut,
+    SeasonOut,
+    Status,
+    UploadLimits,
+    VersionOut,
+)
 from arena.host.leaderboard import ProvisionalRule, final_state, final_winners
-from arena.host.store import Author, CompetitionStore, StoredMatch, Version
+from arena.host.store import Author, CompetitionStore, Season, StoredMatch, Version
 from arena.version import arena_version
 
 
@@ -97,6 +106,24 @@ def host_status(host: HostState, request_host: str | None = None) -> Status:
         provisional_rule=ProvisionalRule.of(host.config.ladder).sentence(),
         final=final,
         final_winners=final_winners(final, host.standings().final),
+        season=season_out(store.current_season()),
+        results=[
+            ResultOut(kind=r.kind, subject=r.subject, winners=r.winners, at=r.at)
+            for r in store.results()
+        ],
+    )
+
+
+def season_out(s: Season) -> SeasonOut:
+    return SeasonOut(
+        number=s.number,
+        name=s.name,
+        title=s.title,
+        starts=s.starts,
+        ends=s.ends,
+        state=s.state,
+        matches=s.matches,
+        winners=s.winners,
     )
 
 

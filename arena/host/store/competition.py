@@ -23,11 +23,12 @@ from arena.host.store.schema import (
     Conflict,
     LadderState,
 )
+from arena.host.store.seasons import SeasonTables
 from arena.layout import LOGS_DIR, RECORDS_DIR, SNAPSHOTS_DIR, make_output_dir
 from arena.sqlite import Connection, Opened, earlier_output, file_size, now, serialized, take_lock
 
 
-class CompetitionStore(RetentionTables):
+class CompetitionStore(RetentionTables, SeasonTables):
     """The database of one competition directory, locked against a second host while open."""
 
     def __init__(

@@ -324,12 +324,19 @@ class MatchTables(VersionTables):
         return self.rated_matches(phase)[0]
 
     @serialized
-    def rated_matches(self, phase: Phase) -> tuple[list[list[Entry]], list[int]]:
-        """:meth:`rating_entries` and, read with them, each match's unit id: its cluster for
-        ``fit_ratings(entries, clusters=units)`` (one deal in all its rotations)."""
+    def rated_matches(
+        self, phase: Phase, season: int | None = None
+    ) -> tuple[list[list[Entry]], list[int]]:
+        """:meth:`rating_entries` (of ``season``'s units only, if given) and, read with them,
+        each match's unit id: its cluster for ``fit_ratings(entries, clusters=units)`` (one deal
+        in all its rotations)."""
+        where = "WHERE m.state='done' AND u.state='done' AND u.phase=?"
+        args: tuple[object, ...] = (phase,)
+        if season is not None:
+            where, args = where + " AND u.season=?", (phase, season)
         with self._snapshot():  # every version a match names is among those read
             refs = {v.id: v.ref for v in self.versions()}
-            done = self._matches("WHERE m.state='done' AND u.state='done' AND u.phase=?", (phase,))
+            done = self._matches(where, args)
         entries: list[list[Entry]] = []
         units: list[int] = []
         for match in done:

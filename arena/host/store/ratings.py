@@ -15,32 +15,43 @@ class RatingTables(MatchTables):
     """The rating history, and the counts matchmaking reads."""
 
     @serialized
-    def record_ratings(self, phase: Phase, table: RatingTable) -> bool:
-        """Keep ``table`` in the phase's rating history, unless it counts no more matches than
-        the last one kept; whether it was kept."""
+    def record_ratings(self, phase: Phase, table: RatingTable, season: int | None = None) -> bool:
+        """Keep ``table`` in the phase's rating history (of ``season``, by default the current
+        one), unless it counts no more matches than the season's last one kept; whether it
+        was kept."""
         rows = [[r.bot, round(r.elo, 1), round(r.plus_minus, 1)] for r in table.ratings]
         with self._transaction() as db:
+            if season is None:
+                (season,) = db.execute(
+                    "SELECT COALESCE(MAX(number), 1) FROM seasons WHERE state='current'"
+                ).fetchone()
             last = db.execute(
-                "SELECT matches FROM rating_history WHERE phase=? ORDER BY id DESC LIMIT 1",
-                (phase,),
+                "SELECT matches FROM rating_history WHERE phase=? AND season=? "
+                "ORDER BY id DESC LIMIT 1",
+                (phase, season),
             ).fetchone()
             if not rows or (last is not None and int(last[0]) >= table.matches):
                 return False
             db.execute(
-                "INSERT INTO rating_history (phase, at, matches, ratings) VALUES (?, ?, ?, ?)",
-                (phase, now(), table.matches, json.dumps(rows, allow_nan=False)),
+                "INSERT INTO rating_history (phase, at, matches, ratings, season) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (phase, now(), table.matches, json.dumps(rows, allow_nan=False), season),
             )
             return True
 
     @serialized
-    def rating_history(self, phase: Phase, points: int = 200) -> list[RatingPoint]:
-        """The phase's rating history, oldest first, thinned to at most ``points`` fits (evenly
-        spaced, the latest always kept)."""
+    def rating_history(
+        self, phase: Phase, points: int = 200, season: int | None = None
+    ) -> list[RatingPoint]:
+        """The phase's rating history (of ``season``; ``None``: every season's), oldest first,
+        thinned to at most ``points`` fits (evenly spaced, the latest always kept)."""
+        only = "" if season is None else " AND season=?"
+        args = (phase,) if season is None else (phase, season)
         with self._snapshot(), self._reading("the rating history"):
             ids = [
                 int(r[0])
                 for r in self._db.execute(
-                    "SELECT id FROM rating_history WHERE phase=? ORDER BY id", (phase,)
+                    f"SELECT id FROM rating_history WHERE phase=?{only} ORDER BY id", args
                 )
             ]
             if len(ids) > points:

@@ -203,9 +203,65 @@ CREATE TABLE pruned (
 );
 """
 
+# Schema 5: seasons (the ladder cut in seasons, each archived with its frozen standings at its
+# end), the results announced (a season's, the final's, an event's end) and the webhook
+# deliveries of each, kept until sent (at least once, across restarts). Units and refits get the
+# season current when they are stored (a trigger, so that no writer can forget it); the rows
+# older than this schema belong to season 1, which every competition starts in.
+_V5 = """
+CREATE TABLE seasons (
+    number    INTEGER PRIMARY KEY CHECK (number >= 1),
+    name      TEXT NOT NULL DEFAULT '',
+    starts    TEXT NOT NULL,
+    ends      TEXT,                -- planned while current (NULL: none), actual once archived
+    state     TEXT NOT NULL DEFAULT 'current' CHECK (state IN ('current', 'archived')),
+    matches   INTEGER,             -- the season's finished ladder matches, at its end
+    standings TEXT,                -- JSON list of leaderboard rows, frozen at its end
+    winners   TEXT,                -- JSON list of BOT@N
+    CHECK ((state = 'archived') = (standings IS NOT NULL))
+);
+CREATE UNIQUE INDEX seasons_one_current ON seasons (state) WHERE state = 'current';
+CREATE TRIGGER seasons_archived BEFORE UPDATE ON seasons WHEN OLD.state = 'archived'
+BEGIN
+    SELECT RAISE(ABORT, 'an archived season is never changed');
+END;
+INSERT INTO seasons (number, starts) VALUES (1, COALESCE(
+    (SELECT value FROM meta WHERE key = 'created'), strftime('%Y-%m-%dT%H:%M:%fZ', 'now')));
+ALTER TABLE units ADD COLUMN season INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE rating_history ADD COLUMN season INTEGER NOT NULL DEFAULT 1;
+CREATE INDEX units_by_season ON units (season, phase);
+CREATE TRIGGER units_season AFTER INSERT ON units
+WHEN EXISTS (SELECT 1 FROM seasons WHERE state = 'current')
+BEGIN
+    UPDATE units SET season = (SELECT number FROM seasons WHERE state = 'current')
+    WHERE id = NEW.id;
+END;
+CREATE TABLE results (
+    id      INTEGER PRIMARY KEY,
+    kind    TEXT NOT NULL,         -- season, final, event
+    subject TEXT NOT NULL,         -- what ended, in words: "season 2 (Spring)", "the final"
+    winners TEXT NOT NULL,         -- JSON list of BOT@N
+    detail  TEXT NOT NULL,         -- JSON object
+    at      TEXT NOT NULL,
+    UNIQUE (kind, subject)
+);
+CREATE TABLE deliveries (
+    id         INTEGER PRIMARY KEY,
+    result_id  INTEGER NOT NULL REFERENCES results (id),
+    url        TEXT NOT NULL,
+    body       TEXT NOT NULL,      -- the exact bytes POSTed (and signed), every attempt alike
+    state      TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'sent', 'failed')),
+    attempts   INTEGER NOT NULL DEFAULT 0,
+    next_at    TEXT NOT NULL,
+    last_error TEXT NOT NULL DEFAULT '',
+    sent       TEXT
+);
+CREATE INDEX deliveries_by_state ON deliveries (state, next_at);
+"""
+
 #: The schema, as the migrations that build it in order; the file's schema version is how many
 #: it has applied. Append only: a released migration is never edited or removed.
-MIGRATIONS: Final[tuple[str, ...]] = (_V1, _V2, _V3, _V4)
+MIGRATIONS: Final[tuple[str, ...]] = (_V1, _V2, _V3, _V4, _V5)
 
 
 class CompetitionStoreError(ArenaError):
@@ -340,3 +396,57 @@ class Activity:
     running: int
     #: Its finished matches.
     matches: int
+
+
+SeasonState = Literal["current", "archived"]
+
+
+@dataclass(frozen=True, slots=True)
+class Season:
+    """One season of the ladder: current (one at a time) or archived with frozen standings."""
+
+    number: int
+    #: ``""``: unnamed (a competition without ``[seasons]``).
+    name: str
+    starts: str
+    #: Planned while current (``None``: no end planned); when it ended once archived.
+    ends: str | None
+    state: SeasonState
+    #: Once archived: its finished ladder matches, its leaderboard rows (as the API's
+    #: ``LeaderRow``), its winners (``BOT@N``, several when tied).
+    matches: int | None
+    standings: list[dict[str, Any]] | None
+    winners: list[str]
+
+    @property
+    def title(self) -> str:
+        """``Season 2 (Spring)``, or ``Season 1`` when unnamed."""
+        plain = f"Season {self.number}"
+        return plain + (f" ({self.name})" if self.name and self.name != plain else "")
+
+
+@dataclass(frozen=True, slots=True)
+class Announced:
+    """A result announced: what ended, when, who won."""
+
+    id: int
+    #: ``season``, ``final``, ``event``.
+    kind: str
+    subject: str
+    winners: list[str]
+    detail: dict[str, Any]
+    at: str
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    """One webhook POST of a result, kept until it is sent."""
+
+    id: int
+    result_id: int
+    url: str
+    body: str
+    state: str
+    attempts: int
+    next_at: str
+    last_error: str

@@ -4,6 +4,7 @@ its own API with it: tests/arena/host/test_host_certificates.py)."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -242,3 +243,57 @@ def test_the_host_s_and_the_author_s_commands_run_as_printed(
         assert author.run(command.replace(" ID", " 1")) is not None
     assert (author.cwd / f"{match.match_id}.jsonl.gz").stat().st_size > 0
     assert "ladder: closed" in host.run(close.replace("…", flags))
+
+
+# --- "Seasons and events": seasons, results and exports -----------------------------------------
+
+
+def test_the_seasons_and_announce_tables_load_as_written(tmp_path: Path) -> None:
+    (cup,) = [b for b in blocks("toml") if b.startswith("# cup.toml")]
+    path = tmp_path / "cup.toml"
+    loaded = []
+    for block in blocks("toml"):
+        if block.startswith(("[seasons]", "[announce]")):
+            path.write_text(cup + block)
+            loaded.append(load_competition(path))
+    by_length, by_schedule, announcing = loaded
+    assert (by_length.seasons.length_s, by_length.seasons.ratings) == (14 * 86400, "reset")
+    assert [s.name for s in by_schedule.seasons.schedule] == ["Spring", "Summer"]
+    assert by_schedule.seasons.ratings == "carry"
+    assert announcing.announce.secret_file == "webhook.secret"
+    assert announcing.announce.webhook_url == "https://hooks.example.org/arena"
+
+
+def test_the_page_s_signature_check_accepts_the_host_s_signature_only() -> None:
+    from arena.host.announce import signature
+
+    (verify,) = [b for b in blocks("python") if b.startswith("# verify.py")]
+    space: dict[str, object] = {}
+    exec(verify, space)
+    verified = space["verified"]
+    assert callable(verified)
+    body = b'{"event": "season.finished"}'
+    assert verified(b"secret", body, signature(b"secret", body))
+    assert not verified(b"secret", body + b" ", signature(b"secret", body))
+    assert not verified(b"other", body, signature(b"secret", body))
+
+
+@pytest.mark.slow
+def test_the_seasons_and_exports_commands_run_as_printed(
+    hosted: tuple[Shell, Shell, RemoteClient],
+) -> None:
+    host, _, watcher = hosted
+    export, listed, one, end = commands(f"export ARENA_SERVER=https://{NAME}:8443 ARENA_CA_CERT")
+    host.run(export)
+    assert "Season 1" in host.run(listed)
+    assert "standings (as they stand now)" in host.run(one)
+    ended = host.run(end)
+    assert "Season 1 ended" in ended and "Season 2 (Autumn) started" in ended
+    assert [s.state for s in watcher.seasons()] == ["archived", "current"]
+    standings, frozen, matches = commands("arena remote export standings")
+    host.run(standings)
+    header = (host.cwd / "standings.csv").read_text().splitlines()[0]
+    assert header == "rank,ref,bot,author,elo,plus_minus,matches,score,retired,provisional"
+    assert json.loads(host.run(frozen)) == []  # season 1 of the page's host rated nobody
+    host.run(matches)
+    assert (host.cwd / "matches.csv").read_text().startswith("match_id,unit,phase,season,")

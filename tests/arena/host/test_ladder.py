@@ -175,6 +175,10 @@ def test_pausing_stops_new_units_and_closing_plays_the_final_among_the_best(
     ended = [e for e in logs if e["event"] == "final finished"]
     final = store.units(phase="final")
     assert [(e["winner"], e["units"]) for e in ended] == [("b1@1", len(final))]
+    # A result, kept once: /status lists it, a webhook would be sent it.
+    assert [(r.kind, r.subject, r.winners) for r in store.results()] == [
+        ("final", "the final", ["b1@1"])
+    ]
     finalists = {v for u in final for v in u.table}
     # The ladder's best three (the stand-in makes lower ids stronger), every pair at a table.
     assert finalists == {1, 2, 3}

@@ -189,7 +189,8 @@ def test_a_running_host_is_healthy_counts_its_matches_and_logs_json(tmp_path: Pa
             assert live.status_code == 201
             health = a.get("/healthz")
             assert health.status_code == 200, health.text
-            assert health.json()["parts"] == {"ladder": "running", "validator": "running"}
+            parts = {"ladder": "running", "validator": "running", "seasons": "running"}
+            assert health.json()["parts"] == parts
 
             def scrape() -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
                 return samples(a.get("/metrics").text)
