@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from arena.cli.arguments import NON_NEGATIVE, POSITIVE, TIMEOUT, number
+from arena.cli.remote_events import add_event_admin, add_event_commands
 from arena.errors import ArenaError, UsageError
 
 if TYPE_CHECKING:
@@ -528,6 +529,7 @@ def add_remote_parser(sub: Subparsers) -> None:
     rg.add_argument("name", metavar="NAME", help="your author name")
     rg.add_argument("--invite", required=True, metavar="CODE", help="the invite code")
     _add_admin_commands(rsub)
+    add_event_commands(rsub, _add)
 
 
 def _add_version_commands(rsub: Subparsers) -> None:
@@ -616,6 +618,7 @@ def _add_admin_commands(rsub: Subparsers) -> None:
         description="The host's commands; --token is the admin token (or $ARENA_ADMIN_TOKEN).",
     )
     asub = adm.add_subparsers(dest="admin_command", required=True, metavar="SUBCOMMAND")
+    add_event_admin(asub, _add)
     aa = _add(asub, "add-author", _add_author, "admin", "add an author: prints their API token")
     aa.add_argument("name", metavar="NAME", help="author name")
     al = _add(asub, "ladder", _ladder, "admin", "pause, resume or close the ladder, set its pace")

@@ -38,6 +38,8 @@ from arena.errors import ArenaError
 from arena.host.apitypes import (
     BotOut,
     CrossTable,
+    EventDetail,
+    EventOut,
     HeadToHead,
     HistoryPoint,
     LadderState,
@@ -369,6 +371,21 @@ class RemoteClient:
         if units_per_minute is not None:
             body["units_per_minute"] = units_per_minute
         return self._json(_STATUS, "POST", "/admin/ladder", body=body, auth="required")
+
+    # --- events (arena/host/events) -------------------------------------------------------------
+
+    def events(self) -> list[EventOut]:
+        """Every started event, then the configured ones still to start."""
+        return self._json(TypeAdapter(list[EventOut]), "GET", "/events", auth="none")
+
+    def event(self, name: str) -> EventDetail:
+        """One event: its rounds, ties, deals and match ids; Swiss standings; its winner."""
+        return self._json(TypeAdapter(EventDetail), "GET", f"/events/{_segment(name)}", auth="none")
+
+    def admin_event_start(self, name: str) -> EventDetail:
+        """Start a configured event now (the host's)."""
+        path = f"/admin/events/{_segment(name)}/start"
+        return self._json(TypeAdapter(EventDetail), "POST", path, auth="required")
 
     # --- HTTP ---------------------------------------------------------------------------------
 

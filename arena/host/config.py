@@ -24,6 +24,7 @@ from typing import Any
 
 from arena.checks import Checker, read_toml
 from arena.errors import ArenaError
+from arena.host.events.config import EventConfig, check_events
 from arena.rules import MatchRules, check_rules
 from arena.tournament.config import (
     builtin_bots,
@@ -55,6 +56,7 @@ KNOWN_KEYS = (
     "workers",
     "http",
     "limits",
+    "events",
 )
 SECTION_KEYS: Mapping[str, tuple[str, ...]] = {
     "time_control": ("move_ms", "bank_ms"),
@@ -270,6 +272,8 @@ class CompetitionConfig:
     workers: WorkersConfig = field(default_factory=WorkersConfig)
     http: HttpConfig = field(default_factory=HttpConfig)
     limits: LimitsConfig = field(default_factory=LimitsConfig)
+    #: ``[[events]]``: knockouts, Swiss and heats held beside the ladder (arena/host/events/).
+    events: tuple[EventConfig, ...] = ()
 
     def identity(self) -> dict[str, Any]:
         """What fixes the meaning of every stored result; a restart must match it exactly.
@@ -307,6 +311,7 @@ def check_competition(raw: Mapping[str, Any], where: str, default_name: str) -> 
         workers=_workers(sections["workers"]),
         http=_http(sections["http"]),
         limits=_limits(sections["limits"]),
+        events=check_events(c, len(seat_groups)),
     )
 
 

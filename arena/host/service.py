@@ -40,6 +40,7 @@ from arena.errors import ArenaError, UsageError
 from arena.host.api import HostState, create_app
 from arena.host.client import is_loopback
 from arena.host.config import CompetitionConfig
+from arena.host.events.runner import EventRunner
 from arena.host.http import serve_http
 from arena.host.images import remove_partial_tarballs
 from arena.host.ladder import IDLE_POLL_S, Ladder, Wakeup, store_unusable
@@ -286,6 +287,8 @@ async def _serve(
         if remote is not None:
             nursery.start_soon(functools.partial(watched, "cluster client", remote.connect))
         nursery.start_soon(functools.partial(watched, "ladder", ladder.run))
+        events = EventRunner(store, config, ladder)
+        nursery.start_soon(functools.partial(watched, "events", events.run))
         validator = functools.partial(_validator, store, player, config, ladder, validations, set())
         nursery.start_soon(functools.partial(watched, "validator", validator))
         task_status.started(listening)

@@ -11,6 +11,7 @@ from fastapi import HTTPException
 
 from arena.host.api.deps import HostState
 from arena.host.apitypes import AuthorOut, BotOut, MatchOut, Status, UploadLimits, VersionOut
+from arena.host.events.views import event_states
 from arena.host.leaderboard import ProvisionalRule, final_state, final_winners
 from arena.host.store import Author, CompetitionStore, StoredMatch, Version
 from arena.version import arena_version
@@ -97,6 +98,7 @@ def host_status(host: HostState, request_host: str | None = None) -> Status:
         provisional_rule=ProvisionalRule.of(host.config.ladder).sentence(),
         final=final,
         final_winners=final_winners(final, host.standings().final),
+        events=event_states(store, host.config),
     )
 
 

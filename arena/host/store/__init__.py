@@ -24,10 +24,12 @@ base of every store of the arena).
 
 The modules, by table group: ``schema`` (migrations, values, errors), ``rows`` (rows read back),
 ``versions`` (authors, bots, versions), ``matches`` (units, matches), ``ratings`` (the rating
-history, matchmaking's counts), ``competition`` (opening, control values).
+history, matchmaking's counts), ``competition`` (opening, control values), ``events`` (events,
+their rounds and units).
 """
 
 from arena.host.store.competition import CompetitionStore
+from arena.host.store.events import EventUnit, NewEventUnit, StoredEvent, event_match_id
 from arena.host.store.schema import (
     AUTHOR_TOKEN_PREFIX,
     BUSY_TIMEOUT_S,
@@ -83,16 +85,20 @@ __all__ = [
     "CompetitionStoreError",
     "Conflict",
     "DatabaseLocked",
+    "EventUnit",
     "Forbidden",
     "LadderState",
     "MatchState",
+    "NewEventUnit",
     "NotFound",
     "Phase",
     "RatingPoint",
+    "StoredEvent",
     "StoredMatch",
     "Unit",
     "UnitState",
     "Version",
     "VersionKind",
     "VersionStatus",
+    "event_match_id",
 ]
