@@ -16,7 +16,13 @@ from typing import Any
 
 import pytest
 
-from tests.arena.host.processes import GOOD_BOT, Host, bot_archive, competition_config
+from tests.arena.host.processes import (
+    GOOD_BOT,
+    UNTHROTTLED,
+    Host,
+    bot_archive,
+    competition_config,
+)
 from tests.waiting import wait_until
 
 pytestmark = pytest.mark.slow
@@ -194,3 +200,49 @@ def test_a_swiss_survives_kill_9_with_no_pairing_repeated(host: Host) -> None:
     )
     text = remote(host, "event", "open")
     assert "standings" in text and "BUCHHOLZ" in text and "bye" in text
+
+
+SPOIL = (
+    'name = "spoil"\ngame = "spoil_five"\nplayers = 3\n[options]\nrounds = 1\n'
+    "[time_control]\nmove_ms = 2000\nbank_ms = 4000\n"
+    f"[limits]\n{UNTHROTTLED}[ladder]\nconcurrency = 2\n"
+)
+#: Begun long ago: a host that was down at an event's start begins it when it comes up.
+HEATS = (
+    '[[events]]\nname = "heats"\nformat = "heats"\nentrants = 5\nadvance = 2\n'
+    "start = 2026-01-01T00:00:00Z\n"
+)
+
+
+def test_heats_of_three_begin_at_their_start_and_end_in_a_final_heat(tmp_path: Path) -> None:
+    config = tmp_path / "spoil.toml"
+    config.write_text(SPOIL)
+    host = Host(config, tmp_path / "spoil", None)
+    with host.running():
+        submit_bots(host, 5)
+    # The host adds the event to its config (only the rules are fixed for a competition's
+    # life) and starts again, after the event's start: it begins at once.
+    config.write_text(SPOIL + HEATS)
+    host.extra = ["--log-level", "info"]
+    host.start()
+    try:
+        event = finished(host, "heats")
+    finally:
+        log = host.interrupt()
+    # The end is said in the log, with the winner.
+    (line,) = [json.loads(x) for x in log.splitlines() if '"event finished"' in x]
+    assert (line["name"], line["winner"]) == ("heats", event["winner"])
+    assert len(event["entrants"]) == 5
+    first, final = event["rounds"]
+    # Five in snake order: heats of seeds 1 4 5 and 2 3; the best two of the three-table
+    # and the best of the two-table make the final heat of three.
+    assert [t["seeds"] for t in first["ties"]] == [[1, 4, 5], [2, 3]]
+    assert final["name"] == "final heat" and len(final["ties"][0]["sides"]) == 3
+    assert set(final["ties"][0]["sides"]) == {
+        *first["ties"][0]["result"][:2],
+        first["ties"][1]["result"][0],
+    }
+    assert event["winner"] == final["ties"][0]["result"][0]
+    # Each heat's deal played in every rotation of its table: three, and two for a cyclic
+    # table of two entrants.
+    assert [len(t["deals"][0]["match_ids"]) for t in first["ties"]] == [3, 2]
