@@ -87,6 +87,14 @@ def add_pages(app: FastAPI, competition: str) -> None:
     def match(match_id: str) -> HTMLResponse:
         return page("match", match_id, {"match_id": match_id})
 
+    @app.get("/events", include_in_schema=False)
+    def events() -> HTMLResponse:
+        return page("events", "Events")
+
+    @app.get("/events/{name}", include_in_schema=False)
+    def event(name: str) -> HTMLResponse:
+        return page("event", name, {"name": name})
+
     @app.get("/me", include_in_schema=False)
     def me(request: Request) -> HTMLResponse:
         return page("me", "Your bots")
