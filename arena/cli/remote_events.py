@@ -65,20 +65,20 @@ def _events(client: RemoteClient, args: argparse.Namespace) -> int:
 
 
 def _event(client: RemoteClient, args: argparse.Namespace) -> int:
-    event = client.event(args.name)
-    if args.json:
-        _dump(event)
-    else:
-        print_event(event)
-    return 0
+    return _show(client.event(args.name), args.json)
 
 
 def _start(client: RemoteClient, args: argparse.Namespace) -> int:
     event = client.admin_event_start(args.name)
-    if args.json:
+    if not args.json:
+        print(f"event {event.name} started: {len(event.entrants)} entrants")
+    return _show(event, args.json)
+
+
+def _show(event: EventDetail, as_json: bool) -> int:
+    if as_json:
         _dump(event)
     else:
-        print(f"event {event.name} started: {len(event.entrants)} entrants")
         print_event(event)
     return 0
 

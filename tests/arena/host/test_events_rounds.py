@@ -124,17 +124,26 @@ def test_a_level_knockout_tie_has_an_extra_deal_then_goes_to_the_better_seed(
         assert "won the final" in store.event("cup").reason
 
 
+def strongest_last(
+    directory: Path, config: CompetitionConfig, name: str, n: int, reopen_at: int
+) -> tuple[list[int], str | None, int]:
+    """``n`` versions, the event started by the host and played to its end, each version
+    stronger than the one before; their ids, the winner and the matches played."""
+    with CompetitionStore(directory, config) as store:
+        ids = field(store, n)
+        start_now(store, config, fit_ratings([]), name)
+    strength = {v: float(v) for v in ids}
+    winner, played = run_to_end(directory, config, name, strength.__getitem__, reopen_at)
+    return ids, winner, played
+
+
 def test_a_swiss_pairs_without_repeats_and_the_strongest_leads(tmp_path: Path) -> None:
     config = load(
         tmp_path,
         WHIST + '[[events]]\nname = "open"\nformat = "swiss"\nentrants = 5\nrounds = 4\n',
     )
     directory = tmp_path / "c"
-    with CompetitionStore(directory, config) as store:
-        ids = field(store, 5)
-        start_now(store, config, fit_ratings([]), "open")
-    strength = {v: float(v) for v in ids}
-    winner, played = run_to_end(directory, config, "open", strength.__getitem__, reopen_at=2)
+    ids, winner, played = strongest_last(directory, config, "open", 5, reopen_at=2)
     with CompetitionStore(directory, config) as store:
         assert winner == store.version(ids[-1]).ref
         detail = event_detail(store, config, "open")
@@ -150,11 +159,7 @@ def test_heats_send_the_best_of_each_heat_to_a_final_heat(tmp_path: Path) -> Non
         SPOIL + '[[events]]\nname = "heats"\nformat = "heats"\nentrants = 7\nadvance = 1\n',
     )
     directory = tmp_path / "c"
-    with CompetitionStore(directory, config) as store:
-        ids = field(store, 7)
-        start_now(store, config, fit_ratings([]), "heats")
-    strength = {v: float(v) for v in ids}
-    winner, _ = run_to_end(directory, config, "heats", strength.__getitem__, reopen_at=0)
+    ids, winner, _ = strongest_last(directory, config, "heats", 7, reopen_at=0)
     with CompetitionStore(directory, config) as store:
         assert winner == store.version(ids[-1]).ref
         detail = event_detail(store, config, "heats")
