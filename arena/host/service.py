@@ -287,8 +287,11 @@ async def _serve(
         if remote is not None:
             nursery.start_soon(functools.partial(watched, "cluster client", remote.connect))
         nursery.start_soon(functools.partial(watched, "ladder", ladder.run))
-        events = EventRunner(store, config, ladder)
-        nursery.start_soon(functools.partial(watched, "events", events.run))
+        # A part only where there are events (configured, or started under an earlier config).
+        started = await trio.to_thread.run_sync(store.events)
+        if config.events or started:
+            events = EventRunner(store, config, ladder)
+            nursery.start_soon(functools.partial(watched, "events", events.run))
         validator = functools.partial(_validator, store, player, config, ladder, validations, set())
         nursery.start_soon(functools.partial(watched, "validator", validator))
         task_status.started(listening)
