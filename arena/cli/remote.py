@@ -127,6 +127,10 @@ def _print_status(s: Status) -> None:
     if s.final != "not started":
         won = f", won by {' and '.join(s.final_winners)}" if s.final_winners else ""
         print(f"final: {s.final}{won}")
+    for e in s.events:
+        print(
+            f"event {e['name']}: {e['state']}" + (f", won by {e['winner']}" if e["winner"] else "")
+        )
 
 
 def _print_versions(bots: Sequence[BotOut], *, author: bool, reasons: bool) -> None:

@@ -176,6 +176,7 @@ def test_a_knockout_survives_kill_9_and_its_winner_follows_the_rules(host: Host)
     with host.client() as c:
         status = c.get("/api/v1/status").json()
     assert {"name": "cup", "state": "finished", "winner": event["winner"]} in status["events"]
+    assert f"event cup: finished, won by {event['winner']}" in remote(host, "status")
 
 
 def test_a_swiss_survives_kill_9_with_no_pairing_repeated(host: Host) -> None:
