@@ -328,6 +328,7 @@ class Ladder:
                 if await self._write(functools.partial(self._store.fail_unit, unit_id, reason)):
                     log.warning("unit given up", unit=unit_id, reason=reason)
                 return
+            # An event's match waiting for a place holds new ladder units back until it has one.
             event = match.phase == "event"
             self.events_waiting += event
             try:
