@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Literal
 
 import arena.cli.remote_seasons as remote_seasons
 from arena.cli.arguments import NON_NEGATIVE, POSITIVE, TIMEOUT, number
+from arena.cli.remote_events import add_event_admin, add_event_commands
 from arena.errors import ArenaError, UsageError
 
 if TYPE_CHECKING:
@@ -128,6 +129,10 @@ def _print_status(s: Status) -> None:
         won = f", won by {' and '.join(s.final_winners)}" if s.final_winners else ""
         print(f"final: {s.final}{won}")
     remote_seasons.print_season_status(s)
+    for e in s.events:
+        print(
+            f"event {e['name']}: {e['state']}" + (f", won by {e['winner']}" if e["winner"] else "")
+        )
 
 
 def _print_versions(bots: Sequence[BotOut], *, author: bool, reasons: bool) -> None:
@@ -531,6 +536,7 @@ def add_remote_parser(sub: Subparsers) -> None:
     rg.add_argument("--invite", required=True, metavar="CODE", help="the invite code")
     _add_admin_commands(rsub)
     remote_seasons.add_season_commands(rsub, _add)
+    add_event_commands(rsub, _add)
 
 
 def _add_version_commands(rsub: Subparsers) -> None:
@@ -619,6 +625,7 @@ def _add_admin_commands(rsub: Subparsers) -> None:
         description="The host's commands; --token is the admin token (or $ARENA_ADMIN_TOKEN).",
     )
     asub = adm.add_subparsers(dest="admin_command", required=True, metavar="SUBCOMMAND")
+    add_event_admin(asub, _add)
     aa = _add(asub, "add-author", _add_author, "admin", "add an author: prints their API token")
     aa.add_argument("name", metavar="NAME", help="author name")
     remote_seasons.add_admin_season_commands(asub, _add)

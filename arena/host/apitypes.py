@@ -187,6 +187,8 @@ class Status(BaseModel):
     season: SeasonOut | None = None
     #: The latest results announced (a season's, the final's, an event's end), newest first.
     results: list[ResultOut] = Field(default_factory=list)
+    #: Each configured or started event: ``{name, state, winner}`` (``/events`` has the rest).
+    events: list[dict[str, str | None]] = Field(default_factory=list)
 
 
 class SeasonOut(BaseModel):
@@ -247,3 +249,73 @@ class Control(BaseModel):
 class NewSeason(BaseModel):
     #: The next season's name (else the config's, or none).
     name: str | None = Field(default=None, min_length=1, max_length=64)
+
+
+# --- events (arena/host/events) -----------------------------------------------------------------
+
+
+class EventOut(BaseModel):
+    name: str
+    #: ``knockout``, ``swiss`` or ``heats``.
+    format: str
+    #: ``scheduled`` (configured, not started), ``running`` or ``finished``.
+    state: str
+    #: When it begins (UTC, ISO 8601); ``None``: when the host starts it.
+    start: str | None = None
+    #: The entrants by seed (``BOT@N``), the best first, once started.
+    entrants: list[str] = Field(default_factory=list)
+    #: Its rules as started (or as configured).
+    config: dict[str, Any] = Field(default_factory=dict)
+    started: str | None = None
+    finished: str | None = None
+    winner: str | None = None
+    #: How it ended, in words.
+    reason: str = ""
+
+
+class EventDeal(BaseModel):
+    deal: int
+    unit: int
+    #: ``pending``, ``done`` or ``failed``.
+    state: str
+    match_ids: list[str]
+    #: Each side's match points in the deal (in the tie's order).
+    points: list[float]
+    #: Each side's game score in the deal.
+    scores: list[float]
+
+
+class EventTie(BaseModel):
+    #: The sides (``BOT@N``), in seed order of the round; ``None``: a bye's empty side.
+    sides: list[str | None]
+    seeds: list[int | None]
+    deals: list[EventDeal]
+    #: Each side's totals over the tie.
+    points: list[float]
+    scores: list[float]
+    #: Who went through (knockout), won the pairing (Swiss) or the heat's order (heats); empty
+    #: while it is played.
+    result: list[str] = Field(default_factory=list)
+
+
+class EventRound(BaseModel):
+    round: int
+    name: str
+    ties: list[EventTie]
+
+
+class EventStanding(BaseModel):
+    rank: int
+    ref: str
+    seed: int
+    points: float
+    match_points: float
+    #: Swiss: the sum of the opponents' points; knockout and heats: the last round reached.
+    tiebreak: float
+    opponents: list[str] = Field(default_factory=list)
+
+
+class EventDetail(EventOut):
+    rounds: list[EventRound] = Field(default_factory=list)
+    #: Swiss: the standings after the rounds played.
+    standings: list[EventStanding] = Field(default_factory=list)

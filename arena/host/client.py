@@ -38,6 +38,8 @@ from arena.errors import ArenaError
 from arena.host.apitypes import (
     BotOut,
     CrossTable,
+    EventDetail,
+    EventOut,
     HeadToHead,
     HistoryPoint,
     LadderState,
@@ -392,6 +394,21 @@ class RemoteClient:
     def export(self, what: str, fmt: str, query: Mapping[str, str | int]) -> bytes:
         """``/export/{what}.{fmt}`` (standings or matches, csv or json) as the host sent it."""
         return self._request("GET", f"/export/{_segment(what)}.{_segment(fmt)}", query=query)
+
+    # --- events (arena/host/events) -------------------------------------------------------------
+
+    def events(self) -> list[EventOut]:
+        """Every started event, then the configured ones still to start."""
+        return self._json(TypeAdapter(list[EventOut]), "GET", "/events", auth="none")
+
+    def event(self, name: str) -> EventDetail:
+        """One event: its rounds, ties, deals and match ids; Swiss standings; its winner."""
+        return self._json(TypeAdapter(EventDetail), "GET", f"/events/{_segment(name)}", auth="none")
+
+    def admin_event_start(self, name: str) -> EventDetail:
+        """Start a configured event now (the host's)."""
+        path = f"/admin/events/{_segment(name)}/start"
+        return self._json(TypeAdapter(EventDetail), "POST", path, auth="required")
 
     # --- HTTP ---------------------------------------------------------------------------------
 

@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 from arena.checks import Checker, read_toml
 from arena.errors import ArenaError
+from arena.host.events.config import EventConfig, check_events
 from arena.rules import MatchRules, check_rules
 from arena.tournament.config import (
     builtin_bots,
@@ -60,6 +61,7 @@ KNOWN_KEYS = (
     "retention",
     "seasons",
     "announce",
+    "events",
 )
 SECTION_KEYS: Mapping[str, tuple[str, ...]] = {
     "time_control": ("move_ms", "bank_ms"),
@@ -314,6 +316,8 @@ class CompetitionConfig:
     retention: RetentionConfig = field(default_factory=RetentionConfig)
     seasons: SeasonsConfig = field(default_factory=lambda: SeasonsConfig())
     announce: AnnounceConfig = field(default_factory=lambda: AnnounceConfig())
+    #: ``[[events]]``: knockouts, Swiss and heats held beside the ladder (arena/host/events/).
+    events: tuple[EventConfig, ...] = ()
 
     def identity(self) -> dict[str, Any]:
         """What fixes the meaning of every stored result; a restart must match it exactly.
@@ -354,6 +358,7 @@ def check_competition(raw: Mapping[str, Any], where: str, default_name: str) -> 
         retention=_retention(sections["retention"]),
         seasons=_seasons(sections["seasons"]),
         announce=_announce(sections["announce"]),
+        events=check_events(c, len(seat_groups)),
     )
 
 

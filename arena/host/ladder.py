@@ -97,7 +97,8 @@ class Standings:
 
 
 def match_id(phase: Phase, unit: int, rotation: int) -> str:
-    """A unit's match id: ``u12-r1`` (ladder) or ``f3-r0`` (final)."""
+    """A unit's match id: ``u12-r1`` (ladder) or ``f3-r0`` (final); an event's are
+    ``e5-r0`` (:func:`arena.host.store.event_match_id`)."""
     return f"{'u' if phase == 'ladder' else 'f'}{unit}-r{rotation}"
 
 
@@ -141,6 +142,12 @@ class Ladder:
         self._final_announced = False
         #: The state the loop last acted on: once it is ``paused``, no unit is being started.
         self.state_seen = ""
+        #: Set once the units a previous run left pending are being played again (their ids
+        #: in ``resumed_units``): only then do events look for units to play (arena/host/events).
+        self.resumed = trio.Event()
+        self.resumed_units: set[int] = set()
+        #: Event matches waiting for a place to play: no ladder unit starts meanwhile.
+        self.events_waiting = 0
 
     def poke(self) -> None:
         """Something changed (a live bot may have connected): look at the field again now."""
@@ -198,7 +205,9 @@ class Ladder:
             # A previous run's pending matches first: nothing is lost or played twice.
             pending = await trio.to_thread.run_sync(self._store.pending_matches)
             for unit_id, group in itertools.groupby(pending, key=lambda m: m.unit_id):
+                self.resumed_units.add(unit_id)
                 nursery.start_soon(self._play_unit, unit_id, list(group))
+            self.resumed.set()
             last_start = -math.inf
             while True:
                 state = await trio.to_thread.run_sync(self._store.ladder_state)
@@ -216,8 +225,10 @@ class Ladder:
                     if wait > 0:
                         await self._sleep(wait)
                         continue
-                # No more units than the matches that can be played at once keep waiting.
-                if self._limit.statistics().tasks_waiting >= self._config.ladder.concurrency:
+                # No more units than the matches that can be played at once keep waiting, and
+                # an event's matches go first.
+                waiting = self._limit.statistics().tasks_waiting
+                if waiting >= self._config.ladder.concurrency or self.events_waiting:
                     await self._sleep()
                     continue
                 started = await self._start_unit(nursery)
@@ -276,6 +287,15 @@ class Ladder:
         nursery.start_soon(self._play_unit, unit_id, matches)
         return True
 
+    async def play_unit(self, unit_id: int, matches: Sequence[StoredMatch]) -> None:
+        """Play a unit stored by someone else (an event's), as the ladder plays its own."""
+        await self._play_unit(unit_id, matches)
+
+    async def write(self, write: Callable[[], T]) -> T:
+        """``write()`` in a worker thread, riding out another process's lock as the ladder's
+        own writes do."""
+        return await self._write(write)
+
     async def _play_unit(self, unit_id: int, matches: Sequence[StoredMatch]) -> None:
         given = [matches]
 
@@ -321,8 +341,16 @@ class Ladder:
                 if await self._write(functools.partial(self._store.fail_unit, unit_id, reason)):
                     log.warning("unit given up", unit=unit_id, reason=reason)
                 return
-            async with self._limit:
-                played = await self._try_match(match)
+            # An event's match waiting for a place holds new ladder units back until it has one.
+            event = match.phase == "event"
+            self.events_waiting += event
+            try:
+                async with self._limit:
+                    self.events_waiting -= event
+                    event = False
+                    played = await self._try_match(match)
+            finally:
+                self.events_waiting -= event
             if isinstance(played, PlayedMatch):
                 await self._write(
                     functools.partial(

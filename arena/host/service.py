@@ -41,6 +41,7 @@ from arena.host.announce import Announcer, read_secret
 from arena.host.api import HostState, create_app
 from arena.host.client import is_loopback
 from arena.host.config import CompetitionConfig
+from arena.host.events.runner import EventRunner
 from arena.host.http import serve_http
 from arena.host.images import remove_partial_tarballs
 from arena.host.ladder import IDLE_POLL_S, Ladder, Wakeup, store_unusable
@@ -297,6 +298,11 @@ async def _serve(
         )
         if announcer.url is not None:
             nursery.start_soon(functools.partial(watched, "announcer", announcer.deliver_forever))
+        # A part only where there are events (configured, or started under an earlier config).
+        started = await trio.to_thread.run_sync(store.events)
+        if config.events or started:
+            events = EventRunner(store, config, ladder, announcer=announcer)
+            nursery.start_soon(functools.partial(watched, "events", events.run))
         validator = functools.partial(_validator, store, player, config, ladder, validations, set())
         nursery.start_soon(functools.partial(watched, "validator", validator))
         if config.retention.enabled:

@@ -95,6 +95,14 @@ def add_pages(app: FastAPI, competition: str) -> None:
     def season(number: int) -> HTMLResponse:
         return page("season", f"Season {number}", {"number": number})
 
+    @app.get("/events", include_in_schema=False)
+    def events() -> HTMLResponse:
+        return page("events", "Events")
+
+    @app.get("/events/{name}", include_in_schema=False)
+    def event(name: str) -> HTMLResponse:
+        return page("event", name, {"name": name})
+
     @app.get("/me", include_in_schema=False)
     def me(request: Request) -> HTMLResponse:
         return page("me", "Your bots")

@@ -25,6 +25,7 @@ import {
   markNav,
 } from "./common.js";
 import { PAGES as SEASON_PAGES, seasonNote } from "./seasons.js";
+import { PAGES as EVENT_PAGES } from "./events.js";
 
 async function leaderboardPage(main) {
   const params = new URLSearchParams(location.search);
@@ -549,6 +550,7 @@ const PAGES = {
   match: matchPage,
   me: mePage,
   ...SEASON_PAGES,
+  ...EVENT_PAGES,
 };
 
 async function start() {

@@ -15,6 +15,7 @@ from fastapi import FastAPI
 import arena.host.api.admin as admin
 import arena.host.api.authors as authors
 import arena.host.api.bots as bots
+import arena.host.api.events as events
 import arena.host.api.exports as exports
 import arena.host.api.health as health
 import arena.host.api.matches as matches
@@ -29,7 +30,7 @@ from arena.version import arena_version
 from arena.web.pages import add_pages
 
 #: The routers, in the order their routes are listed in the schema.
-ROUTERS = (status, bots, matches, authors, submissions, admin, health, seasons, exports)
+ROUTERS = (status, bots, matches, authors, submissions, admin, health, seasons, exports, events)
 
 
 def create_app(host: HostState) -> FastAPI:

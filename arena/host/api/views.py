@@ -20,6 +20,7 @@ from arena.host.apitypes import (
     UploadLimits,
     VersionOut,
 )
+from arena.host.events.views import event_states
 from arena.host.leaderboard import ProvisionalRule, final_state, final_winners
 from arena.host.store import Author, CompetitionStore, Season, StoredMatch, Version
 from arena.version import arena_version
@@ -111,6 +112,7 @@ def host_status(host: HostState, request_host: str | None = None) -> Status:
             ResultOut(kind=r.kind, subject=r.subject, winners=r.winners, at=r.at)
             for r in store.results()
         ],
+        events=event_states(store, host.config),
     )
 
 

@@ -24,11 +24,13 @@ base of every store of the arena).
 
 The modules, by table group: ``schema`` (migrations, values, errors), ``rows`` (rows read back),
 ``versions`` (authors, bots, versions), ``matches`` (units, matches), ``ratings`` (the rating
-history, matchmaking's counts), ``retention`` (the pruned files), ``competition`` (opening,
+history, matchmaking's counts), ``retention`` (the pruned files), ``seasons`` (seasons, results,
+webhook deliveries), ``events`` (events, their rounds and units), ``competition`` (opening,
 control values).
 """
 
 from arena.host.store.competition import CompetitionStore
+from arena.host.store.events import EventUnit, NewEventUnit, StoredEvent, event_match_id
 from arena.host.store.schema import (
     AUTHOR_TOKEN_PREFIX,
     BUSY_TIMEOUT_S,
@@ -90,18 +92,22 @@ __all__ = [
     "Conflict",
     "DatabaseLocked",
     "Delivery",
+    "EventUnit",
     "Forbidden",
     "LadderState",
     "MatchState",
+    "NewEventUnit",
     "NotFound",
     "Phase",
     "RatingPoint",
     "Season",
     "SeasonState",
+    "StoredEvent",
     "StoredMatch",
     "Unit",
     "UnitState",
     "Version",
     "VersionKind",
     "VersionStatus",
+    "event_match_id",
 ]

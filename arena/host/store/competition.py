@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from arena.host.config import CompetitionConfig, check_units_per_minute
+from arena.host.store.events import EventTables
 from arena.host.store.retention import RetentionTables
 from arena.host.store.schema import (
     DB_NAME,
@@ -28,7 +29,7 @@ from arena.layout import LOGS_DIR, RECORDS_DIR, SNAPSHOTS_DIR, make_output_dir
 from arena.sqlite import Connection, Opened, earlier_output, file_size, now, serialized, take_lock
 
 
-class CompetitionStore(RetentionTables, SeasonTables):
+class CompetitionStore(RetentionTables, SeasonTables, EventTables):
     """The database of one competition directory, locked against a second host while open."""
 
     def __init__(

@@ -30,7 +30,7 @@ from arena.host.store.schema import (
 )
 from arena.host.store.versions import VersionTables
 from arena.ratings import Entry
-from arena.sqlite import now, serialized
+from arena.sqlite import Connection, now, serialized
 from engine import Result
 
 
@@ -81,6 +81,18 @@ class MatchTables(VersionTables):
         Every version of the table must be validated; every seat's version one of the table's,
         the same for all seats of a place.
         """
+        places = self._check_unit(phase, seed, table, matches)
+        with self._transaction() as db:
+            return self._insert_unit(db, phase, seed, places, matches, unit_id)
+
+    def _check_unit(
+        self,
+        phase: Phase,
+        seed: int,
+        table: Sequence[int],
+        matches: Sequence[tuple[str, int, tuple[int, ...]]],
+    ) -> list[int]:
+        """:meth:`create_unit`'s checks of its arguments; the table as a list."""
         if phase not in PHASES:
             raise CompetitionStoreError(f"phase must be one of {', '.join(PHASES)}; got {phase!r}")
         if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
@@ -100,45 +112,56 @@ class MatchTables(VersionTables):
             raise CompetitionStoreError("a unit's match ids and rotations must be distinct")
         for match_id, rotation, seats in matches:
             self._check_seats(match_id, rotation, seats, places)
+        return places
+
+    def _insert_unit(
+        self,
+        db: Connection,
+        phase: Phase,
+        seed: int,
+        places: list[int],
+        matches: Sequence[tuple[str, int, tuple[int, ...]]],
+        unit_id: int | None,
+    ) -> int:
+        """Insert a checked unit and its matches inside the caller's transaction (an event
+        stores a whole round in one); its id."""
         at = now()
-        with self._transaction() as db:
-            for version_id in dict.fromkeys(places):
-                row = db.execute(self._VERSION_SQL + " WHERE v.id=?", (version_id,)).fetchone()
-                if row is None:
-                    raise NotFound(f"no version {version_id}")
-                if row["status"] != "validated":
-                    raise Conflict(
-                        f"version {row['bot']}@{row['number']} is {row['status']}; only "
-                        "validated versions play"
-                    )
-            taken = db.execute(
-                f"SELECT match_id FROM matches WHERE match_id IN "
-                f"({', '.join('?' * len(matches))}) LIMIT 1",
-                [m[0] for m in matches],
-            ).fetchone()
-            if taken is not None:
-                raise Conflict(f"match {taken[0]!r} already exists")
-            if (
-                unit_id is not None
-                and db.execute("SELECT 1 FROM units WHERE id=?", (unit_id,)).fetchone()
-            ):
-                raise Conflict(f"unit {unit_id} already exists")
-            cur = db.execute(
-                "INSERT INTO units (id, phase, seed, table_versions, created) "
-                "VALUES (?, ?, ?, ?, ?)",
-                (unit_id, phase, seed, json.dumps(places), at),
-            )
-            new_id = cur.lastrowid
-            assert new_id is not None
-            db.executemany(
-                "INSERT INTO unit_versions (unit_id, place, version_id) VALUES (?, ?, ?)",
-                [(new_id, place, v) for place, v in enumerate(places)],
-            )
-            db.executemany(
-                "INSERT INTO matches (unit_id, rotation, match_id, seats) VALUES (?, ?, ?, ?)",
-                [(new_id, r, m, json.dumps(list(s))) for m, r, s in matches],
-            )
-            return new_id
+        for version_id in dict.fromkeys(places):
+            row = db.execute(self._VERSION_SQL + " WHERE v.id=?", (version_id,)).fetchone()
+            if row is None:
+                raise NotFound(f"no version {version_id}")
+            if row["status"] != "validated":
+                raise Conflict(
+                    f"version {row['bot']}@{row['number']} is {row['status']}; only "
+                    "validated versions play"
+                )
+        taken = db.execute(
+            f"SELECT match_id FROM matches WHERE match_id IN "
+            f"({', '.join('?' * len(matches))}) LIMIT 1",
+            [m[0] for m in matches],
+        ).fetchone()
+        if taken is not None:
+            raise Conflict(f"match {taken[0]!r} already exists")
+        if (
+            unit_id is not None
+            and db.execute("SELECT 1 FROM units WHERE id=?", (unit_id,)).fetchone()
+        ):
+            raise Conflict(f"unit {unit_id} already exists")
+        cur = db.execute(
+            "INSERT INTO units (id, phase, seed, table_versions, created) VALUES (?, ?, ?, ?, ?)",
+            (unit_id, phase, seed, json.dumps(places), at),
+        )
+        new_id = cur.lastrowid
+        assert new_id is not None
+        db.executemany(
+            "INSERT INTO unit_versions (unit_id, place, version_id) VALUES (?, ?, ?)",
+            [(new_id, place, v) for place, v in enumerate(places)],
+        )
+        db.executemany(
+            "INSERT INTO matches (unit_id, rotation, match_id, seats) VALUES (?, ?, ?, ?)",
+            [(new_id, r, m, json.dumps(list(s))) for m, r, s in matches],
+        )
+        return new_id
 
     def _check_seats(
         self, match_id: str, rotation: int, seats: Sequence[int], table: Sequence[int]

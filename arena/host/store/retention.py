@@ -12,9 +12,9 @@ from arena.host.store.ratings import RatingTables
 from arena.sqlite import now, serialized
 
 #: Whether a match (``m``, its unit ``u``) is a published result, whose record retention keeps
-#: unless ``[retention] published = true``: the one place that says so, in SQL. Today the
-#: final's matches; widen it here (a season's closing standings, an event's rounds).
-PUBLISHED: Final = "u.phase = 'final'"
+#: unless ``[retention] published = true``: the one place that says so, in SQL: the final's
+#: matches and the events'. A season's standings are frozen in the database, not in records.
+PUBLISHED: Final = "u.phase IN ('final', 'event')"
 
 
 @dataclass(frozen=True, slots=True)

@@ -259,9 +259,49 @@ CREATE TABLE deliveries (
 CREATE INDEX deliveries_by_state ON deliveries (state, next_at);
 """
 
+# Schema 6 (events): an event as it was started (its rules and entrants kept), each round's
+# pairing as made, and which round, tie and deal each of its units is. UNIQUE (event, round,
+# tie, deal): a deal of a tie is created once, however often a killed host derives it again.
+_V6 = """
+CREATE TABLE events (
+    id       INTEGER PRIMARY KEY,
+    name     TEXT NOT NULL UNIQUE,
+    format   TEXT NOT NULL CHECK (format IN ('knockout', 'swiss', 'heats')),
+    state    TEXT NOT NULL DEFAULT 'running' CHECK (state IN ('running', 'finished')),
+    config   TEXT NOT NULL,             -- JSON: the event's config when it started
+    seed     INTEGER NOT NULL,          -- its deals derive from it (secret)
+    entrants TEXT NOT NULL,             -- JSON list of version ids, by seed (best first)
+    created  TEXT NOT NULL,
+    finished TEXT,
+    winner   INTEGER REFERENCES versions (id),
+    reason   TEXT NOT NULL DEFAULT ''   -- how it ended, in words
+);
+CREATE TRIGGER events_final BEFORE UPDATE ON events WHEN OLD.state = 'finished'
+BEGIN
+    SELECT RAISE(ABORT, 'a finished event is never changed');
+END;
+CREATE TABLE event_rounds (
+    event_id INTEGER NOT NULL REFERENCES events (id),
+    round    INTEGER NOT NULL CHECK (round >= 0),
+    ties     TEXT NOT NULL,             -- JSON list: each tie's seeds (null: a bye's empty side)
+    created  TEXT NOT NULL,
+    PRIMARY KEY (event_id, round)
+);
+CREATE TABLE event_units (
+    unit_id  INTEGER PRIMARY KEY REFERENCES units (id),
+    event_id INTEGER NOT NULL REFERENCES events (id),
+    round    INTEGER NOT NULL,
+    tie      INTEGER NOT NULL,
+    deal     INTEGER NOT NULL,
+    UNIQUE (event_id, round, tie, deal)
+);
+ALTER TABLE units ADD COLUMN event_id INTEGER REFERENCES events (id);
+CREATE INDEX units_by_event ON units (event_id);
+"""
+
 #: The schema, as the migrations that build it in order; the file's schema version is how many
 #: it has applied. Append only: a released migration is never edited or removed.
-MIGRATIONS: Final[tuple[str, ...]] = (_V1, _V2, _V3, _V4, _V5)
+MIGRATIONS: Final[tuple[str, ...]] = (_V1, _V2, _V3, _V4, _V5, _V6)
 
 
 class CompetitionStoreError(ArenaError):

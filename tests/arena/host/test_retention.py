@@ -190,6 +190,15 @@ def test_the_size_limit_removes_the_oldest_until_the_directory_fits(
         assert all(_there(store.directory, m)[1] == [True] * 4 for m in ids)
 
 
+def test_an_event_s_records_are_published_results_too(store: CompetitionStore) -> None:
+    with store:
+        event = _unit(store, _pair(store), "event", 10)
+        assert prune(store, _config(records_days=5)).kept_published == 2
+        assert all(_there(store.directory, m)[0] for m in event)
+        prune(store, _config(records_days=5, published=True))
+        assert not any(_there(store.directory, m)[0] for m in event)
+
+
 def test_a_limit_that_only_published_records_could_meet_is_said(store: CompetitionStore) -> None:
     with store:
         pair = _pair(store)
