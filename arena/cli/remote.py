@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from arena.cli.arguments import NON_NEGATIVE, POSITIVE, TIMEOUT, number
+from arena.cli.remote_admin import add_admin_actions
 from arena.errors import ArenaError, UsageError
 
 if TYPE_CHECKING:
@@ -630,3 +631,4 @@ def _add_admin_commands(rsub: Subparsers) -> None:
         help="for good: the final follows",
     )
     al.add_argument("--rate", type=RATE, default=None, metavar="N", help="units per minute")
+    add_admin_actions(asub, _add)

@@ -136,6 +136,14 @@ class Ladder:
         self._final_announced = False
         #: The state the loop last acted on: once it is ``paused``, no unit is being started.
         self.state_seen = ""
+        #: Units the admin stored (reruns), for the loop to play.
+        self._adopted: list[int] = []
+
+    def adopt(self, unit_id: int) -> None:
+        """Play ``unit_id``, a unit stored by the admin (a rerun), as one of the ladder's own
+        (on the ladder's trio thread)."""
+        self._adopted.append(unit_id)
+        self._wake.set()
 
     def poke(self) -> None:
         """Something changed (a live bot may have connected): look at the field again now."""
@@ -185,6 +193,7 @@ class Ladder:
     async def run(self) -> None:
         """Forever: finish what a previous run left, then play units as the state allows."""
         await self.refit()
+        self._adopted.clear()  # pending, so among the pending matches read next
         async with trio.open_nursery() as nursery:
             # A previous run's pending matches first: nothing is lost or played twice.
             pending = await trio.to_thread.run_sync(self._store.pending_matches)
@@ -192,8 +201,15 @@ class Ladder:
                 nursery.start_soon(self._play_unit, unit_id, list(group))
             last_start = -math.inf
             while True:
+                while self._adopted:
+                    unit_id = self._adopted.pop(0)
+                    left = await trio.to_thread.run_sync(self._left, unit_id)
+                    nursery.start_soon(self._play_unit, unit_id, left)
                 state = await trio.to_thread.run_sync(self._store.ladder_state)
                 self.state_seen = state
+                if state != "closed":
+                    # Reopened: a later close plays (or plans) the final again.
+                    self._final_started = False
                 if state == "closed":
                     await self._final(nursery)
                     await self._sleep()

@@ -24,9 +24,17 @@ base of every store of the arena).
 
 The modules, by table group: ``schema`` (migrations, values, errors), ``rows`` (rows read back),
 ``versions`` (authors, bots, versions), ``matches`` (units, matches), ``ratings`` (the rating
-history, matchmaking's counts), ``competition`` (opening, control values).
+history, matchmaking's counts), ``admin`` (suspensions, reruns, reopening, the audit),
+``competition`` (opening, control values).
 """
 
+from arena.host.store.admin import (
+    REOPENED_REASON,
+    SUSPENDED_REASON,
+    AuditEntry,
+    Standing,
+    Suspension,
+)
 from arena.host.store.competition import CompetitionStore
 from arena.host.store.schema import (
     AUTHOR_TOKEN_PREFIX,
@@ -72,11 +80,14 @@ __all__ = [
     "LOCK_NAME",
     "MIGRATIONS",
     "PHASES",
+    "REOPENED_REASON",
+    "SUSPENDED_REASON",
     "TRANSITIONS",
     "UNIT_STATES",
     "VERSION_KINDS",
     "VERSION_STATUSES",
     "Activity",
+    "AuditEntry",
     "Author",
     "Bot",
     "CompetitionStore",
@@ -89,7 +100,9 @@ __all__ = [
     "NotFound",
     "Phase",
     "RatingPoint",
+    "Standing",
     "StoredMatch",
+    "Suspension",
     "Unit",
     "UnitState",
     "Version",

@@ -52,7 +52,7 @@ def test_no_request_gets_a_server_error(tmp_path: Path) -> None:
         _seed(host)
         schema = schemathesis.openapi.from_url(f"{host.url}/openapi.json")
         operations = [result.ok() for result in schema.get_all_operations()]
-        assert len(operations) == 24, [op.label for op in operations]
+        assert len(operations) == 33, [op.label for op in operations]
         for operation in operations:
 
             @given(case=operation.as_strategy())
