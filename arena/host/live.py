@@ -55,12 +55,12 @@ class LiveBots:
         version = self._store.version_for_live_token(token)
         # Welcome while it waits for its (immediate) validation too: refused now, it would
         # give up before the ladder could seat it.
+        if version is not None and self._store.author_suspended(version.author_id):
+            # Refused outright, saying why, not just unknown: a token still seated in a match
+            # would otherwise resume its seats.
+            raise TokenRefused("your author is suspended by the host")
         if version is None or version.status in ("failed", "retired"):
             return None
-        if self._store.author_suspended(version.author_id):
-            # Refused outright, not just unknown: a token still seated in a match would
-            # otherwise resume its seats.
-            raise TokenRefused("your author is suspended by the host")
         with self._lock:
             self._check_quota(version)
             self._tokens[version.id] = token
