@@ -24,6 +24,7 @@ import {
   forgetMe,
   markNav,
 } from "./common.js";
+import { PAGES as ADMIN_PAGES } from "./admin.js";
 
 async function leaderboardPage(main) {
   const params = new URLSearchParams(location.search);
@@ -540,7 +541,7 @@ async function showLog(button, versionId) {
 
 // --- start -----------------------------------------------------------------------------------
 
-const PAGES = { leaderboard: leaderboardPage, bot: botPage, matches: matchesPage, match: matchPage, me: mePage };
+const PAGES = { leaderboard: leaderboardPage, bot: botPage, matches: matchesPage, match: matchPage, me: mePage, ...ADMIN_PAGES };
 
 async function start() {
   const main = document.getElementById("page");
