@@ -34,6 +34,15 @@ def _print_json(value: BaseModel | Sequence[BaseModel]) -> None:
     print(json.dumps(data, indent=2))
 
 
+def _say(args: argparse.Namespace, answer: BaseModel | Sequence[BaseModel], *lines: str) -> int:
+    """The answer as JSON with ``--json``, else ``lines``."""
+    if args.json:
+        _print_json(answer)
+    else:
+        print("\n".join(lines))
+    return 0
+
+
 def _when(stamp: str | None) -> str:
     return "" if not stamp else stamp[:16].replace("T", " ") + " UTC"
 
@@ -73,33 +82,29 @@ def _authors(client: RemoteClient, args: argparse.Namespace) -> int:
 
 def _suspend(client: RemoteClient, args: argparse.Namespace) -> int:
     done = client.admin_suspend(args.name, args.reason)
-    if args.json:
-        _print_json(done)
-        return 0
-    retired = ", ".join(done.retired) or "none"
-    print(f"suspended {done.author.name}: their API token and live bots' tokens no longer work")
-    print(f"retired: {retired}; live bots disconnected: {done.disconnected}")
-    return 0
+    return _say(
+        args,
+        done,
+        f"suspended {done.author.name}: their API token and live bots' tokens no longer work",
+        f"retired: {', '.join(done.retired) or 'none'}; live bots disconnected: "
+        f"{done.disconnected}",
+    )
 
 
 def _reinstate(client: RemoteClient, args: argparse.Namespace) -> int:
     new = client.admin_reinstate(args.name)
-    if args.json:
-        _print_json(new)
-        return 0
-    print(f"reinstated {new.author.name}: new API token {new.token}")
-    print("(shown this once; the old token stays dead, and their retired versions stay retired:")
-    print(" a version never comes back, they submit again)")
-    return 0
+    return _say(
+        args,
+        new,
+        f"reinstated {new.author.name}: new API token {new.token}",
+        "(shown this once; the old token stays dead, and their retired versions stay retired:",
+        " a version never comes back, they submit again)",
+    )
 
 
 def _retire(client: RemoteClient, args: argparse.Namespace) -> int:
     v = client.admin_retire(args.id, args.reason)
-    if args.json:
-        _print_json(v)
-    else:
-        print(f"retired {v.ref} (version {v.id}): {v.reason}")
-    return 0
+    return _say(args, v, f"retired {v.ref} (version {v.id}): {v.reason}")
 
 
 def _unit_line(u: UnitOut) -> str:
@@ -122,40 +127,31 @@ def _rerun(client: RemoteClient, args: argparse.Namespace) -> int:
             except ArenaError as err:  # the host's refusal, one line
                 if not args.json:
                     print(f"unit {unit_id} not played again: {err}")
-    if args.json:
-        _print_json(made)
-        return 0
-    if not made and args.all_failed:
-        print("no failed unit played again")
-    for old, u in zip(of, made, strict=True):
-        print(f"unit {old} played again as {_unit_line(u)}")
-    return 0
+    lines = [f"unit {old} played again as {_unit_line(u)}" for old, u in zip(of, made, strict=True)]
+    return _say(args, made, *(lines or ["no failed unit played again"]))
 
 
 def _queue(client: RemoteClient, args: argparse.Namespace) -> int:
     q = client.admin_queue()
-    if args.json:
-        _print_json(q)
-        return 0
-    print(f"validation queue: {len(q.validation) or 'empty'}")
+    lines = [f"validation queue: {len(q.validation) or 'empty'}"]
     for item in q.validation:
         v = item.version
-        print(f"  {v.id:>5}  {v.ref}  {v.kind}  {v.status}  waiting {item.age_s:.0f} s")
-    print(f"failed units: {len(q.failed_units) or 'none'}")
+        lines.append(f"  {v.id:>5}  {v.ref}  {v.kind}  {v.status}  waiting {item.age_s:.0f} s")
+    lines.append(f"failed units: {len(q.failed_units) or 'none'}")
     for u in q.failed_units:
         again = f"  (played again as unit {u.rerun_as})" if u.rerun_as is not None else ""
-        print(f"  {_unit_line(u)} {_when(u.finished)}: {u.reason}{again}")
-    return 0
+        lines.append(f"  {_unit_line(u)} {_when(u.finished)}: {u.reason}{again}")
+    return _say(args, q, *lines)
 
 
 def _reopen(client: RemoteClient, args: argparse.Namespace) -> int:
     s: Status = client.admin_reopen()
-    if args.json:
-        _print_json(s)
-    else:
-        print(f"ladder: {s.state} (reopened: submissions are open; the final's pending units")
-        print(" failed as 'reopened by the host', its finished results stay)")
-    return 0
+    return _say(
+        args,
+        s,
+        f"ladder: {s.state} (reopened: submissions are open; the final's pending units",
+        " failed as 'reopened by the host', its finished results stay)",
+    )
 
 
 def _detail(detail: dict[str, Any]) -> str:
@@ -164,14 +160,11 @@ def _detail(detail: dict[str, Any]) -> str:
 
 def _audit(client: RemoteClient, args: argparse.Namespace) -> int:
     rows = client.admin_audit(args.limit)
-    if args.json:
-        _print_json(rows)
-        return 0
-    if not rows:
-        print("no admin action yet")
-    for e in rows:
-        print(f"{e.id:>5}  {_when(e.at)}  {e.action}  {e.target}  {_detail(e.detail)}".rstrip())
-    return 0
+    lines = [
+        f"{e.id:>5}  {_when(e.at)}  {e.action}  {e.target}  {_detail(e.detail)}".rstrip()
+        for e in rows
+    ]
+    return _say(args, rows, *(lines or ["no admin action yet"]))
 
 
 def add_admin_actions(asub: Subparsers, add: Adder) -> None:

@@ -28,6 +28,7 @@ from tests.arena.host.processes import (
     bot_archive,
     competition_config,
 )
+from tests.arena.host.test_live_quota import _bot
 from tests.waiting import wait_until
 
 pytestmark = pytest.mark.slow
@@ -94,17 +95,6 @@ class Admin:
         (line,) = done.stderr.splitlines()
         assert "Traceback" not in line
         return line.removeprefix("arena: error: ")
-
-
-def _bot(host: Host, token: str) -> subprocess.Popen[str]:
-    env = {**os.environ, "ARENA_ADDRESS": host.grpc, "ARENA_TOKEN": token}
-    return subprocess.Popen(
-        [sys.executable, "-m", "arena.cli", "bot", "random", "--give-up", "60"],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
 
 
 def _token(printed: str) -> str:
