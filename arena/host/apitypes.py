@@ -179,7 +179,8 @@ class Status(BaseModel):
     upload_limits: UploadLimits | None = None
     #: The leaderboard's provisional rule, in one sentence.
     provisional_rule: str = ""
-    #: ``not started``, ``playing`` or ``finished`` (every unit of the final played).
+    #: ``not started``, ``playing`` or ``finished`` (every unit of the final played);
+    #: ``interrupted``: the admin reopened the ladder while it played (docs/hosting.md, Admin).
     final: str = "not started"
     #: Once the final is finished: the version ranked first in it (several: tied).
     final_winners: list[str] = Field(default_factory=list)

@@ -308,6 +308,8 @@ class Ladder:
         state = final_state(units)
         if state != "finished" or self._final_announced:
             return
+        if await trio.to_thread.run_sync(self._store.final_interrupted):
+            return  # reopened: not over until its failed units are played again
         self._final_announced = True
         winners = final_winners(state, self.standings.final)
         log.info("final finished", winner=" and ".join(winners) or None, units=len(units))

@@ -232,6 +232,18 @@ class AdminTables(RatingTables):
         return self.unit(new_id)
 
     @serialized
+    def final_interrupted(self) -> bool:
+        """Whether a unit of the final failed when the ladder was reopened and is not played
+        again yet: such a final is not finished, whatever else of it is."""
+        with self._reading("the units table"):
+            row = self._db.execute(
+                "SELECT 1 FROM units u WHERE u.phase='final' AND u.state='failed' AND u.reason=? "
+                "AND NOT EXISTS (SELECT 1 FROM units r WHERE r.rerun_of = u.id) LIMIT 1",
+                (REOPENED_REASON,),
+            ).fetchone()
+        return row is not None
+
+    @serialized
     def reopen_ladder(self) -> list[int]:
         """Closed → running, the admin's deliberate step: the final's pending units fail
         (:data:`REOPENED_REASON`; a finished final's results stay under phase ``final``) and

@@ -290,6 +290,12 @@ def test_rerun_a_failed_unit_the_queue_and_reopening(host: Host) -> None:
         said = admin.ok("reopen")
         assert said.startswith("ladder: running (reopened")
         assert "reopened by the host" in admin.ok("queue")
+        status = a.get("/api/v1/status").json()
+        assert (status["state"], status["final"], status["final_winners"]) == (
+            "running",
+            "interrupted",
+            [],
+        )
         _submit(a, "delta")
     assert (
         admin.refused("reopen")

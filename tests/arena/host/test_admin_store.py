@@ -149,11 +149,13 @@ def test_reruns_and_reopening(tmp_path: Path) -> None:
             REOPENED_REASON,
         )
         assert len(store.rating_entries("final")) == 2  # the finished final's results stay
+        assert store.final_interrupted()
         with pytest.raises(Conflict, match="it is the final's and the ladder is running"):
             store.rerun_unit(pending, _match_id)
         with pytest.raises(Conflict, match="only a closed ladder is reopened"):
             store.reopen_ladder()
         store.set_ladder_state("closed")
         assert store.rerun_unit(pending, _match_id).phase == "final"
+        assert not store.final_interrupted()  # played again: the final goes on
         actions = [e.action for e in store.audit_log()]
         assert actions == ["rerun", "reopen", "rerun"]
