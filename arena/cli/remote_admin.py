@@ -81,7 +81,7 @@ def _authors(client: RemoteClient, args: argparse.Namespace) -> int:
 
 
 def _suspend(client: RemoteClient, args: argparse.Namespace) -> int:
-    done = client.admin_suspend(args.name, args.reason)
+    done = client.admin_suspend(args.name, args.reason or "")
     return _say(
         args,
         done,
@@ -103,7 +103,7 @@ def _reinstate(client: RemoteClient, args: argparse.Namespace) -> int:
 
 
 def _retire(client: RemoteClient, args: argparse.Namespace) -> int:
-    v = client.admin_retire(args.id, args.reason)
+    v = client.admin_retire(args.id, args.reason or "")
     return _say(args, v, f"retired {v.ref} (version {v.id}): {v.reason}")
 
 
@@ -179,7 +179,7 @@ def add_admin_actions(asub: Subparsers, add: Adder) -> None:
         "live bots disconnected",
     )
     sp.add_argument("name", metavar="NAME", help="author name")
-    sp.add_argument("--reason", default="", metavar="TEXT", help="why (kept in the audit)")
+    sp.add_argument("--reason", default=None, metavar="TEXT", help="why (kept in the audit)")
     rp = add(
         asub,
         "reinstate",
@@ -190,7 +190,7 @@ def add_admin_actions(asub: Subparsers, add: Adder) -> None:
     rp.add_argument("name", metavar="NAME", help="author name")
     tp = add(asub, "retire", _retire, "admin", "retire anyone's version VERSION_ID for good")
     tp.add_argument("id", type=POSITIVE, metavar="VERSION_ID", help="version id")
-    tp.add_argument("--reason", default="", metavar="TEXT", help="why (the author sees it)")
+    tp.add_argument("--reason", default=None, metavar="TEXT", help="why (the author sees it)")
     un = add(
         asub,
         "rerun",

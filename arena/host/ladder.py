@@ -36,6 +36,7 @@ from arena.host.store import (
     NotFound,
     Phase,
     StoredMatch,
+    Unit,
     Version,
 )
 from arena.host.supervise import supervised
@@ -304,12 +305,14 @@ class Ladder:
 
     async def _announce_final_end(self) -> None:
         """Once every unit of the final is played: say so in the log, with the winner (once)."""
-        units = await trio.to_thread.run_sync(functools.partial(self._store.units, phase="final"))
+        def look() -> tuple[list[Unit], bool]:
+            # Reopened while it played: not over until its failed units are played again.
+            return self._store.units(phase="final"), self._store.final_interrupted()
+
+        units, interrupted = await trio.to_thread.run_sync(look)
         state = final_state(units)
-        if state != "finished" or self._final_announced:
+        if state != "finished" or interrupted or self._final_announced:
             return
-        if await trio.to_thread.run_sync(self._store.final_interrupted):
-            return  # reopened: not over until its failed units are played again
         self._final_announced = True
         winners = final_winners(state, self.standings.final)
         log.info("final finished", winner=" and ".join(winners) or None, units=len(units))
