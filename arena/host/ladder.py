@@ -305,6 +305,7 @@ class Ladder:
 
     async def _announce_final_end(self) -> None:
         """Once every unit of the final is played: say so in the log, with the winner (once)."""
+
         def look() -> tuple[list[Unit], bool]:
             # Reopened while it played: not over until its failed units are played again.
             return self._store.units(phase="final"), self._store.final_interrupted()
