@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from arena.cli.main import main
+from arena.host.config import load_competition
 from arena.host.live import LiveBots
 from arena.host.store import (
     DB_NAME,
@@ -159,3 +161,16 @@ def test_reruns_and_reopening(tmp_path: Path) -> None:
         assert not store.final_interrupted()  # played again: the final goes on
         actions = [e.action for e in store.audit_log()]
         assert actions == ["rerun", "reopen", "rerun"]
+
+
+def test_an_author_added_with_the_host_stopped_is_in_the_audit(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "cup.toml"
+    config.write_text('game = "whist"\n[options]\npoints_to_win = 1\n')
+    directory = tmp_path / "cup"
+    assert main(["host", "add-author", str(config), "alice", "--dir", str(directory)]) == 0
+    assert "author alice: API token cau_" in capsys.readouterr().out
+    with CompetitionStore(directory, load_competition(config)) as store:
+        (entry,) = store.audit_log()
+        assert (entry.action, entry.target, entry.detail) == ("add-author", "alice", {"id": 1})
