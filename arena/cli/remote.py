@@ -610,7 +610,8 @@ def _add_match_commands(rsub: Subparsers) -> None:
 
 
 def _add_admin_commands(rsub: Subparsers) -> None:
-    """``admin add-author`` and ``admin ladder``: the host's, with its admin token."""
+    """``admin add-author`` and ``admin ladder``, and the rest of the admin's (remote_admin.py):
+    the host's, with its admin token."""
     adm = rsub.add_parser(
         "admin",
         help="the host's own commands (--token: the admin token, or $ARENA_ADMIN_TOKEN)",

@@ -28,7 +28,7 @@ from arena.host.apitypes import (
 )
 from arena.host.config import check_units_per_minute
 from arena.host.ladder import match_id
-from arena.host.store import Author, Unit
+from arena.host.store import Author, Standing, Unit
 from arena.host.throttle import DAY_S
 
 router = APIRouter(prefix=f"{PREFIX}/admin", dependencies=[Depends(require_admin)])
@@ -79,11 +79,13 @@ def reopen(host: Host) -> Status:
 # --- authors ------------------------------------------------------------------------------------
 
 
-def _admin_author(host: HostState, author: Author, live: set[int]) -> AdminAuthor:
+def _admin_author(
+    host: HostState, author: Author, live: set[int], standings: dict[int, Standing]
+) -> AdminAuthor:
     store, limits = host.store, host.config.limits
     created, held = store.author_usage(author.id, _stamp(host.clock() - DAY_S))
     versions = store.versions(author_id=author.id)
-    standing = store.standings_of_authors().get(author.id)
+    standing = standings.get(author.id)
     quota = Quota(
         versions_today=len(created),
         versions_per_day=limits.versions_per_day,
@@ -105,8 +107,8 @@ def _admin_author(host: HostState, author: Author, live: set[int]) -> AdminAutho
 
 @router.get("/authors", response_model=list[AdminAuthor])
 def authors(host: Host) -> list[AdminAuthor]:
-    live = host.live_versions()
-    return [_admin_author(host, a, live) for a in host.store.authors()]
+    live, standings = host.live_versions(), host.store.standings_of_authors()
+    return [_admin_author(host, a, live, standings) for a in host.store.authors()]
 
 
 @router.post("/authors/{name}/suspend", response_model=Suspended)
@@ -115,7 +117,9 @@ def suspend(name: str, body: Why, host: Host) -> Suspended:
     disconnected = host.disconnect_live(done.live)
     host.changed()
     return Suspended(
-        author=_admin_author(host, done.author, host.live_versions()),
+        author=_admin_author(
+            host, done.author, host.live_versions(), host.store.standings_of_authors()
+        ),
         retired=list(done.retired),
         disconnected=disconnected,
     )
