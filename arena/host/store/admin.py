@@ -190,7 +190,7 @@ class AdminTables(RatingTables):
     def reruns(self) -> dict[int, int]:
         """Each failed unit played again: its id → the id of the unit that plays it again."""
         with self._reading("the units table"):
-            rows = self._db.execute("SELECT rerun_of, id FROM units WHERE rerun_of IS NOT NULL")
+            rows = self._db.execute("SELECT unit_id, rerun_id FROM reruns")
             return {int(r[0]): int(r[1]) for r in rows}
 
     @serialized
@@ -219,16 +219,29 @@ class AdminTables(RatingTables):
                 problem = f"{', '.join(out)}; only validated versions play"
         if problem:
             raise Conflict(f"unit {unit_id} cannot be played again: {problem}")
+        # A rerun stored by a host killed before it named its unit (two transactions: the
+        # unit, then the name): found by its deal and table, later than the failed unit.
+        with self._reading("the units table"):
+            found = self._db.execute(
+                "SELECT id FROM units WHERE id > ? AND id NOT IN (SELECT rerun_id FROM reruns) "
+                "AND phase=? AND seed=? AND table_versions=? ORDER BY id LIMIT 1",
+                (unit_id, unit.phase, unit.seed, json.dumps(list(unit.table))),
+            ).fetchone()
+        if found is not None:
+            return self._name_rerun(unit, int(found[0]))
         new_id = self.next_unit_id()
         matches = [
             (match_id(unit.phase, new_id, m.rotation), m.rotation, m.seats)
             for m in self.unit_matches(unit_id)
         ]
         self.create_unit(unit.phase, unit.seed, unit.table, matches, unit_id=new_id)
+        return self._name_rerun(unit, new_id)
+
+    def _name_rerun(self, unit: Unit, new_id: int) -> Unit:
         with self._transaction() as db:
-            db.execute("UPDATE units SET rerun_of=? WHERE id=?", (unit_id, new_id))
-            self._audit(db, "rerun", f"unit {unit_id}", {"unit": unit_id, "as": new_id,
-                                                          "reason": unit.reason})  # fmt: skip
+            db.execute("INSERT INTO reruns (unit_id, rerun_id) VALUES (?, ?)", (unit.id, new_id))
+            detail = {"unit": unit.id, "as": new_id, "reason": unit.reason}
+            self._audit(db, "rerun", f"unit {unit.id}", detail)
         return self.unit(new_id)
 
     @serialized
@@ -238,7 +251,7 @@ class AdminTables(RatingTables):
         with self._reading("the units table"):
             row = self._db.execute(
                 "SELECT 1 FROM units u WHERE u.phase='final' AND u.state='failed' AND u.reason=? "
-                "AND NOT EXISTS (SELECT 1 FROM units r WHERE r.rerun_of = u.id) LIMIT 1",
+                "AND u.id NOT IN (SELECT unit_id FROM reruns) LIMIT 1",
                 (REOPENED_REASON,),
             ).fetchone()
         return row is not None

@@ -197,12 +197,16 @@ END;
 
 # Schema 4 (admin): an author may be suspended (their token revoked, their versions retired;
 # a version of theirs still in its validation is retired at its verdict, by the trigger), a
-# failed unit may be played again as a new unit that names it, and every admin action is kept.
+# failed unit may be played again as a new unit (``reruns`` pairs them), and every admin action
+# is kept.
 _V4 = """
 ALTER TABLE authors ADD COLUMN suspended TEXT;  -- when (UTC); NULL: in good standing
 ALTER TABLE authors ADD COLUMN suspended_reason TEXT NOT NULL DEFAULT '';
-ALTER TABLE units ADD COLUMN rerun_of INTEGER REFERENCES units (id);
-CREATE INDEX units_by_rerun_of ON units (rerun_of);
+-- A failed unit played again (never changed itself) and the unit that plays it: one each.
+CREATE TABLE reruns (
+    unit_id  INTEGER PRIMARY KEY REFERENCES units (id),
+    rerun_id INTEGER NOT NULL UNIQUE REFERENCES units (id)
+);
 CREATE TABLE audit (
     id     INTEGER PRIMARY KEY,
     at     TEXT NOT NULL,

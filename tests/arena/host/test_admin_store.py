@@ -174,3 +174,20 @@ def test_an_author_added_with_the_host_stopped_is_in_the_audit(
     with CompetitionStore(directory, load_competition(config)) as store:
         (entry,) = store.audit_log()
         assert (entry.action, entry.target, entry.detail) == ("add-author", "alice", {"id": 1})
+
+
+def test_a_rerun_stored_by_a_host_killed_before_naming_it_is_found_not_made_twice(
+    tmp_path: Path,
+) -> None:
+    with CompetitionStore(tmp_path / "cup", competition()) as store:
+        alice, _ = store.add_author("alice")
+        a, b = (_validated(store, alice.id, n).id for n in ("a", "b"))
+        failed = _unit(store, "ladder", a, b)
+        store.fail_unit(failed, "a bot kept crashing")
+        # The rerun's unit stored, the host killed before the pair was: then played out.
+        orphan = _unit(store, "ladder", a, b)
+        for m in store.unit_matches(orphan):
+            store.commit_match(m.match_id, WIN, [], None)
+        found = store.rerun_unit(failed, _match_id)
+        assert (found.id, found.state) == (orphan, "done")
+        assert store.reruns() == {failed: orphan} and len(store.units()) == 2
