@@ -67,7 +67,7 @@ $(WEB_BUNDLE): web/package-lock.json web/build.mjs $(wildcard web/src/*.js)
 	cd web && node build.mjs
 
 # The screenshots in docs/ (docs/hosting.md, docs/records.md), as the browser tests write them.
-SHOTS := leaderboard bot match author viewer-whist viewer-tennis-singles viewer-spoil_five \
+SHOTS := leaderboard bot match author admin viewer-whist viewer-tennis-singles viewer-spoil_five \
   seasons season events event-knockout event-swiss
 screenshots: $(STAMP) web browser bytecode sandbox-tools
 	$(BIN)/pytest -q tests/web

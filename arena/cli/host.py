@@ -266,6 +266,7 @@ def _add_author(args: argparse.Namespace) -> int:
     else:
         with store:
             author, token = store.add_author(args.name)
+            store.record_audit("add-author", author.name, {"id": author.id})
             name = author.name
     if args.json:
         print(json.dumps({"author": name, "token": token}))

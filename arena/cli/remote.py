@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Literal
 
 import arena.cli.remote_seasons as remote_seasons
 from arena.cli.arguments import NON_NEGATIVE, POSITIVE, TIMEOUT, number
+from arena.cli.remote_admin import add_admin_actions
 from arena.cli.remote_events import add_event_admin, add_event_commands
 from arena.errors import ArenaError, UsageError
 
@@ -618,7 +619,8 @@ def _add_match_commands(rsub: Subparsers) -> None:
 
 
 def _add_admin_commands(rsub: Subparsers) -> None:
-    """``admin add-author`` and ``admin ladder``: the host's, with its admin token."""
+    """``admin add-author`` and ``admin ladder``, and the rest of the admin's (remote_admin.py):
+    the host's, with its admin token."""
     adm = rsub.add_parser(
         "admin",
         help="the host's own commands (--token: the admin token, or $ARENA_ADMIN_TOKEN)",
@@ -641,3 +643,4 @@ def _add_admin_commands(rsub: Subparsers) -> None:
         help="for good: the final follows",
     )
     al.add_argument("--rate", type=RATE, default=None, metavar="N", help="units per minute")
+    add_admin_actions(asub, _add)

@@ -179,7 +179,8 @@ class Status(BaseModel):
     upload_limits: UploadLimits | None = None
     #: The leaderboard's provisional rule, in one sentence.
     provisional_rule: str = ""
-    #: ``not started``, ``playing`` or ``finished`` (every unit of the final played).
+    #: ``not started``, ``playing`` or ``finished`` (every unit of the final played);
+    #: ``interrupted``: the admin reopened the ladder while it played (docs/hosting.md, Admin).
     final: str = "not started"
     #: Once the final is finished: the version ranked first in it (several: tied).
     final_winners: list[str] = Field(default_factory=list)
@@ -319,3 +320,78 @@ class EventDetail(EventOut):
     rounds: list[EventRound] = Field(default_factory=list)
     #: Swiss: the standings after the rounds played.
     standings: list[EventStanding] = Field(default_factory=list)
+
+
+# --- the admin's (``/admin/…``) -----------------------------------------------------------------
+
+
+class Quota(BaseModel):
+    """An author's use of the ``[limits]`` quotas (a limit of 0: none)."""
+
+    versions_today: int
+    versions_per_day: int
+    live_bots: int
+    live_bots_per_author: int
+    stored_bytes: int
+    stored_bytes_limit: int
+
+
+class AdminAuthor(BaseModel):
+    id: int
+    name: str
+    created: str
+    #: When the host suspended them (``None``: in good standing), and why.
+    suspended: str | None = None
+    suspended_reason: str = ""
+    #: Every version of theirs, with why it failed or was retired.
+    versions: list[VersionOut]
+    quota: Quota
+
+
+class Suspended(BaseModel):
+    author: AdminAuthor
+    #: The versions the suspension retired.
+    retired: list[str]
+    #: Their live bots disconnected now.
+    disconnected: int
+
+
+class UnitOut(BaseModel):
+    id: int
+    phase: str
+    #: The version at each place (``BOT@N``).
+    table: list[str]
+    state: str
+    reason: str
+    created: str
+    finished: str | None = None
+    #: A failed unit played again: the unit that plays it.
+    rerun_as: int | None = None
+
+
+class Queued(BaseModel):
+    version: VersionOut
+    #: Seconds since it was submitted.
+    age_s: float
+
+
+class AdminQueue(BaseModel):
+    #: Versions waiting for or in their validation, oldest first.
+    validation: list[Queued]
+    #: Failed units (of the ladder and the final), with why, newest first.
+    failed_units: list[UnitOut]
+
+
+class AuditOut(BaseModel):
+    id: int
+    at: str
+    actor: str
+    action: str
+    target: str
+    detail: dict[str, Any]
+
+
+class Why(BaseModel):
+    """Why the admin suspends an author or retires a version (kept in the audit)."""
+
+    reason: str = Field(default="", max_length=500)

@@ -36,6 +36,9 @@ from pydantic import TypeAdapter, ValidationError
 
 from arena.errors import ArenaError
 from arena.host.apitypes import (
+    AdminAuthor,
+    AdminQueue,
+    AuditOut,
     BotOut,
     CrossTable,
     EventDetail,
@@ -54,6 +57,8 @@ from arena.host.apitypes import (
     SeasonEnd,
     SeasonOut,
     Status,
+    Suspended,
+    UnitOut,
     VersionOut,
 )
 from arena.snapshots.archive import MANIFEST_NAME, ArchiveError, read_manifest
@@ -409,6 +414,39 @@ class RemoteClient:
         """Start a configured event now (the host's)."""
         path = f"/admin/events/{_segment(name)}/start"
         return self._json(TypeAdapter(EventDetail), "POST", path, auth="required")
+
+    def admin_authors(self) -> list[AdminAuthor]:
+        return self._json(TypeAdapter(list[AdminAuthor]), "GET", "/admin/authors", auth="required")
+
+    def admin_suspend(self, name: str, reason: str = "") -> Suspended:
+        path, body = f"/admin/authors/{_segment(name)}/suspend", {"reason": reason}
+        return self._json(TypeAdapter(Suspended), "POST", path, body=body, auth="required")
+
+    def admin_reinstate(self, name: str) -> NewToken:
+        path = f"/admin/authors/{_segment(name)}/reinstate"
+        return self._json(_NEW_TOKEN, "POST", path, auth="required")
+
+    def admin_retire(self, version_id: int, reason: str = "") -> VersionOut:
+        path, body = f"/admin/versions/{int(version_id)}/retire", {"reason": reason}
+        return self._json(_VERSION, "POST", path, body=body, auth="required")
+
+    def admin_rerun(self, unit_id: int) -> UnitOut:
+        path = f"/admin/units/{int(unit_id)}/rerun"
+        return self._json(TypeAdapter(UnitOut), "POST", path, auth="required")
+
+    def admin_failed_units(self) -> list[UnitOut]:
+        return self._json(TypeAdapter(list[UnitOut]), "GET", "/admin/units", auth="required")
+
+    def admin_queue(self) -> AdminQueue:
+        return self._json(TypeAdapter(AdminQueue), "GET", "/admin/queue", auth="required")
+
+    def admin_reopen(self) -> Status:
+        return self._json(_STATUS, "POST", "/admin/reopen", auth="required")
+
+    def admin_audit(self, limit: int = 200) -> list[AuditOut]:
+        query = {"limit": int(limit)}
+        shape = TypeAdapter(list[AuditOut])
+        return self._json(shape, "GET", "/admin/audit", query=query, auth="required")
 
     # --- HTTP ---------------------------------------------------------------------------------
 

@@ -38,6 +38,7 @@ from arena.host.store import (
     NotFound,
     Phase,
     StoredMatch,
+    Unit,
     Version,
 )
 from arena.host.supervise import supervised
@@ -148,6 +149,14 @@ class Ladder:
         self.resumed_units: set[int] = set()
         #: Event matches waiting for a place to play: no ladder unit starts meanwhile.
         self.events_waiting = 0
+        #: Units the admin stored (reruns), for the loop to play.
+        self._adopted: list[int] = []
+
+    def adopt(self, unit_id: int) -> None:
+        """Play ``unit_id``, a unit stored by the admin (a rerun), as one of the ladder's own
+        (on the ladder's trio thread)."""
+        self._adopted.append(unit_id)
+        self._wake.set()
 
     def poke(self) -> None:
         """Something changed (a live bot may have connected): look at the field again now."""
@@ -201,6 +210,7 @@ class Ladder:
     async def run(self) -> None:
         """Forever: finish what a previous run left, then play units as the state allows."""
         await self.refit()
+        self._adopted.clear()  # pending, so among the pending matches read next
         async with trio.open_nursery() as nursery:
             # A previous run's pending matches first: nothing is lost or played twice.
             pending = await trio.to_thread.run_sync(self._store.pending_matches)
@@ -210,8 +220,15 @@ class Ladder:
             self.resumed.set()
             last_start = -math.inf
             while True:
+                while self._adopted:
+                    unit_id = self._adopted.pop(0)
+                    left = await trio.to_thread.run_sync(self._left, unit_id)
+                    nursery.start_soon(self._play_unit, unit_id, left)
                 state = await trio.to_thread.run_sync(self._store.ladder_state)
                 self.state_seen = state
+                if state != "closed":
+                    # Reopened: a later close plays (or plans) the final again.
+                    self._final_started = False
                 if state == "closed":
                     await self._final(nursery)
                     await self._sleep()
@@ -317,9 +334,14 @@ class Ladder:
 
     async def _announce_final_end(self) -> None:
         """Once every unit of the final is played: say so in the log, with the winner (once)."""
-        units = await trio.to_thread.run_sync(functools.partial(self._store.units, phase="final"))
+
+        def look() -> tuple[list[Unit], bool]:
+            # Reopened while it played: not over until its failed units are played again.
+            return self._store.units(phase="final"), self._store.final_interrupted()
+
+        units, interrupted = await trio.to_thread.run_sync(look)
         state = final_state(units)
-        if state != "finished" or self._final_announced:
+        if state != "finished" or interrupted or self._final_announced:
             return
         self._final_announced = True
         winners = final_winners(state, self.standings.final)

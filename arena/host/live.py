@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from arena.host.store import CompetitionStore, Version
 from arena.server import TokenRefused
@@ -55,6 +55,10 @@ class LiveBots:
         version = self._store.version_for_live_token(token)
         # Welcome while it waits for its (immediate) validation too: refused now, it would
         # give up before the ladder could seat it.
+        if version is not None and self._store.author_suspended(version.author_id):
+            # Refused outright, saying why, not just unknown: a token still seated in a match
+            # would otherwise resume its seats.
+            raise TokenRefused("your author is suspended by the host")
         if version is None or version.status in ("failed", "retired"):
             return None
         with self._lock:
@@ -89,6 +93,19 @@ class LiveBots:
         with self._lock:
             token = self._tokens.get(version_id)
         return token if token is not None and self._connected(token) else None
+
+    def connected_versions(self) -> set[int]:
+        """The live versions whose bots are connected now."""
+        with self._lock:
+            tokens = list(self._tokens.items())
+        return {v for v, t in tokens if self._connected(t)}
+
+    def disconnect(self, version_ids: Sequence[int], drop: Callable[[str, str], bool]) -> int:
+        """End the streams of those live versions' bots now (``drop(token, why)``: the
+        server's); how many were connected."""
+        with self._lock:
+            tokens = [self._tokens[v] for v in version_ids if v in self._tokens]
+        return sum(1 for t in tokens if drop(t, "disconnected by the host: author suspended"))
 
     def connected(self) -> int:
         """How many live versions' bots are connected now."""

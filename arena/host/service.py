@@ -268,6 +268,9 @@ async def _serve(
         grpc_address=options.public_grpc or advertised(server.address),
         live_bots=live.connected,
         parts=parts.states,
+        live_versions=live.connected_versions,
+        disconnect_live=lambda ids: live.disconnect(ids, server.disconnect),
+        play_unit=lambda unit_id: trio_token.run_sync_soon(ladder.adopt, unit_id),
     )
     app = create_app(state)
     hc = HypercornConfig()

@@ -106,3 +106,8 @@ def add_pages(app: FastAPI, competition: str) -> None:
     @app.get("/me", include_in_schema=False)
     def me(request: Request) -> HTMLResponse:
         return page("me", "Your bots")
+
+    @app.get("/admin", include_in_schema=False)
+    def admin() -> HTMLResponse:
+        # The shell only: what it shows comes from /api/v1/admin with the admin token.
+        return page("admin", "Admin")

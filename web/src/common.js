@@ -32,9 +32,10 @@ export class ApiError extends Error {
   }
 }
 
-export async function api(path, { method = "GET", auth = false, body } = {}) {
+// bearer: another token than the signed-in author's (the admin page's own).
+export async function api(path, { method = "GET", auth = false, body, bearer } = {}) {
   const headers = {};
-  const t = token();
+  const t = bearer ?? token();
   if (auth && t) headers.Authorization = `Bearer ${t}`;
   if (body !== undefined) headers["Content-Type"] = "application/json";
   const res = await fetch(API + path, {

@@ -26,6 +26,7 @@ import {
 } from "./common.js";
 import { PAGES as SEASON_PAGES, seasonNote } from "./seasons.js";
 import { PAGES as EVENT_PAGES } from "./events.js";
+import { PAGES as ADMIN_PAGES } from "./admin.js";
 
 async function leaderboardPage(main) {
   const params = new URLSearchParams(location.search);
@@ -551,6 +552,7 @@ const PAGES = {
   me: mePage,
   ...SEASON_PAGES,
   ...EVENT_PAGES,
+  ...ADMIN_PAGES,
 };
 
 async function start() {

@@ -6,7 +6,7 @@ from __future__ import annotations
 import hmac
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, cast
@@ -52,6 +52,12 @@ class HostState:
     live_bots: Callable[[], int] = lambda: 0
     #: The host's supervised parts and their states (``/healthz``; arena/host/supervise.py).
     parts: Callable[[], dict[str, str]] = dict
+    #: The admin's reach into the running host: the live versions whose bots are connected, a
+    #: disconnection of those of the given live versions (how many were), a unit stored by the
+    #: admin handed to the ladder to play (a rerun).
+    live_versions: Callable[[], set[int]] = set
+    disconnect_live: Callable[[Sequence[int]], int] = lambda ids: 0
+    play_unit: Callable[[int], None] = lambda unit_id: None
 
 
 def host_state(request: Request) -> HostState:

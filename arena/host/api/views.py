@@ -85,6 +85,8 @@ def host_status(host: HostState, request_host: str | None = None) -> Status:
     for v in store.versions():
         counts[v.status] = counts.get(v.status, 0) + 1
     final = final_state(store.units(phase="final"))
+    # Reopened while it played: not over until its failed units are played again.
+    interrupted = final == "finished" and store.final_interrupted()
     return Status(
         name=host.config.name,
         game=host.config.rules.game_id,
@@ -105,8 +107,8 @@ def host_status(host: HostState, request_host: str | None = None) -> Status:
             allow_images=subs.allow_images,
         ),
         provisional_rule=ProvisionalRule.of(host.config.ladder).sentence(),
-        final=final,
-        final_winners=final_winners(final, host.standings().final),
+        final="interrupted" if interrupted else final,
+        final_winners=[] if interrupted else final_winners(final, host.standings().final),
         season=season_out(store.current_season()),
         results=[
             ResultOut(kind=r.kind, subject=r.subject, winners=r.winners, at=r.at)

@@ -25,10 +25,17 @@ base of every store of the arena).
 The modules, by table group: ``schema`` (migrations, values, errors), ``rows`` (rows read back),
 ``versions`` (authors, bots, versions), ``matches`` (units, matches), ``ratings`` (the rating
 history, matchmaking's counts), ``retention`` (the pruned files), ``seasons`` (seasons, results,
-webhook deliveries), ``events`` (events, their rounds and units), ``competition`` (opening,
-control values).
+webhook deliveries), ``events`` (events, their rounds and units), ``admin`` (suspensions,
+reruns, reopening, the audit), ``competition`` (opening, control values).
 """
 
+from arena.host.store.admin import (
+    REOPENED_REASON,
+    SUSPENDED_REASON,
+    AuditEntry,
+    Standing,
+    Suspension,
+)
 from arena.host.store.competition import CompetitionStore
 from arena.host.store.events import EventUnit, NewEventUnit, StoredEvent, event_match_id
 from arena.host.store.schema import (
@@ -79,12 +86,15 @@ __all__ = [
     "LOCK_NAME",
     "MIGRATIONS",
     "PHASES",
+    "REOPENED_REASON",
+    "SUSPENDED_REASON",
     "TRANSITIONS",
     "UNIT_STATES",
     "VERSION_KINDS",
     "VERSION_STATUSES",
     "Activity",
     "Announced",
+    "AuditEntry",
     "Author",
     "Bot",
     "CompetitionStore",
@@ -102,8 +112,10 @@ __all__ = [
     "RatingPoint",
     "Season",
     "SeasonState",
+    "Standing",
     "StoredEvent",
     "StoredMatch",
+    "Suspension",
     "Unit",
     "UnitState",
     "Version",

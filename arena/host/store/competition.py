@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from arena.host.config import CompetitionConfig, check_units_per_minute
+from arena.host.store.admin import AdminTables
 from arena.host.store.events import EventTables
 from arena.host.store.retention import RetentionTables
 from arena.host.store.schema import (
@@ -29,7 +30,7 @@ from arena.layout import LOGS_DIR, RECORDS_DIR, SNAPSHOTS_DIR, make_output_dir
 from arena.sqlite import Connection, Opened, earlier_output, file_size, now, serialized, take_lock
 
 
-class CompetitionStore(RetentionTables, SeasonTables, EventTables):
+class CompetitionStore(RetentionTables, SeasonTables, EventTables, AdminTables):
     """The database of one competition directory, locked against a second host while open."""
 
     def __init__(
@@ -160,7 +161,8 @@ class CompetitionStore(RetentionTables, SeasonTables, EventTables):
     @serialized
     def set_ladder_state(self, state: LadderState) -> bool:
         """Pause, resume or close the ladder; ``False`` when it already is in ``state``. Closing
-        is for good (:class:`Conflict` after it) and stamps :meth:`closed_at`."""
+        is for good here (:class:`Conflict` after it; only :meth:`reopen_ladder`, the admin's
+        deliberate step, opens it again) and stamps :meth:`closed_at`."""
         if state not in LADDER_STATES:
             raise CompetitionStoreError(
                 f"ladder state must be one of {', '.join(LADDER_STATES)}; got {state!r}"

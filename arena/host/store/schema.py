@@ -44,7 +44,9 @@ TRANSITIONS: Final[Mapping[str, frozenset[str]]] = {
     "failed": frozenset({"retired"}),
     "retired": frozenset(),
 }
-#: The ladder's states: paused and running alternate; closed is for good (the final follows).
+#: The ladder's states: paused and running alternate; closed is for good (the final follows), but
+#: for the admin's deliberate ``reopen`` (:meth:`CompetitionStore.reopen_ladder`: closed →
+#: running, the final's pending units failed), never through these transitions.
 LADDER_TRANSITIONS: Final[Mapping[str, frozenset[str]]] = {
     "running": frozenset({"paused", "closed"}),
     "paused": frozenset({"running", "closed"}),
@@ -299,9 +301,45 @@ ALTER TABLE units ADD COLUMN event_id INTEGER REFERENCES events (id);
 CREATE INDEX units_by_event ON units (event_id);
 """
 
+# Schema 7 (admin): an author may be suspended (their token revoked, their versions retired;
+# a version of theirs still in its validation is retired at its verdict, by the trigger), a
+# failed unit may be played again as a new unit (``reruns`` pairs them), and every admin action
+# is kept.
+_V7 = """
+ALTER TABLE authors ADD COLUMN suspended TEXT;  -- when (UTC); NULL: in good standing
+ALTER TABLE authors ADD COLUMN suspended_reason TEXT NOT NULL DEFAULT '';
+-- A failed unit played again (never changed itself) and the unit that plays it: one each.
+CREATE TABLE reruns (
+    unit_id  INTEGER PRIMARY KEY REFERENCES units (id),
+    rerun_id INTEGER NOT NULL UNIQUE REFERENCES units (id)
+);
+CREATE TABLE audit (
+    id     INTEGER PRIMARY KEY,
+    at     TEXT NOT NULL,
+    actor  TEXT NOT NULL DEFAULT 'admin',
+    action TEXT NOT NULL,
+    target TEXT NOT NULL DEFAULT '',
+    detail TEXT NOT NULL DEFAULT '{}'   -- JSON object
+);
+CREATE TRIGGER audit_kept BEFORE UPDATE ON audit
+BEGIN
+    SELECT RAISE(ABORT, 'an audit row is never changed');
+END;
+CREATE TRIGGER audit_not_deleted BEFORE DELETE ON audit
+BEGIN
+    SELECT RAISE(ABORT, 'an audit row is never deleted');
+END;
+CREATE TRIGGER versions_of_suspended AFTER UPDATE OF status ON versions
+WHEN NEW.status IN ('validated', 'failed') AND (SELECT a.suspended FROM authors a
+    JOIN bots b ON b.author_id = a.id WHERE b.id = NEW.bot_id) IS NOT NULL
+BEGIN
+    UPDATE versions SET status = 'retired', reason = 'suspended by the host' WHERE id = NEW.id;
+END;
+"""
+
 #: The schema, as the migrations that build it in order; the file's schema version is how many
 #: it has applied. Append only: a released migration is never edited or removed.
-MIGRATIONS: Final[tuple[str, ...]] = (_V1, _V2, _V3, _V4, _V5, _V6)
+MIGRATIONS: Final[tuple[str, ...]] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7)
 
 
 class CompetitionStoreError(ArenaError):
