@@ -270,7 +270,7 @@ def test_scenario_9_third_set_wins_the_match() -> None:
     assert result.scores == (3.0, 2.0, 1.0, 0.0)
     assert result.ranks == (1, 2, 3, 4)
     assert result.winners == (A,)
-    assert result.summary == "P1 wins the match 3 sets to 2-1-0"
+    assert result.summary == "P1 wins the match with 3 sets (P2 2, P3 1, P4 0)"
 
 
 # --- our rules decisions (docs/rules/tennis_whist.md) ----------------------------------------
@@ -413,3 +413,27 @@ def test_no_leak_other_seats_hidden_cards_never_change_an_observation(
             state.hands, state.dealt = hands, dealt  # undo, so play goes on from the real deal
         state.apply(rng.choice(state.legal_actions()))
     assert swaps > 0
+
+
+def test_summary_names_each_players_sets() -> None:
+    # "P2 wins the match 1 set to 0-0" left the other players' sets unnamed.
+    state = new_state(players=3, seed=14, sets_to_win=1)
+    rng = random.Random(2)
+    while not state.is_over():
+        state.apply(rng.choice(state.legal_actions()))
+    result = state.result()
+    assert result is not None
+    names = ["P1", "P2", "P3"]
+    winner = result.ranks.index(1)
+    others = ", ".join(f"{names[s]} 0" for s in range(3) if s != winner)
+    assert result.summary == f"{names[winner]} wins the match with 1 set ({others})"
+
+
+def test_heads_up_summary() -> None:
+    state = new_state(players=2, seed=3, sets_to_win=1)
+    rng = random.Random(3)
+    while not state.is_over():
+        state.apply(rng.choice(state.legal_actions()))
+    result = state.result()
+    assert result is not None
+    assert result.summary == f"P{result.ranks.index(1) + 1} wins the match 1 set to 0"
