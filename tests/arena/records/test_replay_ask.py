@@ -334,3 +334,44 @@ def test_a_bot_outside_its_sandbox_is_one_line_before_it_starts(tmp_path: Path) 
     line = arena_error("replay", "ask", str(record), "--at", "5", "--bot", str(script), cwd=bot_dir)
     assert f"--bot '{script}': {script} is not found inside the sandbox" in line, line
     assert "bubblewrap binds only" in line and "--no-sandbox" in line, line
+
+
+#: Raises in a helper of its own file, below the SDK's frame: its JSON log line is far longer
+#: than a line of output shown, and the author's frames come last.
+DEEP_FAILING_BOT = """
+from cardarena.client import run_bot
+from cardarena.bot import Bot
+
+
+def deeper(legal):
+    raise KeyError("the frame in my own file")
+
+
+def plan(legal):
+    return deeper(legal)
+
+
+class Failing(Bot):
+    name = "failing"
+    def choose(self, game, observation, legal):
+        return plan(legal)
+
+run_bot(Failing())
+"""
+
+
+def test_the_bot_output_shows_a_traceback_whole(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    record = hash_bot_record(tmp_path / "whist.jsonl.gz", "whist", None, seed=3)
+    bot = tmp_path / "failing.py"
+    bot.write_text(DEEP_FAILING_BOT)
+    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(bot))}"
+    main(["replay", "ask", str(record), "--at", "5", "--no-sandbox", "--bot", command])
+    out = capsys.readouterr().out
+    # The traceback unfolded in the bot's output, down to the author's own frames (a line of
+    # output is cut at 300 characters, and the SDK's log line held the traceback on one line).
+    shown = out.split("bot output (last ", 1)[1]
+    assert f'File "{bot}", line 11, in plan' in shown
+    assert f'File "{bot}", line 7, in deeper' in shown
+    assert "KeyError: 'the frame in my own file'" in shown.splitlines()[-1]
