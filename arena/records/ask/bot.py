@@ -20,7 +20,7 @@ from arena.bots.sandbox import Limits
 from arena.boxed import boxed_arena
 from arena.errors import ArenaError
 from arena.layout import arena_home
-from arena.records.ask.raised import LINE_CHARS, unfolded
+from arena.records.ask.raised import LINE_CHARS, Raised, raised_in, unfolded
 from arena.server import new_token
 from arena.server.api import run_trio
 from arena.server.scripted import Script
@@ -68,6 +68,8 @@ class Served:
     output: tuple[str, ...]
     #: One line on its failure when it did not finish (see :func:`failure`).
     tail: str
+    #: Each decision where its strategy failed and the SDK played the first legal action.
+    raised: tuple[Raised, ...] = ()
 
 
 def serve_script(
@@ -107,7 +109,8 @@ def serve_script(
                 with trio.CancelScope(shield=True):
                     await bot.stop()
             output = unfolded(tail_lines(log, OUTPUT_LINES))[-_SHOWN:]
-            return Served(answers, end, tuple(output), _tail(log))
+            decisions = {a[2].request_id: a[1] for a in answers}
+            return Served(answers, end, tuple(output), _tail(log), raised_in(log, decisions))
 
     return run_trio(main)
 

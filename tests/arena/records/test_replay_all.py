@@ -288,3 +288,83 @@ def test_replay_all_up_to_a_decision_and_bad_arguments(
     )
     err = _error(capsys, str(record), "--replay-all", "--at", str(len(decisions)), "--bot", bot)
     assert "out of range" in err and f"{len(decisions)} decisions" in err
+
+
+#: An SDK bot that plays the first legal action, but raises (in a helper of its own file) at its
+#: 2nd and 5th decisions of the match: the SDK then plays the first legal action too, so its
+#: answers all match a record of first actions, and only its log says it raised.
+RAISING_BOT = """
+from cardarena import Bot, run_bot
+
+
+def plan(legal):
+    raise ValueError(f"no plan for {len(legal)} moves")
+
+
+class Raising(Bot):
+    name = "raising"
+    asked = 0
+
+    def choose(self, game, observation, legal):
+        self.asked += 1
+        if self.asked in (2, 5):
+            return plan(legal)
+        return 0
+
+
+run_bot(Raising())
+"""
+
+
+def first_action_record(path: Path, seed: int) -> Path:
+    """A short whist match where every seat played its first legal action."""
+    g = get_game("whist")
+    config = g.configure(None, {"points_to_win": "1", "games_per_rubber": "1"})
+    state = g.new_match(config, seed)
+    recorder = Recorder(state)
+    while (seat := state.to_move) is not None:
+        legal = state.legal_actions()
+        recorder.decision(seat, len(legal), legal[0].text, 1.0)
+        state.apply(legal[0])
+    recorder.sync()
+    result = state.result()
+    assert result is not None
+    bots = [("raising", "1")] * state.num_seats
+    time_control = {"move_ms": 500, "bank_ms": 5000}
+    header = match_header(f"first-{seed}", g, config, seed, bots, time_control, "lenient")
+    write_record(path, header, recorder.entries, {**result.to_dict(), "faults": []})
+    return path
+
+
+def test_every_exception_the_bot_raised_is_reported_and_the_status_is_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Its answers all match the record: it used to print "N decisions, 0 differ" and exit 0.
+    record = first_action_record(tmp_path / "whist.jsonl.gz", seed=2)
+    rec = read_record(record)
+    decisions = [d for _, d in rec.decisions()]
+    bot = tmp_path / "raising.py"
+    bot.write_text(RAISING_BOT)
+    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(bot))}"
+    status, out = _ask_all(capsys, str(record), "--bot", command)
+    assert status == 1, out
+    # Each seat's 2nd and 5th decisions, numbered as in the match.
+    raised = {
+        seat: [i for i, d in enumerate(decisions) if d["seat"] == seat][1:5:3] for seat in range(4)
+    }
+    failed = sorted(n for numbers in raised.values() for n in numbers)
+    last = out.splitlines()[-1]
+    assert last == (
+        f"replay-all: {len(decisions)} decisions, 0 differ, 8 failed: {' '.join(map(str, failed))}"
+    ), out
+    for seat, name in enumerate("NESW"):
+        at = raised[seat]
+        assert f"seat {name}: 13 decisions, 0 differ, 2 failed: {at[0]} {at[1]}\n" in out
+        assert f"seat {name}: the strategy FAILED at 2 decisions" in out
+    # Each exception with its decision and one-line summary; its traceback, whole, down to the
+    # frame in the author's own file.
+    assert "  raised ValueError: no plan for " in out
+    assert re.search(r"^  raised ValueError: no plan for \d+ moves: decisions? [\d ]+$", out, re.M)
+    assert out.count("  traceback at decision ") == 8  # each different one (the messages differ)
+    assert f'File "{bot}", line 6, in plan' in out
+    assert "ValueError: no plan for" in out.split("traceback at decision", 1)[1]

@@ -375,3 +375,25 @@ def test_the_bot_output_shows_a_traceback_whole(
     assert f'File "{bot}", line 11, in plan' in shown
     assert f'File "{bot}", line 7, in deeper' in shown
     assert "KeyError: 'the frame in my own file'" in shown.splitlines()[-1]
+
+
+def test_a_strategy_that_raised_is_reported_and_the_status_is_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # At decision 5 the SDK's fallback, the first action, is the recorded one: it used to print
+    # "same as recorded" and exit 0.
+    record = hash_bot_record(tmp_path / "whist.jsonl.gz", "whist", None, seed=3)
+    bot = tmp_path / "failing.py"
+    bot.write_text(DEEP_FAILING_BOT)
+    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(bot))}"
+    status = main(["replay", "ask", str(record), "--at", "5", "--no-sandbox", "--bot", command])
+    out = capsys.readouterr().out
+    assert "(index 0, " in out and "- same as recorded" in out
+    assert status == 1, out
+    answer = out.split("- same as recorded\n", 1)[1]
+    assert answer.startswith(
+        "the strategy FAILED at decision 5: the SDK played the first legal action, so this "
+        "answer is not the strategy's (its traceback: in the bot output below)\n"
+        "  raised KeyError: 'the frame in my own file': decision 5\n"
+        "bot output (last "
+    ), out
