@@ -8,6 +8,7 @@ import re
 import shlex
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from arena.cli.main import main
 from arena.records.ask import ask
 from arena.records.format import Recorder, match_header, read_record, write_record
 from arena.seeds import seat_seed
-from engine import get_game
+from engine import MatchState, get_game
 
 #: Every test here starts real bot processes: the slow tier (pytest -m slow).
 pytestmark = pytest.mark.slow
@@ -104,27 +105,45 @@ def bot(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 def count_bot_record(path: Path, game: str, players: int | None, seed: int) -> Path:
     """A match where every seat played the counting bot's strategy, recorded as the arena does."""
+    decided: dict[int, int] = {}
+
+    def pick(state: MatchState, seat: int, legal: list[str]) -> int:
+        seen = len(state.visible_events(seat))
+        text = state.observation(seat).render()
+        decided[seat] = decided.get(seat, 0) + 1
+        return count_choice(text, legal, decided[seat] - 1, seen)
+
+    return played_record(path, game, players, seed, pick, f"count-{game}-{seed}", "countbot")
+
+
+def played_record(
+    path: Path,
+    game: str,
+    players: int | None,
+    seed: int,
+    pick: Callable[[MatchState, int, list[str]], int],
+    match_id: str,
+    bot: str,
+) -> Path:
+    """A match where every seat played ``pick`` (the index of its choice), recorded as the arena
+    records it."""
     g = get_game(game)
     config = g.configure(
         players, {"points_to_win": "1", "games_per_rubber": "1"} if game == "whist" else {}
     )
     state = g.new_match(config, seed)
     recorder = Recorder(state)
-    decided = [0] * state.num_seats
     while (seat := state.to_move) is not None:
         legal = state.legal_actions()
-        seen = len(state.visible_events(seat))
-        text = state.observation(seat).render()
-        index = count_choice(text, [a.text for a in legal], decided[seat], seen)
-        decided[seat] += 1
+        index = pick(state, seat, [a.text for a in legal])
         recorder.decision(seat, len(legal), legal[index].text, 1.0)
         state.apply(legal[index])
     recorder.sync()
     result = state.result()
     assert result is not None
-    bots = [("countbot", "2.0")] * state.num_seats
+    bots = [(bot, "2.0")] * state.num_seats
     time_control = {"move_ms": 500, "bank_ms": 5000}
-    header = match_header(f"count-{game}-{seed}", g, config, seed, bots, time_control, "lenient")
+    header = match_header(match_id, g, config, seed, bots, time_control, "lenient")
     write_record(path, header, recorder.entries, {**result.to_dict(), "faults": []})
     return path
 
@@ -318,22 +337,7 @@ run_bot(Raising())
 
 def first_action_record(path: Path, seed: int) -> Path:
     """A short whist match where every seat played its first legal action."""
-    g = get_game("whist")
-    config = g.configure(None, {"points_to_win": "1", "games_per_rubber": "1"})
-    state = g.new_match(config, seed)
-    recorder = Recorder(state)
-    while (seat := state.to_move) is not None:
-        legal = state.legal_actions()
-        recorder.decision(seat, len(legal), legal[0].text, 1.0)
-        state.apply(legal[0])
-    recorder.sync()
-    result = state.result()
-    assert result is not None
-    bots = [("raising", "1")] * state.num_seats
-    time_control = {"move_ms": 500, "bank_ms": 5000}
-    header = match_header(f"first-{seed}", g, config, seed, bots, time_control, "lenient")
-    write_record(path, header, recorder.entries, {**result.to_dict(), "faults": []})
-    return path
+    return played_record(path, "whist", None, seed, lambda *_: 0, f"first-{seed}", "raising")
 
 
 def test_every_exception_the_bot_raised_is_reported_and_the_status_is_1(
