@@ -4,6 +4,7 @@ command boxed by the sandbox, or a plain process (``--no-sandbox``).
 
 from __future__ import annotations
 
+import os
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -169,11 +170,34 @@ def check_in_box(bots: Sequence[tuple[str, BotProgram]], confinement: Confinemen
         missing = missing_inside(names, paths, sandbox, env)
         if missing is None:
             continue
-        what = (
-            f"program {missing} is not on PATH" if missing in names else f"{missing} is not found"
+        raise NotInBox(f"{label}: {_not_in_box(missing, missing in names, where)}")
+
+
+def _not_in_box(missing: str, program: bool, where: Path) -> str:
+    """Why ``missing`` (a program on PATH, or a path from ``where``) is not seen inside the bot's
+    box, and what to do about it."""
+    binds = (
+        f"inside the sandbox (bubblewrap binds only the bot's directory {where}, /usr, /etc, /opt "
+        "and the arena's runtime: docs/sandbox.md)"
+    )
+    if program:
+        return f"program {missing} is not on PATH {binds}; move it under {where}"
+    path = Path(os.path.normpath(where / missing))
+    target = path.resolve()
+    if path.is_relative_to(where) and not target.is_relative_to(where):
+        # Under the bot's directory already, so "move it there" is no advice: it is a link (a
+        # venv's python) to something outside the box.
+        inside = [d for d in path.parents if d.is_relative_to(where)]
+        venv = next((d for d in inside if (d / "pyvenv.cfg").is_file()), None)
+        if venv is not None:
+            return (
+                f"{missing} is the Python of the virtual environment {venv}, a link to {target}, "
+                f"which is not found {binds}; make the environment again from a Python under "
+                f"/usr or /opt (e.g. /usr/bin/python3 -m venv --clear {venv}, then install its "
+                "packages again)"
+            )
+        return (
+            f"{missing} is a link to {target}, which is not found {binds}; "
+            f"move {target} under {where}"
         )
-        raise NotInBox(
-            f"{label}: {what} inside the sandbox (bubblewrap binds only the bot's directory "
-            f"{where}, /usr, /etc, /opt and the arena's runtime: docs/sandbox.md); move it under "
-            f"{where}"
-        )
+    return f"{missing} is not found {binds}; move it under {where}"

@@ -18,7 +18,6 @@ docs/sandbox.md has the whole picture.
 from __future__ import annotations
 
 import contextlib
-import functools
 import importlib.util
 import os
 import shlex
@@ -266,17 +265,30 @@ def _runtime_paths() -> list[Path]:
     return out
 
 
-@functools.cache
+#: The tree whose root-only entries a box started as root masks (a test points it elsewhere).
+PRIVATE_ROOT = Path("/etc")
+#: Per root: its private entries, and the ``(path, mtime_ns, inode)`` of every directory walked.
+_walks: dict[str, tuple[tuple[tuple[str, bool], ...], tuple[tuple[str, int, int], ...]]] = {}
+
+
 def _private_entries(root: str) -> tuple[tuple[str, bool], ...]:
     """Entries under ``root`` that other users may not read: ``(path, is_dir)``, outermost only.
 
-    Cached: /etc changes rarely, and the walk stats every entry under it, which every boxed bot's
-    start would otherwise repeat (docs/performance.md has the figure).
+    The walk stats every entry under it, which every boxed bot's start would otherwise repeat
+    (docs/performance.md has the figure), so it is kept, but only while no directory it walked
+    changed: an entry added or removed changes its directory's mtime, and a kept list naming a
+    file that has gone since (``/etc/group.lock``, while a package tool runs) would stop every
+    later box from starting (bwrap cannot mask what is not there).
     """
+    kept = _walks.get(root)
+    if kept is not None and all(_stamp(path) == (path, m, i) for path, m, i in kept[1]):
+        return kept[0]
     found: list[tuple[str, bool]] = []
+    stamps: list[tuple[str, int, int]] = []
     stack = [root]
     while stack:
         current = stack.pop()
+        stamps.append(_stamp(current))
         try:
             entries = list(os.scandir(current))
         except OSError:
@@ -293,7 +305,17 @@ def _private_entries(root: str) -> tuple[tuple[str, bool], ...]:
                     stack.append(e.path)
             elif stat.S_ISREG(mode) and not mode & 0o004:
                 found.append((e.path, False))
-    return tuple(sorted(found))
+    _walks[root] = (tuple(sorted(found)), tuple(stamps))
+    return _walks[root][0]
+
+
+def _stamp(path: str) -> tuple[str, int, int]:
+    """A directory's path, mtime and inode (``-1``s when it cannot be stat'ed)."""
+    try:
+        st = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return (path, -1, -1)
+    return (path, st.st_mtime_ns, st.st_ino)
 
 
 def sandbox_env(env: Mapping[str, str]) -> dict[str, str]:
@@ -379,9 +401,9 @@ def wrap(
             argv += ["--symlink", f"usr/{link}", f"/{link}"]
         elif Path(f"/{link}").is_dir():
             argv += ["--ro-bind", f"/{link}", f"/{link}"]
-    if os.geteuid() == 0 and Path("/etc") in read_only:
+    if os.geteuid() == 0 and PRIVATE_ROOT in read_only:
         # Inside, nobody is root outside: mask what only root may read (shadow, private keys).
-        for private, is_dir in _private_entries("/etc"):
+        for private, is_dir in _private_entries(str(PRIVATE_ROOT)):
             argv += ["--tmpfs", private] if is_dir else ["--ro-bind", "/dev/null", private]
     argv += ["--proc", "/proc", "--dev", "/dev"]
     # bwrap's /dev is a tmpfs the bot may write, as large as half the RAM: a /dev/shm of its

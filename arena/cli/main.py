@@ -145,7 +145,8 @@ def _add_match_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser], 
         help="play one match between bot commands over gRPC",
         description="Play one match: one --bot shell command per seat, in seat order. Each bot "
         "gets ARENA_ADDRESS, ARENA_TOKEN and ARENA_SEED in its environment. Exit status: 0, or 3 "
-        "when a seat faulted or forfeited (unless --allow-faults), 2 for a usage error.",
+        "when a seat faulted or forfeited (unless --allow-faults), 4 when the arena itself failed "
+        "a match (no result), 2 for a usage error.",
     )
     mp.add_argument("game", help=f"game id ({games})")
     _add_table_options(mp)

@@ -5,7 +5,8 @@ the arena only through the Unix socket); ``--bot image:IMAGE [CMD]`` runs a seat
 Docker image (arena/bots/docker.py). ``--no-sandbox`` runs commands as plain processes.
 
 Exit status 3 when a seat faulted or forfeited (``--allow-faults``: 0): a script or CI job that
-plays its bot learns that the bot misbehaved without parsing the output (``--json``).
+plays its bot learns that the bot misbehaved without parsing the output (``--json``). Exit status
+4 when the arena itself failed a match (a referee error: no result, whatever the bots did).
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ from engine import JSON
 
 #: ``arena match``'s exit status when a seat faulted or forfeited (without ``--allow-faults``).
 FAULTED = 3
+#: ``arena match``'s exit status when the arena itself failed a match (result reason ``error``).
+ARENA_FAILED = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -253,6 +256,15 @@ def run_match_command(args: argparse.Namespace) -> int:
         print(format_outcome(played, commands))
     else:
         print(format_series(played, commands))
+    failed = [m.outcome for m in series if m.outcome.result.reason == "error"]
+    if failed:
+        # Not a result: the arena's fault, not a bot's, so --allow-faults does not cover it.
+        print(
+            f"arena match: the arena failed match {failed[0].spec.match_id} "
+            f"({failed[0].result.summary}); no result: exit status {ARENA_FAILED}",
+            file=sys.stderr,
+        )
+        return ARENA_FAILED
     if faulted(series) and not args.allow_faults:
         print(
             f"arena match: a seat faulted or forfeited: exit status {FAULTED} (--allow-faults: 0)",

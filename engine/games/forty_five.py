@@ -212,7 +212,8 @@ class FortyFiveState(SpoilTableState):
         return Result(
             scores=tuple(float(sc[s % 2]) for s in range(self.n)),
             ranks=tuple(1 if s % 2 == win else 2 for s in range(self.n)),
-            summary=f"{names[win]} win {sc[win]}-{sc[1 - win]} after {self.deal_number} deals",
+            summary=f"{names[win]} {'wins' if self.n == 2 else 'win'} {sc[win]}-{sc[1 - win]} "
+            f"after {self.deal_number} deal{'' if self.deal_number == 1 else 's'}",
             stats=dict(self.stats),
         )
 

@@ -593,13 +593,21 @@ class TennisWhistState(MatchState):
         # players level on sets are separated by rounds survived, then by tricks.
         ranks = self.standing()
         winner = max(range(self.n), key=lambda s: self.sets_won[s])
-        others = sorted((w for s, w in enumerate(self.sets_won) if s != winner), reverse=True)
+        names = self.game.seat_names(self.config)
         won = self.sets_won[winner]
+        sets = f"{won} set{'' if won == 1 else 's'}"
+        if self.n == 2:
+            summary = f"{names[winner]} wins the match {sets} to {self.sets_won[1 - winner]}"
+        else:
+            # A bare "3 sets to 2-1-0" does not say whose sets are whose: name each player.
+            others = ", ".join(
+                f"{names[s]} {w}" for s, w in enumerate(self.sets_won) if s != winner
+            )
+            summary = f"{names[winner]} wins the match with {sets} ({others})"
         return Result(
             scores=tuple(float(w) for w in self.sets_won),
             ranks=ranks,
-            summary=f"P{winner + 1} wins the match {won} set{'' if won == 1 else 's'} to "
-            + "-".join(map(str, others)),
+            summary=summary,
             stats=dict(self.stats),
         )
 

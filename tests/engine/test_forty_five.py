@@ -56,7 +56,7 @@ def test_scenario_11_forty_plus_three_tricks_wins_the_game() -> None:
     result = state.result()
     assert result is not None
     assert result.ranks == (1, 2, 1, 2) and result.scores == (45.0, 0.0, 45.0, 0.0)
-    assert result.summary == "N+S win 45-0 after 1 deals"
+    assert result.summary == "N+S win 45-0 after 1 deal"
 
 
 def test_all_five_tricks_are_played_even_when_settled() -> None:
@@ -162,3 +162,19 @@ def test_no_leak_of_hidden_cards_or_rob_discards(seed: int, players: int) -> Non
             assert scramble_hidden(state, seat, rng).observation(seat) == before
 
     playout("forty_five", players, seed, None, check)
+
+
+def test_heads_up_summary_is_a_sentence_naming_the_winner() -> None:
+    # A player wins (singular); a side of two win. "P2 win 45-10" was the defect.
+    game = get_game("forty_five")
+    state = game.new_match(game.configure(2, {}), seed=2)
+    assert isinstance(state, FortyFiveState)
+    rng = random.Random(2)
+    while not state.is_over():
+        state.apply(rng.choice(state.legal_actions()))
+    result = state.result()
+    assert result is not None
+    winner = result.ranks.index(1)
+    high, low = int(max(result.scores)), int(min(result.scores))
+    assert state.deal_number > 1
+    assert result.summary == f"P{winner + 1} wins {high}-{low} after {state.deal_number} deals"

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine import ConfigError, IllegalActionError, get_game
+from engine import ConfigError, IllegalActionError, Result, get_game
 from engine.cards import CARD_TEXT, mask_of, parse_card
 from engine.games.tennis_whist import PHASE_PLAY, PHASE_TRUMP, TennisWhistState, draw_key
 
@@ -270,7 +270,7 @@ def test_scenario_9_third_set_wins_the_match() -> None:
     assert result.scores == (3.0, 2.0, 1.0, 0.0)
     assert result.ranks == (1, 2, 3, 4)
     assert result.winners == (A,)
-    assert result.summary == "P1 wins the match 3 sets to 2-1-0"
+    assert result.summary == "P1 wins the match with 3 sets (P2 2, P3 1, P4 0)"
 
 
 # --- our rules decisions (docs/rules/tennis_whist.md) ----------------------------------------
@@ -413,3 +413,27 @@ def test_no_leak_other_seats_hidden_cards_never_change_an_observation(
             state.hands, state.dealt = hands, dealt  # undo, so play goes on from the real deal
         state.apply(rng.choice(state.legal_actions()))
     assert swaps > 0
+
+
+def test_summary_names_each_players_sets() -> None:
+    # "P2 wins the match 1 set to 0-0" left the other players' sets unnamed.
+    result = played_out(new_state(players=3, seed=14, sets_to_win=1), seed=2)
+    names = ["P1", "P2", "P3"]
+    winner = result.ranks.index(1)
+    others = ", ".join(f"{names[s]} 0" for s in range(3) if s != winner)
+    assert result.summary == f"{names[winner]} wins the match with 1 set ({others})"
+
+
+def test_heads_up_summary() -> None:
+    result = played_out(new_state(players=2, seed=3, sets_to_win=1), seed=3)
+    assert result.summary == f"P{result.ranks.index(1) + 1} wins the match 1 set to 0"
+
+
+def played_out(state: TennisWhistState, seed: int) -> Result:
+    """``state`` played to its end at random; its result."""
+    rng = random.Random(seed)
+    while not state.is_over():
+        state.apply(rng.choice(state.legal_actions()))
+    result = state.result()
+    assert result is not None
+    return result

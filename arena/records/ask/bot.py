@@ -20,17 +20,19 @@ from arena.bots.sandbox import Limits
 from arena.boxed import boxed_arena
 from arena.errors import ArenaError
 from arena.layout import arena_home
+from arena.records.ask.raised import LINE_CHARS, Raised, raised_in, unfolded
 from arena.server import new_token
 from arena.server.api import run_trio
 from arena.server.scripted import Script
 
 #: How many lines of the bot's output to show when it fails.
 _LOG_TAIL = 8
-#: Lines of the bot's output shown with its answer (a traceback fits).
+#: Lines of the bot's output shown with its answer, a traceback in them unfolded
+#: (:func:`~arena.records.ask.raised.unfolded`), and at most :data:`_SHOWN` lines in all.
 OUTPUT_LINES = 20
-#: Bytes read from the end of the bot's log for them, and characters shown of each.
-_TAIL_BYTES = 8192
-_LINE_CHARS = 300
+_SHOWN = 200
+#: Bytes read from the end of the bot's log for them (an SDK log line with a deep traceback fits).
+_TAIL_BYTES = 65536
 #: Seconds between two looks for the bot's answer.
 _POLL_S = 0.02
 #: Seconds the server may take to hand on an answer the bot sent just before it exited.
@@ -66,6 +68,8 @@ class Served:
     output: tuple[str, ...]
     #: One line on its failure when it did not finish (see :func:`failure`).
     tail: str
+    #: Each decision where its strategy failed and the SDK played the first legal action.
+    raised: tuple[Raised, ...] = ()
 
 
 def serve_script(
@@ -104,7 +108,9 @@ def serve_script(
             finally:
                 with trio.CancelScope(shield=True):
                     await bot.stop()
-            return Served(answers, end, tuple(tail_lines(log, OUTPUT_LINES)), _tail(log))
+            output = unfolded(tail_lines(log, OUTPUT_LINES))[-_SHOWN:]
+            decisions = {a[2].request_id: a[1] for a in answers}
+            return Served(answers, end, tuple(output), _tail(log), raised_in(log, decisions))
 
     return run_trio(main)
 
@@ -152,20 +158,20 @@ async def _next(
 
 def tail_lines(path: Path, count: int = _LOG_TAIL) -> list[str]:
     """The bot's last ``count`` output lines, from the end of its log only (a chatty bot's is
-    large), each cut to :data:`_LINE_CHARS` characters."""
+    large), whole (:func:`~arena.records.ask.raised.unfolded` cuts them for people)."""
     try:
         with path.open("rb") as f:
             f.seek(max(0, path.stat().st_size - _TAIL_BYTES))
             text = f.read(_TAIL_BYTES).decode(errors="replace")
     except OSError:
         return []
-    lines = [line.rstrip()[:_LINE_CHARS] for line in text.splitlines() if line.strip()]
+    lines = [line.rstrip() for line in text.splitlines() if line.strip()]
     return lines[-count:]
 
 
 def _tail(path: Path) -> str:
     """The bot's last output lines on one line, for an error message."""
-    return " | ".join(tail_lines(path))
+    return " | ".join(line[:LINE_CHARS] for line in tail_lines(path))
 
 
 def failure(served: Served, asking: Asking, decision: str = "", closed: str = "") -> ArenaError:

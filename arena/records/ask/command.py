@@ -13,6 +13,7 @@ from cardarena import messages
 from arena.bots.sandbox import Limits
 from arena.errors import UsageError
 from arena.records.ask.bot import Asking, failure, serve_script
+from arena.records.ask.raised import Raised, raised_report
 from arena.records.ask.script import (
     Asked,
     MatchScript,
@@ -50,6 +51,8 @@ class AskOutcome:
     #: The bot's last lines of output (stdout and stderr) while it was asked: its debug prints,
     #: or the traceback of a strategy that failed and fell back.
     output: tuple[str, ...] = ()
+    #: The strategy's failure the SDK logged (then it answered the first legal action).
+    raised: tuple[Raised, ...] = ()
 
     @property
     def same(self) -> bool:
@@ -93,7 +96,7 @@ def ask(
         raise failure(served, asking, closed="the bot closed its stream without answering")
     _, _, answer, ms, bot = served.answers[0]
     action, sent, problem = _choice(pos.state.legal_actions(), answer)
-    return AskOutcome(pos, action, sent, problem, ms, bot, served.output)
+    return AskOutcome(pos, action, sent, problem, ms, bot, served.output, served.raised)
 
 
 def _choice(
@@ -165,6 +168,12 @@ def report(outcome: AskOutcome, record: Record) -> str:
             outcome.action, outcome.sent, outcome.problem, outcome.ms, outcome.bot, outcome.same
         )
     )
+    if outcome.raised:
+        lines.append(
+            f"the strategy FAILED at decision {pos.number}: the SDK played the first legal "
+            "action, so this answer is not the strategy's (its traceback: in the bot output below)"
+        )
+        lines.extend(raised_report(outcome.raised, [pos.number], tracebacks=False))
     if outcome.output:
         lines.append(f"bot output (last {len(outcome.output)} lines):")
         lines.extend("  " + line for line in outcome.output)
@@ -179,7 +188,8 @@ def ask_command(
     out: TextIO,
     sandbox: Limits | None = None,
 ) -> int:
-    """``arena replay ask``: 0 when the bot chose the recorded action, 1 when it did not.
+    """``arena replay ask``: 0 when the bot chose the recorded action, 1 when it did not or its
+    strategy failed (the SDK logged that it raised, and answered the first legal action).
 
     ``sandbox``: the limits of the bot's box (``None``: a plain process); the box does not show
     the record's directory.
@@ -187,7 +197,7 @@ def ask_command(
     record = read_record(path)
     outcome = ask(record, at, bot_command, timeout, str(path), sandbox, hide=(path.parent,))
     out.write(report(outcome, record) + "\n")
-    return 0 if outcome.same else 1
+    return 0 if outcome.same and not outcome.raised else 1
 
 
 # --- --replay-all: the bot taken through the whole recorded match -----------------------------
@@ -222,6 +232,8 @@ class SeatRun:
     answers: tuple[Answered, ...]
     #: The bot's last lines of output.
     output: tuple[str, ...]
+    #: Each decision where its strategy failed (the SDK answered the first legal action).
+    raised: tuple[Raised, ...] = ()
 
     @property
     def differ(self) -> list[Answered]:
@@ -260,12 +272,25 @@ def replay_seat(
         action, sent, problem = _choice(asked.legal, answer)
         judged.append(Answered(asked, action, sent, problem, ms))
     name = served.answers[0][4] if served.answers else ""
-    return SeatRun(seat, name, tuple(judged), served.output)
+    return SeatRun(seat, name, tuple(judged), served.output, served.raised)
 
 
-def _numbers(answers: Sequence[Answered]) -> str:
-    named = " ".join(str(a.asked.number) for a in answers[:_NAMED])
-    return named + (" …" if len(answers) > _NAMED else "")
+def _numbers(numbers: Sequence[int | None]) -> str:
+    """The first of ``numbers`` (``?``: a decision the bot's log did not name)."""
+    named = " ".join("?" if n is None else str(n) for n in numbers[:_NAMED])
+    return named + (" …" if len(numbers) > _NAMED else "")
+
+
+def _in_order(numbers: Sequence[int | None]) -> list[int | None]:
+    return sorted(numbers, key=lambda n: (n is None, n or 0))
+
+
+def _counted(decisions: int, differ: Sequence[int], failed: Sequence[int | None]) -> str:
+    """``52 decisions, 3 differ: 5 17 40``, then ``, 2 failed: 5 9`` when the strategy failed."""
+    k = len(differ)
+    line = f"{decisions} decisions, {k} {'differs' if k == 1 else 'differ'}"
+    line += f": {_numbers(differ)}" if k else ""
+    return line + (f", {len(failed)} failed: {_numbers(failed)}" if failed else "")
 
 
 def ask_all_command(
@@ -279,8 +304,9 @@ def ask_all_command(
 ) -> int:
     """``arena replay ask --replay-all``: each seat's bot (a fresh process per seat; ``seat``
     for one) taken through the match, every decision asked; prints each one where the bot's
-    answer differs from the record, then ``N decisions, K differ``. 0 when all agree, 1 when
-    some differ."""
+    answer differs from the record and each where its strategy failed (the SDK logged that it
+    raised and answered the first legal action), then ``N decisions, K differ``. 0 when all
+    agree, 1 when some differ or the strategy failed at some."""
     _checked(bot_command, timeout)
     record = read_record(path)
     where = str(path)
@@ -288,40 +314,57 @@ def ask_all_command(
     number = None if seat is None else seat_index(start.game.seat_names(start.config), seat)
     match = match_script(record, where, number, upto)
     state = match.start
-    names = state.game.seat_names(state.config)
     match_id = str(record.header.get("match_id", ""))
-    asked = differ = 0
-    differing: list[Answered] = []
+    asked = 0
+    differing: list[int] = []
+    failing: list[int | None] = []
     for script in match.seats:
         run = replay_seat(record, match, script.seat, bot_command, timeout, sandbox, (path.parent,))
-        for a in run.differ:
-            lines = _position_lines(
-                state,
-                match_id,
-                a.asked.number,
-                match.total,
-                a.asked.observation,
-                a.asked.legal,
-                a.asked.recorded,
-                a.asked.fallback,
-            )
-            lines.append(_bot_line(a.action, a.sent, a.problem, a.ms, run.bot, a.same))
-            out.write("\n".join(lines) + "\n\n")
-        if run.differ and run.output:
-            out.write(f"seat {names[run.seat]}: bot output (last {len(run.output)} lines):\n")
-            out.write("".join(f"  {line}\n" for line in run.output))
-        k = len(run.differ)
-        out.write(
-            f"seat {names[run.seat]}: {len(run.answers)} decisions, {k} "
-            f"{'differs' if k == 1 else 'differ'}{': ' + _numbers(run.differ) if k else ''}\n"
-        )
-        out.flush()
+        numbers = [a.number for a in script.asked]
+        failed = _write_seat(out, run, state, match_id, match.total, numbers)
         asked += len(run.answers)
-        differ += k
-        differing.extend(run.differ)
-    differing.sort(key=lambda a: a.asked.number)
-    out.write(
-        f"replay-all: {asked} decisions, {differ} {'differs' if differ == 1 else 'differ'}"
-        f"{': ' + _numbers(differing) if differ else ''}\n"
-    )
-    return 1 if differ else 0
+        differing.extend(a.asked.number for a in run.differ)
+        failing.extend(failed)
+    out.write(f"replay-all: {_counted(asked, sorted(differing), _in_order(failing))}\n")
+    return 1 if differing or failing else 0
+
+
+def _write_seat(
+    out: TextIO, run: SeatRun, state: MatchState, match_id: str, total: int, numbers: list[int]
+) -> list[int | None]:
+    """One seat's replay for people: each differing decision, each failure of the strategy (its
+    traceback too), the bot's last output when some differ, then the seat's count; the numbers
+    of the decisions that failed."""
+    name = state.game.seat_names(state.config)[run.seat]
+    for a in run.differ:
+        asked = a.asked
+        lines = _position_lines(
+            state,
+            match_id,
+            asked.number,
+            total,
+            asked.observation,
+            asked.legal,
+            asked.recorded,
+            asked.fallback,
+        )
+        lines.append(_bot_line(a.action, a.sent, a.problem, a.ms, run.bot, a.same))
+        out.write("\n".join(lines) + "\n\n")
+    if run.raised:
+        k = len(run.raised)
+        out.write(
+            f"seat {name}: the strategy FAILED at {k} decision{'s' if k > 1 else ''}: the SDK "
+            "played the first legal action at each, so those answers are not the strategy's\n"
+        )
+        out.write("".join(f"{line}\n" for line in raised_report(run.raised, numbers, True)))
+    if run.differ and run.output:
+        out.write(f"seat {name}: bot output (last {len(run.output)} lines):\n")
+        out.write("".join(f"  {line}\n" for line in run.output))
+    # A decision the SDK's line does not name (the author's own logging) still counts.
+    known = {numbers[r.k] for r in run.raised if r.k is not None and 0 <= r.k < len(numbers)}
+    unnamed = sum(1 for r in run.raised if r.k is None or not 0 <= r.k < len(numbers))
+    failed: list[int | None] = [*sorted(known), *[None] * unnamed]
+    differ = [a.asked.number for a in run.differ]
+    out.write(f"seat {name}: {_counted(len(run.answers), differ, failed)}\n")
+    out.flush()
+    return failed

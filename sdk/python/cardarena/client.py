@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
@@ -97,6 +97,8 @@ class BotRun:
     #: welcomed within ``give_up_s``), ``rejected`` (welcomed before, then refused on
     #: reconnecting: its seats are gone, as after a forfeit or the match's end).
     stopped: str = ""
+    #: Per match being played: decisions asked so far (its log lines' ``decision``, from 1).
+    asked: dict[str, int] = field(default_factory=dict)
 
 
 def run_bot(
@@ -240,7 +242,9 @@ class _Stream:
         bot.turn = Turn(
             msg.match_id, msg.seat, seats, typed, msg.deadline_ms, msg.bank_ms, received
         )
-        return _choose(bot, msg)
+        # Kept by the run, not the stream: a reconnection does not restart the count.
+        number = self.run.asked[msg.match_id] = self.run.asked.get(msg.match_id, 0) + 1
+        return _choose(bot, msg, number)
 
     def take(self, msg: object) -> str | None:
         """Any message but a Decision; why to stop the stream, or ``None`` to read on."""
@@ -277,6 +281,7 @@ class _Stream:
 
     def _match_end(self, msg: messages.MatchEnd) -> str | None:
         self.playing.pop(msg.match_id, None)
+        self.run.asked.pop(msg.match_id, None)
         self.run.matches += 1
         try:
             self.bot.end_match(msg.match_id, msg.result)
@@ -342,20 +347,31 @@ def _on_event(bot: Bot, event: messages.EventInfo) -> None:
         log.exception("bot.on_event failed", error=f"{type(err).__name__}: {err}")
 
 
-def _choose(bot: Bot, decision: messages.Decision) -> int:
+def _choose(bot: Bot, decision: messages.Decision, number: int = 0) -> int:
     """The bot's choice; a strategy error or a bad index falls back to the first action, so a
-    bug costs one move, not the match."""
+    bug costs one move, not the match. The log line names the match, the request (``arena
+    replay ask`` finds the decision from it) and ``number``, the bot's count of the decisions it
+    was asked in the match, from 1."""
     try:
         index = bot.choose(decision.game, decision.observation, decision.legal)
     except Exception as err:
-        # The error first: a log line cut short (replay ask shows 300 characters) still names it.
+        # The error first: a log line cut short still names it.
         log.exception(
             "bot.choose failed; playing the first legal action",
             error=f"{type(err).__name__}: {err}",
             game=decision.game,
+            match_id=decision.match_id,
+            request_id=decision.request_id,
+            decision=number,
         )
         return 0
     if not isinstance(index, int) or not 0 <= index < len(decision.legal):
-        log.warning("bot.choose returned a bad index; playing the first legal action", index=index)
+        log.warning(
+            "bot.choose returned a bad index; playing the first legal action",
+            index=index,
+            match_id=decision.match_id,
+            request_id=decision.request_id,
+            decision=number,
+        )
         return 0
     return index

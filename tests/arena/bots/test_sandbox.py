@@ -458,3 +458,66 @@ def test_host_names_are_what_a_command_names_on_this_machine(tmp_path: Path) -> 
     assert host_names("./bot.py", tmp_path) == ([], ["./bot.py"])
     assert host_names("no-such-program-here", tmp_path) == ([], [])
     assert host_names("X=1 sh", tmp_path) == ([], [])
+
+
+def _boxed(command: str, bot_dir: Path) -> tuple[int, str]:
+    """Run ``command`` in a box; its exit status and output (stderr too: bwrap's complaints)."""
+    wrapped = wrap(command, bot_dir, bot_dir, LIMITS, env={"PATH": "/usr/bin:/bin"})
+    proc = subprocess.Popen(
+        wrapped.argv,
+        env=wrapped.env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        out = proc.stdout.read()
+        return proc.wait(timeout=30), out
+    finally:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.close()
+        proc.stdout.close()
+        wrapped.cleanup()
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
+@pytest.mark.skipif(os.geteuid() != 0, reason="root-only entries are masked when run as root")
+def test_a_root_only_file_that_vanished_does_not_stop_later_boxes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A root-only temporary file under /etc (``/etc/group.lock`` while a package tool runs) is
+    masked in the boxes started while it is there; once it is gone, the next box must start:
+    a walk of /etc kept for the life of the process named it still, and bwrap refused
+    (``Can't create file at /etc/group.lock``) every box after."""
+    etc = tmp_path / "etc"
+    etc.mkdir()
+    (etc / "group").write_text("shown\n")
+    lock = etc / "group.lock"
+    lock.write_text("root only\n")
+    lock.chmod(0o600)
+    bot_dir = tmp_path / "bot"
+    bot_dir.mkdir()
+    real = sandbox_module._runtime_paths
+    monkeypatch.setattr(sandbox_module, "_runtime_paths", lambda: [*real(), etc])
+    monkeypatch.setattr(sandbox_module, "PRIVATE_ROOT", etc)
+    show = f"cat {etc}/group"
+    assert _masks(lock, bot_dir)
+    assert _boxed(show, bot_dir) == (0, "shown\n")
+    lock.unlink()
+    assert not _masks(lock, bot_dir)
+    assert _boxed(show, bot_dir) == (0, "shown\n")  # not "bwrap: Can't create file at …"
+    # And a new root-only file is masked as soon as it is there.
+    lock.write_text("root only\n")
+    lock.chmod(0o600)
+    assert _masks(lock, bot_dir)
+    assert _boxed(show, bot_dir) == (0, "shown\n")
+
+
+def _masks(path: Path, bot_dir: Path) -> bool:
+    """Whether a box started now would cover ``path`` with /dev/null."""
+    wrapped = wrap("true", bot_dir, bot_dir, LIMITS, env={"PATH": "/usr/bin:/bin"})
+    wrapped.cleanup()
+    argv = wrapped.argv
+    return any(argv[i : i + 3] == ["--ro-bind", "/dev/null", str(path)] for i in range(len(argv)))

@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from arena.cli.main import main
 from arena.cli.match import answer_times
+from arena.server.referee import LiveMatch
 from engine import JSON
 
 ARENA = str(Path(sys.executable).parent / "arena")
@@ -158,3 +160,23 @@ def test_a_forfeited_sdk_bot_ends_quietly_without_a_rejection_traceback(tmp_path
     assert laggard["forfeited"] is True
     log = Path(laggard["log"]).read_text()
     assert "BotRejected" not in log and "Traceback" not in log, log
+
+
+def test_a_match_the_arena_failed_exits_4(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A referee bug (here: the engine's first step raises) ends the match with no result: that
+    # is the arena's failure, never exit status 0, and --allow-faults (for bots' faults) keeps it.
+    def broken(self: LiveMatch) -> None:
+        raise RuntimeError("the referee broke")
+
+    monkeypatch.setattr(LiveMatch, "_begin", broken)
+    monkeypatch.chdir(tmp_path)
+    argv = ["match", "tennis", "--option", "sets_to_win=1", "--seed", "5", "--no-sandbox"]
+    argv += ["--out", str(tmp_path / "out"), "--allow-faults"]
+    status = main([*argv, "--bot", "arena bot random", "--bot", "arena bot random"])
+    err = capsys.readouterr().err
+    assert status == 4, err
+    line = next(ln for ln in err.splitlines() if ln.startswith("arena match:"))
+    assert "the arena failed match" in line and "the referee broke" in line
+    assert "exit status 4" in line

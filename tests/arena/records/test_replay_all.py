@@ -8,6 +8,7 @@ import re
 import shlex
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from arena.cli.main import main
 from arena.records.ask import ask
 from arena.records.format import Recorder, match_header, read_record, write_record
 from arena.seeds import seat_seed
-from engine import get_game
+from engine import MatchState, get_game
 
 #: Every test here starts real bot processes: the slow tier (pytest -m slow).
 pytestmark = pytest.mark.slow
@@ -104,27 +105,45 @@ def bot(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 def count_bot_record(path: Path, game: str, players: int | None, seed: int) -> Path:
     """A match where every seat played the counting bot's strategy, recorded as the arena does."""
+    decided: dict[int, int] = {}
+
+    def pick(state: MatchState, seat: int, legal: list[str]) -> int:
+        seen = len(state.visible_events(seat))
+        text = state.observation(seat).render()
+        decided[seat] = decided.get(seat, 0) + 1
+        return count_choice(text, legal, decided[seat] - 1, seen)
+
+    return played_record(path, game, players, seed, pick, f"count-{game}-{seed}", "countbot")
+
+
+def played_record(
+    path: Path,
+    game: str,
+    players: int | None,
+    seed: int,
+    pick: Callable[[MatchState, int, list[str]], int],
+    match_id: str,
+    bot: str,
+) -> Path:
+    """A match where every seat played ``pick`` (the index of its choice), recorded as the arena
+    records it."""
     g = get_game(game)
     config = g.configure(
         players, {"points_to_win": "1", "games_per_rubber": "1"} if game == "whist" else {}
     )
     state = g.new_match(config, seed)
     recorder = Recorder(state)
-    decided = [0] * state.num_seats
     while (seat := state.to_move) is not None:
         legal = state.legal_actions()
-        seen = len(state.visible_events(seat))
-        text = state.observation(seat).render()
-        index = count_choice(text, [a.text for a in legal], decided[seat], seen)
-        decided[seat] += 1
+        index = pick(state, seat, [a.text for a in legal])
         recorder.decision(seat, len(legal), legal[index].text, 1.0)
         state.apply(legal[index])
     recorder.sync()
     result = state.result()
     assert result is not None
-    bots = [("countbot", "2.0")] * state.num_seats
+    bots = [(bot, "2.0")] * state.num_seats
     time_control = {"move_ms": 500, "bank_ms": 5000}
-    header = match_header(f"count-{game}-{seed}", g, config, seed, bots, time_control, "lenient")
+    header = match_header(match_id, g, config, seed, bots, time_control, "lenient")
     write_record(path, header, recorder.entries, {**result.to_dict(), "faults": []})
     return path
 
@@ -288,3 +307,68 @@ def test_replay_all_up_to_a_decision_and_bad_arguments(
     )
     err = _error(capsys, str(record), "--replay-all", "--at", str(len(decisions)), "--bot", bot)
     assert "out of range" in err and f"{len(decisions)} decisions" in err
+
+
+#: An SDK bot that plays the first legal action, but raises (in a helper of its own file) at its
+#: 2nd and 5th decisions of the match: the SDK then plays the first legal action too, so its
+#: answers all match a record of first actions, and only its log says it raised.
+RAISING_BOT = """
+from cardarena import Bot, run_bot
+
+
+def plan(legal):
+    raise ValueError(f"no plan for {len(legal)} moves")
+
+
+class Raising(Bot):
+    name = "raising"
+    asked = 0
+
+    def choose(self, game, observation, legal):
+        self.asked += 1
+        if self.asked in (2, 5):
+            return plan(legal)
+        return 0
+
+
+run_bot(Raising())
+"""
+
+
+def first_action_record(path: Path, seed: int) -> Path:
+    """A short whist match where every seat played its first legal action."""
+    return played_record(path, "whist", None, seed, lambda *_: 0, f"first-{seed}", "raising")
+
+
+def test_every_exception_the_bot_raised_is_reported_and_the_status_is_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Its answers all match the record: it used to print "N decisions, 0 differ" and exit 0.
+    record = first_action_record(tmp_path / "whist.jsonl.gz", seed=2)
+    rec = read_record(record)
+    decisions = [d for _, d in rec.decisions()]
+    bot = tmp_path / "raising.py"
+    bot.write_text(RAISING_BOT)
+    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(bot))}"
+    status, out = _ask_all(capsys, str(record), "--bot", command)
+    assert status == 1, out
+    # Each seat's 2nd and 5th decisions, numbered as in the match.
+    raised = {
+        seat: [i for i, d in enumerate(decisions) if d["seat"] == seat][1:5:3] for seat in range(4)
+    }
+    failed = sorted(n for numbers in raised.values() for n in numbers)
+    last = out.splitlines()[-1]
+    assert last == (
+        f"replay-all: {len(decisions)} decisions, 0 differ, 8 failed: {' '.join(map(str, failed))}"
+    ), out
+    for seat, name in enumerate("NESW"):
+        at = raised[seat]
+        assert f"seat {name}: 13 decisions, 0 differ, 2 failed: {at[0]} {at[1]}\n" in out
+        assert f"seat {name}: the strategy FAILED at 2 decisions" in out
+    # Each exception with its decision and one-line summary; its traceback, whole, down to the
+    # frame in the author's own file.
+    assert "  raised ValueError: no plan for " in out
+    assert re.search(r"^  raised ValueError: no plan for \d+ moves: decisions? [\d ]+$", out, re.M)
+    assert out.count("  traceback at decision ") == 8  # each different one (the messages differ)
+    assert f'File "{bot}", line 6, in plan' in out
+    assert "ValueError: no plan for" in out.split("traceback at decision", 1)[1]

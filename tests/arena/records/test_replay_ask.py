@@ -271,17 +271,25 @@ run_bot(Failing())
 """
 
 
+def _ask_failing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], source: str
+) -> tuple[int, str, Path]:
+    """Decision 5 of a whist record put to the SDK bot ``source``: the exit status, the output
+    and the bot's file."""
+    record = hash_bot_record(tmp_path / "whist.jsonl.gz", "whist", None, seed=3)
+    bot = tmp_path / "failing.py"
+    bot.write_text(source)
+    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(bot))}"
+    status = main(["replay", "ask", str(record), "--at", "5", "--no-sandbox", "--bot", command])
+    return status, capsys.readouterr().out, bot
+
+
 def test_the_bot_output_is_shown_with_its_answer(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # A strategy that raises still answers (the SDK falls back to the first action): without
     # its output, the failure would look like a choice.
-    record = hash_bot_record(tmp_path / "whist.jsonl.gz", "whist", None, seed=3)
-    bot = tmp_path / "failing.py"
-    bot.write_text(FAILING_SDK_BOT)
-    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(bot))}"
-    main(["replay", "ask", str(record), "--at", "5", "--no-sandbox", "--bot", command])
-    out = capsys.readouterr().out
+    _, out, _ = _ask_failing(tmp_path, capsys, FAILING_SDK_BOT)
     assert "bot output (last " in out
     shown = out.split("bot output (last ", 1)[1]
     assert "thinking about" in shown and "my strategy has a bug" in shown
@@ -334,3 +342,56 @@ def test_a_bot_outside_its_sandbox_is_one_line_before_it_starts(tmp_path: Path) 
     line = arena_error("replay", "ask", str(record), "--at", "5", "--bot", str(script), cwd=bot_dir)
     assert f"--bot '{script}': {script} is not found inside the sandbox" in line, line
     assert "bubblewrap binds only" in line and "--no-sandbox" in line, line
+
+
+#: Raises in a helper of its own file, below the SDK's frame: its JSON log line is far longer
+#: than a line of output shown, and the author's frames come last.
+DEEP_FAILING_BOT = """
+from cardarena.client import run_bot
+from cardarena.bot import Bot
+
+
+def deeper(legal):
+    raise KeyError("the frame in my own file")
+
+
+def plan(legal):
+    return deeper(legal)
+
+
+class Failing(Bot):
+    name = "failing"
+    def choose(self, game, observation, legal):
+        return plan(legal)
+
+run_bot(Failing())
+"""
+
+
+def test_the_bot_output_shows_a_traceback_whole(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, out, bot = _ask_failing(tmp_path, capsys, DEEP_FAILING_BOT)
+    # The traceback unfolded in the bot's output, down to the author's own frames (a line of
+    # output is cut at 300 characters, and the SDK's log line held the traceback on one line).
+    shown = out.split("bot output (last ", 1)[1]
+    assert f'File "{bot}", line 11, in plan' in shown
+    assert f'File "{bot}", line 7, in deeper' in shown
+    assert "KeyError: 'the frame in my own file'" in shown.splitlines()[-1]
+
+
+def test_a_strategy_that_raised_is_reported_and_the_status_is_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # At decision 5 the SDK's fallback, the first action, is the recorded one: it used to print
+    # "same as recorded" and exit 0.
+    status, out, _ = _ask_failing(tmp_path, capsys, DEEP_FAILING_BOT)
+    assert "(index 0, " in out and "- same as recorded" in out
+    assert status == 1, out
+    answer = out.split("- same as recorded\n", 1)[1]
+    assert answer.startswith(
+        "the strategy FAILED at decision 5: the SDK played the first legal action, so this "
+        "answer is not the strategy's (its traceback: in the bot output below)\n"
+        "  raised KeyError: 'the frame in my own file': decision 5\n"
+        "bot output (last "
+    ), out
