@@ -67,8 +67,8 @@ $(WEB_BUNDLE): web/package-lock.json web/build.mjs $(wildcard web/src/*.js)
 	cd web && node build.mjs
 
 # The screenshots in docs/ (docs/hosting.md, docs/records.md), as the browser tests write them.
-SHOTS := leaderboard bot match author admin viewer-whist viewer-tennis-singles viewer-spoil_five \
-  seasons season events event-knockout event-swiss
+SHOTS := leaderboard bot match author admin matches bots live viewer-whist viewer-tennis-singles \
+  viewer-spoil_five seasons season events event-knockout event-swiss
 screenshots: $(STAMP) web browser bytecode sandbox-tools
 	$(BIN)/pytest -q tests/web
 	@mkdir -p docs/images

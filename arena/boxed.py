@@ -57,10 +57,13 @@ class Box:
 
     @asynccontextmanager
     async def serve(
-        self, listen: str = "127.0.0.1:0", tls: TlsPair | None = None
+        self, listen: str = "127.0.0.1:0", tls: TlsPair | None = None, spectators: bool = True
     ) -> AsyncIterator[ArenaServer]:
-        """An arena server on ``listen`` and the run's socket, which uid nobody may use."""
-        async with open_arena_server(listen, unix=self.socket, tls=tls) as server:
+        """An arena server on ``listen`` and the run's socket, which uid nobody may use;
+        ``spectators``: whether it shows its matches as they are played."""
+        async with open_arena_server(
+            listen, unix=self.socket, tls=tls, spectators=spectators
+        ) as server:
             prepare_socket(self.socket)  # boxed and containerised bots run as uid nobody
             yield server
 
@@ -95,12 +98,13 @@ async def boxed_arena(
     check: Labelled = (),
     listen: str = "127.0.0.1:0",
     tls: TlsPair | None = None,
+    spectators: bool = True,
 ) -> AsyncIterator[BoxedArena]:
     """A run (:func:`open_box`), its bots in ``check`` checked in their box before anything
     else is made (in a worker thread: it may start boxes), and an arena server on ``listen``
-    and the run's socket (:meth:`Box.serve`)."""
+    and the run's socket (:meth:`Box.serve`; ``spectators`` as there)."""
     with open_box(limits, hide) as box:
         if check:
             await trio.to_thread.run_sync(box.check, check)
-        async with box.serve(listen, tls) as server:
+        async with box.serve(listen, tls, spectators) as server:
             yield BoxedArena(box, server)

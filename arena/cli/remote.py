@@ -375,7 +375,9 @@ def _archive(client: RemoteClient, args: argparse.Namespace) -> int:
 
 
 def _matches(client: RemoteClient, args: argparse.Namespace) -> int:
-    found = client.matches(args.version, args.phase, args.limit)
+    found = client.matches(
+        args.version, args.phase, args.limit, args.offset, bot=args.bot, faults=args.faults
+    )
     if args.json:
         _print_json(found)
         return 0
@@ -594,6 +596,13 @@ def _add_match_commands(rsub: Subparsers) -> None:
     mp.add_argument("--version", type=POSITIVE, default=None, metavar="ID", help="of version ID")
     mp.add_argument("--phase", choices=("ladder", "final"), default=None, help="of one phase")
     mp.add_argument("--limit", type=LIMIT, default=20, metavar="N", help="at most N (20)")
+    mp.add_argument(
+        "--offset", type=NON_NEGATIVE, default=0, metavar="N", help="after the N newest"
+    )
+    mp.add_argument("--bot", default=None, metavar="NAME", help="of bot NAME (any version)")
+    mp.add_argument(
+        "--faults", action=argparse.BooleanOptionalAction, default=None, help="with faults or not"
+    )
     mt = _add(rsub, "match", _match, "none", "one finished match")
     mt.add_argument("match_id", metavar="MATCH_ID")
     rc = _add(

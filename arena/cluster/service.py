@@ -124,7 +124,8 @@ class MatchService:
         self._token = trio.lowlevel.current_trio_token()
         self._stopping = trio.Event()
         limits = default_limits() if self.sandbox else None
-        async with boxed_arena(limits, (self.directory,)) as arena:
+        # A worker plays a host's duplicate deals: nothing is shown as it is played.
+        async with boxed_arena(limits, (self.directory,), spectators=False) as arena:
             self._confinement = arena.box.confinement
             self._server = arena.server
             async with trio.open_nursery() as nursery:

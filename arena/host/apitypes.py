@@ -395,3 +395,22 @@ class Why(BaseModel):
     """Why the admin suspends an author or retires a version (kept in the audit)."""
 
     reason: str = Field(default="", max_length=500)
+
+
+class LiveMatch(BaseModel):
+    """A match being played: who plays it, never what happens in it."""
+
+    match_id: str
+    unit: int
+    phase: str
+    rotation: int
+    #: The version of each seat, as ``BOT@N``.
+    seats: list[str]
+
+
+class Live(BaseModel):
+    """The matches in progress on this host (``/live``)."""
+
+    matches: list[LiveMatch]
+    #: The ladder plays on a cluster's workers, whose matches this host does not see as they go.
+    on_workers: bool = False

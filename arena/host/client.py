@@ -272,13 +272,17 @@ class RemoteClient:
         phase: Phase | None = None,
         limit: int = 100,
         offset: int = 0,
+        *,
+        bot: str | None = None,
+        faults: bool | None = None,
     ) -> list[MatchOut]:
         """The latest finished matches, newest first (``limit`` after the ``offset`` newest)."""
         query: dict[str, str | int] = {"limit": limit}
-        if version is not None:
-            query["version"] = version
-        if phase is not None:
-            query["phase"] = phase
+        for key, value in (("version", version), ("phase", phase), ("bot", bot)):
+            if value is not None:
+                query[key] = value
+        if faults is not None:
+            query["faults"] = "true" if faults else "false"
         if offset:
             query["offset"] = offset
         return self._json(_MATCHES, "GET", "/matches", query=query, auth="none")
@@ -531,7 +535,9 @@ class RemoteClient:
                 f"HTTP {err.code}: {self.base_url} redirects to {_one_line(where)}; give that "
                 "server URL instead (redirects are not followed, the token would go along)"
             )
-        detail = _detail(body) or _one_line(str(err.reason)) or "no detail"
+        # A body not the API's (a page, a proxy's): the status's reason, else its usual phrase.
+        reason = _one_line(str(err.reason)) or _phrase(err.code)
+        detail = _detail(body) or reason or "no detail"
         if err.code == 429:
             detail = _too_many(_detail(body), err.headers.get("Retry-After"))
         line = f"HTTP {err.code}: {detail}"
@@ -743,3 +749,11 @@ def _detail(body: bytes) -> str:
     if detail is None:
         return ""
     return _one_line(detail if isinstance(detail, str) else json.dumps(detail))
+
+
+def _phrase(code: int) -> str:
+    """HTTP's phrase for status ``code`` ("Not Found"), ``""`` for an unknown one."""
+    try:
+        return http.HTTPStatus(code).phrase
+    except ValueError:
+        return ""

@@ -199,7 +199,11 @@ async def run_host(
         if options.tls_cert is not None and options.tls_key is not None:
             tls = (options.tls_cert.read_bytes(), options.tls_key.read_bytes())
         hidden = tuple(directory / d for d in (PRIVATE_DIR, RECORDS_DIR, LOGS_DIR))
-        async with boxed_arena(limits, hidden, listen=options.grpc, tls=tls) as arena:
+        # Duplicate deals with strangers' bots: nothing is shown as it is played (the pages'
+        # live view says who plays, from the board, never what).
+        async with boxed_arena(
+            limits, hidden, listen=options.grpc, tls=tls, spectators=False
+        ) as arena:
             await _serve(
                 store,
                 config,
@@ -271,6 +275,7 @@ async def _serve(
         live_versions=live.connected_versions,
         disconnect_live=lambda ids: live.disconnect(ids, server.disconnect),
         play_unit=lambda unit_id: trio_token.run_sync_soon(ladder.adopt, unit_id),
+        running=lambda: [m.match_id for m in server.summaries(running_only=True)],
     )
     app = create_app(state)
     hc = HypercornConfig()

@@ -249,19 +249,23 @@ async def open_arena_server(
     max_connections: int = 256,
     tls: TlsPair | None = None,
     max_guests_per_address: int = MAX_GUESTS_PER_ADDRESS,
+    spectators: bool = True,
 ) -> AsyncIterator[ArenaServer]:
     """Listen on ``listen`` (``host:port``; port 0 picks a free one) and optionally on the Unix
     socket ``unix``, and yield the :class:`ArenaServer`. Must be entered on a trio thread.
     ``max_connections``: lobby guests admitted at once (bots with known tokens always are),
     ``max_guests_per_address`` of them from one network address;
     ``tls``: a certificate chain and key (PEM) for the TCP listener (the Unix socket, for the
-    arena's own sandboxed bots, stays plaintext).
+    arena's own sandboxed bots, stays plaintext); ``spectators``: whether the spectator service
+    shows the matches (off where duplicate deals are played: ``SpectatorService``).
 
     Raises :class:`ArenaError` when an address cannot be bound.
     """
     configure_once()
     unix_path = Path(unix) if unix is not None else None
-    host, hub = start_grpc_server(listen, unix_path, max_connections, tls, max_guests_per_address)
+    host, hub = start_grpc_server(
+        listen, unix_path, max_connections, tls, max_guests_per_address, spectators
+    )
     server = ArenaServer(hub, host.loop, trio.lowlevel.current_trio_token())
     server.address, server.unix_address = hub.address, hub.unix_address
     # A build without a C compiler runs slower: say which encoder writes the requests.

@@ -167,11 +167,23 @@ class _StreamWriter:
         self._conn.outbox.listener = None
 
 
-class SpectatorService(rpc.SpectatorServicer):
-    """The read-only spectator service: public information only."""
+#: What a server that shows no match to spectators answers WatchMatch with.
+NOT_SHOWN = (
+    "this arena shows no match as it is played: it plays duplicate deals, and another rotation "
+    "of a deal may still be at the table"
+)
 
-    def __init__(self, hub: Hub) -> None:
+
+class SpectatorService(rpc.SpectatorServicer):
+    """The read-only spectator service: public information only. ``shown=False`` (a server that
+    plays duplicate deals with strangers' bots: a tournament, a competition host, a worker)
+    shows nothing: one rotation's public cards are another's hidden hands, and a bot at one
+    table could watch the same deal at the other. ListMatches and Standings then answer empty
+    (a health check still gets its answer) and WatchMatch is refused."""
+
+    def __init__(self, hub: Hub, shown: bool = True) -> None:
         self._board = hub.board
+        self._shown = shown
         self._watchers = 0
         #: TCP endpoints of the WatchMatch streams (for the census), with their streams.
         self._watching: dict[Endpoint, int] = {}
@@ -185,6 +197,8 @@ class SpectatorService(rpc.SpectatorServicer):
     ) -> rpc.ListMatchesResponse:
         """Matches the server knows."""
         running_only = spectator.read_list_matches_request(request)
+        if not self._shown:
+            return spectator.list_matches_response([])
         return spectator.list_matches_response(self._board.summaries(running_only))
 
     async def WatchMatch(  # type: ignore[override]
@@ -192,6 +206,8 @@ class SpectatorService(rpc.SpectatorServicer):
     ) -> AsyncIterator[Outgoing]:
         """Public events of one match, then its MatchEnd."""
         match_id = spectator.read_watch_request(request)
+        if not self._shown:
+            await context.abort(grpc.StatusCode.PERMISSION_DENIED, NOT_SHOWN)
         board = self._board
         if self._watchers >= MAX_WATCHERS:
             await context.abort(
@@ -222,7 +238,7 @@ class SpectatorService(rpc.SpectatorServicer):
     ) -> rpc.StandingsResponse:
         """Per-bot totals."""
         game = spectator.read_standings_request(request)
-        return spectator.standings_response(self._board.standings(game))
+        return spectator.standings_response(self._board.standings(game) if self._shown else [])
 
 
 class GrpcHost:
@@ -270,11 +286,13 @@ def start_grpc_server(
     max_connections: int,
     tls: TlsPair | None = None,
     max_guests_per_address: int = MAX_GUESTS_PER_ADDRESS,
+    spectators: bool = True,
 ) -> tuple[GrpcHost, Hub]:
     """Start the loop thread, the hub and the grpc.aio server on it, bound and serving
     (blocking); the hub's ``address``/``unix_address`` say where. ``max_connections``: lobby
     guests admitted at once (bots with known tokens always are), ``max_guests_per_address`` of
-    them from one network address.
+    them from one network address; ``spectators``: whether the spectator service shows the
+    matches (:class:`SpectatorService`).
 
     Every server of the arena starts here (``arena serve``, ``arena match``, tournaments, the
     lobby, tests), so this is where its descriptor limit is raised and its census started."""
@@ -282,15 +300,15 @@ def start_grpc_server(
     host = GrpcHost()
     server = Hub(host.loop, max_connections, max_guests_per_address)
     try:
-        arena, spectators = host.submit(
-            _start(host, server, listen, unix, max_connections, tls)
+        arena, watching = host.submit(
+            _start(host, server, listen, unix, max_connections, tls, spectators)
         ).result(30.0)
 
         def in_use() -> set[Endpoint] | None:
             found: Future[set[Endpoint]] = Future()
 
             def collect() -> None:
-                found.set_result(arena.endpoints_in_use() | spectators.endpoints_in_use())
+                found.set_result(arena.endpoints_in_use() | watching.endpoints_in_use())
 
             try:
                 host.loop.call_soon_threadsafe(collect)
@@ -314,13 +332,14 @@ async def _start(
     unix: Path | None,
     max_connections: int,
     tls: TlsPair | None = None,
+    spectators: bool = True,
 ) -> tuple[ArenaService, SpectatorService]:
     # No cap on concurrent calls here: gRPC's would refuse a bot with a known token as readily
     # as a stream opened only to fill the cap. The hub and the spectator service bound what
     # each kind of stream may hold instead (MAX_GREETING, guests, MAX_WATCHERS).
     grpc_server = grpc.aio.server(options=rpc.SERVER_OPTIONS)
     host.grpc_server = grpc_server
-    services = ArenaService(server), SpectatorService(server)
+    services = ArenaService(server), SpectatorService(server, spectators)
     _add_services(grpc_server, *services)
     port = _bind(grpc_server, listen, tls)
     host_part = listen.rsplit(":", 1)[0]

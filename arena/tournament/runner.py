@@ -271,7 +271,8 @@ def _play_pending(
             await run_matches(plans, store, remote.play, remote.slots(), feedback, lock_wait, stop)
             return
         confinement = box.confinement
-        async with box.serve() as server:
+        # Duplicate deals: no bot may watch another rotation of its deal as it is played.
+        async with box.serve(spectators=False) as server:
             if config.restart == "per_match":
                 job = functools.partial(play_match, server, config, confinement=confinement)
                 await run_matches(plans, store, job, config.concurrency, feedback, lock_wait, stop)

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.arena.host.processes import GOOD_BOT, Host, bot_archive, competition_config
+from tests.arena.host.processes import GOOD_BOT, Host, competition_config
 from tests.waiting import wait_until
 from tests.web.conftest import WatchedPage
 
@@ -46,15 +46,12 @@ def competition(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Competitio
     host.start()
     try:
         tokens = {name: host.add_author(name) for name in ("alice", "bob", "carol")}
-        octet = {"Content-Type": "application/octet-stream"}
         for author, bot, code in (
             ("alice", "alpha", GOOD_BOT),
             ("bob", "beta", RULES_BOT),
             ("carol", "gamma", BROKEN_BOT),
         ):
-            with host.client(tokens[author]) as c:
-                r = c.put(f"/api/v1/bots/{bot}/versions", content=bot_archive(code), headers=octet)
-                assert r.status_code == 201, r.text
+            host.submit(tokens[author], bot, code)
         with host.client() as c:
 
             def ready() -> bool:
@@ -197,9 +194,11 @@ def test_a_bots_page(competition: Competition, watched_page: WatchedPage) -> Non
     expect(page.locator("section.card table").nth(1)).to_contain_text("beta@1")
     assert page.locator("#matches tbody tr").count() >= 1
     shot(page, "bot")
-    # An unknown bot: one line, no error in the console.
+    # An unknown bot: one line, status 404 (which the browser logs itself), no other error.
     page = open_page(watched_page, f"{host.url}/bots/nobody")
     expect(page.locator("#page .error")).to_have_text("No bot called nobody.")
+    assert [e for e in watched_page.errors if "status of 404" not in e] == []
+    watched_page.errors.clear()
     same_host(watched_page, host)
 
 

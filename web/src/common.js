@@ -57,6 +57,15 @@ export async function api(path, { method = "GET", auth = false, body, bearer } =
   return data;
 }
 
+// A page of a list the API pages (``limit`` after ``offset``): its rows and the total number
+// of rows the query selects (the X-Total-Count header).
+export async function apiPage(path) {
+  const res = await fetch(API + path);
+  const data = await res.json().catch(() => null);
+  if (!res.ok) throw new ApiError(res.status, (data && data.detail) || `HTTP ${res.status}`);
+  return { rows: data, total: Number(res.headers.get("X-Total-Count") || data.length) };
+}
+
 export async function apiText(path) {
   const t = token();
   const res = await fetch(API + path, { headers: t ? { Authorization: `Bearer ${t}` } : {} });
@@ -76,8 +85,24 @@ export async function apiText(path) {
 export const botOf = (ref) => ref.slice(0, ref.lastIndexOf("@"));
 export const botLink = (ref) => h("a", { href: `/bots/${encodeURIComponent(botOf(ref))}`, class: "ref" }, ref);
 export const matchLink = (id) => h("a", { href: `/matches/${encodeURIComponent(id)}` }, id);
-export const day = (iso) => (iso ? iso.replace("T", " ").slice(0, 16) : "");
+// A stored time (ISO 8601, UTC: "2026-12-05T05:13:22.123Z") as "2026-12-05 05:13 UTC"; a time
+// with another offset is converted, one without any is read as UTC (as the host stores them).
+export function day(iso) {
+  if (!iso) return "";
+  const t = new Date(/(?:[zZ]|[+-]\d\d:?\d\d)$/.test(iso) ? iso : `${iso}Z`);
+  if (Number.isNaN(t.getTime())) return iso;
+  return `${t.toISOString().slice(0, 16).replace("T", " ")} UTC`;
+}
 export const fmt = (x, digits = 1) => (typeof x === "number" ? x.toFixed(digits) : "");
+
+// A version's status, in words.
+export const STATUS_TEXT = {
+  pending: "waiting for validation",
+  validating: "being validated",
+  validated: "validated",
+  failed: "failed validation",
+  retired: "retired",
+};
 
 export function section(title, ...children) {
   return h("section", { class: "card" }, h("h2", {}, title), ...children);
@@ -152,9 +177,59 @@ export function sortableTable(columns, rows, { id, initial } = {}) {
   return table;
 }
 
-export function chart(options) {
-  // Plot draws SVG from data; the page's fonts and colours come from pages.css.
-  return h("figure", { class: "chart" }, Plot.plot({ style: { fontSize: "12px" }, ...options }));
+// A chart as wide as its card: drawn at the figure's width once it is laid out, and again
+// whenever that changes (a resized window). ``options.width`` fixes the width instead (the
+// heatmaps size their cells). ``endLabels`` ({ data, x, y, z, text }): a label at the last point
+// of each series, moved apart so that no two overlap.
+export function chart({ endLabels, ...options }) {
+  const figure = h("figure", { class: "chart" });
+  let drawn = 0;
+  const draw = () => {
+    const width = options.width ?? Math.max(320, Math.floor(figure.clientWidth) || 640);
+    if (width === drawn) return;
+    drawn = width;
+    const base = { style: { fontSize: "12px" }, ...options, width };
+    figure.replaceChildren(endLabels ? withEndLabels(base, endLabels) : Plot.plot(base));
+  };
+  draw();
+  // Redrawn in the next frame, not in the observer's callback: the new drawing changes the
+  // figure's height, which the observer would report again in the same frame (a loop error).
+  new ResizeObserver(() => requestAnimationFrame(draw)).observe(figure);
+  return figure;
+}
+
+// The smallest gap between two labels' baselines, in pixels (12 px text).
+const LABEL_GAP = 15;
+
+// Draw once for the y scale, spread the series' last points apart in pixels, then draw with
+// the labels at those places (the y domain held, so that the labels move nothing else).
+function withEndLabels(options, { data, x, y, z, text }) {
+  const scale = Plot.plot(options).scale("y");
+  const last = new Map();
+  for (const d of data) last.set(d[z], d);
+  const ends = [...last.values()].map((d) => ({ d, py: scale.apply(d[y]) })).sort((a, b) => a.py - b.py);
+  const [bottom, top] = [Math.max(...scale.range), Math.min(...scale.range)];
+  spread(ends, top, bottom);
+  const labels = ends.map(({ d, py }) => ({ x: d[x], y: scale.invert(py), text: d[text], z: d[z] }));
+  return Plot.plot({
+    ...options,
+    y: { ...options.y, domain: scale.domain },
+    marks: [...options.marks, Plot.text(labels, { x: "x", y: "y", text: "text", fill: "z", textAnchor: "start", dx: 6 })],
+  });
+}
+
+// Move the points (sorted by ``py``) apart by at least LABEL_GAP, within [top, bottom] where
+// there is room: down from the top first, then back up from the bottom.
+export function spread(points, top, bottom) {
+  for (let i = 0; i < points.length; i++) {
+    const floor = i === 0 ? top : points[i - 1].py + LABEL_GAP;
+    points[i].py = Math.max(points[i].py, floor);
+  }
+  for (let i = points.length - 1; i >= 0; i--) {
+    const ceiling = i === points.length - 1 ? bottom : points[i + 1].py - LABEL_GAP;
+    points[i].py = Math.min(points[i].py, ceiling);
+  }
+  return points;
 }
 
 // --- the signed-in author ------------------------------------------------------------------

@@ -10,6 +10,7 @@ import {
   ApiError,
   api,
   apiText,
+  apiPage,
   botOf,
   botLink,
   matchLink,
@@ -23,10 +24,12 @@ import {
   me,
   forgetMe,
   markNav,
+  STATUS_TEXT,
 } from "./common.js";
 import { PAGES as SEASON_PAGES, seasonNote } from "./seasons.js";
 import { PAGES as EVENT_PAGES } from "./events.js";
 import { PAGES as ADMIN_PAGES } from "./admin.js";
+import { PAGES as BROWSE_PAGES } from "./browse.js";
 
 async function leaderboardPage(main) {
   const params = new URLSearchParams(location.search);
@@ -161,6 +164,7 @@ async function leaderboardPage(main) {
         ? empty("No history yet: it grows as units finish.")
         : chart({
             height: 280,
+            marginLeft: 50, // room for "2,400" on the Elo axis
             marginRight: 110,
             x: { label: "rated matches", grid: true, tickFormat: "d" },
             y: { label: "Elo", grid: true },
@@ -169,8 +173,8 @@ async function leaderboardPage(main) {
               Plot.areaY(points, { x: "matches", y1: (d) => d.elo - d.plus_minus, y2: (d) => d.elo + d.plus_minus, fill: "ref", fillOpacity: 0.08 }),
               Plot.lineY(points, { x: "matches", y: "elo", stroke: "ref", strokeWidth: 2 }),
               Plot.dot(points, { x: "matches", y: "elo", fill: "ref", r: 2.5, title: (d) => `${d.ref}: ${fmt(d.elo)} ± ${fmt(d.plus_minus)} after ${d.matches} matches` }),
-              Plot.text(points, Plot.selectLast({ x: "matches", y: "elo", z: "ref", text: "ref", textAnchor: "start", dx: 4 })),
             ],
+            endLabels: { data: points, x: "matches", y: "elo", z: "ref", text: "ref" },
           }),
     ),
   );
@@ -217,13 +221,6 @@ function heatmap(data, versions, fill, scheme, label, text) {
 
 // --- a bot ------------------------------------------------------------------------------------
 
-const STATUS_TEXT = {
-  pending: "waiting for validation",
-  validating: "being validated",
-  validated: "validated",
-  failed: "failed validation",
-  retired: "retired",
-};
 
 async function botPage(main, args) {
   const name = args.name;
@@ -311,7 +308,8 @@ function outcome(m, bot) {
   return best < others ? "won" : best > others ? "lost" : "drew";
 }
 
-function matchTable(matches, bot) {
+// ``ordered``: the rows stay in the host's order (newest unit first) until a header is clicked.
+function matchTable(matches, bot, ordered = false) {
   return sortableTable(
     [
       { key: "match_id", label: "Match", cell: (m) => matchLink(m.match_id) },
@@ -323,34 +321,57 @@ function matchTable(matches, bot) {
       { key: "finished", label: "Finished", cell: (m) => day(m.finished) },
     ],
     matches,
-    { id: "matches", initial: ["finished", -1] },
+    { id: "matches", initial: ordered ? undefined : ["finished", -1] },
   );
 }
 
 // --- matches ---------------------------------------------------------------------------------
 
+// Matches per page of /matches.
+const PAGE_SIZE = 50;
+
+// The API's filters (bot, version, phase, faults) select on the host, a page at a time; the
+// result (won/lost/drew for the chosen bot) narrows the page shown. Every control is in the URL.
 async function matchesPage(main) {
   const params = new URLSearchParams(location.search);
   const bot = params.get("bot") || "";
+  const version = params.get("version") || "";
   const phase = params.get("phase") || "";
   const result = params.get("result") || "";
   const faultsOnly = params.get("faults") === "1";
-  const [status, bots, found] = await Promise.all([
-    api("/status"),
-    api("/bots"),
-    api(`/matches?limit=1000${phase ? `&phase=${phase}` : ""}`),
-  ]);
-  const submit = (e) => e.target.form.submit();
+  const pageNo = Math.max(1, parseInt(params.get("page") || "1", 10) || 1);
+  const perPage = Math.min(1000, Math.max(1, parseInt(params.get("limit") || "", 10) || PAGE_SIZE));
+  const query = new URLSearchParams({ limit: perPage, offset: (pageNo - 1) * perPage });
+  if (bot) query.set("bot", bot);
+  if (version) query.set("version", version);
+  if (phase) query.set("phase", phase);
+  if (faultsOnly) query.set("faults", "true");
+  const [status, bots, found] = await Promise.all([api("/status"), api("/bots"), apiPage(`/matches?${query}`)]);
+  const versions = bots.filter((b) => !bot || b.name === bot).flatMap((b) => b.versions);
+  // A new choice starts again at the first page.
+  const submit = (e) => {
+    e.target.form.querySelector("[name=page]").disabled = true;
+    if (e.target.name === "bot") e.target.form.querySelector("[name=version]").disabled = true;
+    e.target.form.submit();
+  };
   main.append(
     h(
       "form",
       { class: "controls", method: "get", action: "/matches", id: "filters" },
+      h("input", { type: "hidden", name: "page", value: pageNo }),
+      params.has("limit") ? h("input", { type: "hidden", name: "limit", value: perPage }) : null,
       h("label", {}, "Game ", h("select", { name: "game", disabled: true }, h("option", {}, status.game))),
       h(
         "label",
         {},
         "Bot ",
         h("select", { name: "bot", id: "filter-bot", onchange: submit }, h("option", { value: "" }, "any"), bots.map((b) => h("option", { value: b.name, selected: b.name === bot }, b.name))),
+      ),
+      h(
+        "label",
+        {},
+        "Version ",
+        h("select", { name: "version", id: "filter-version", onchange: submit }, h("option", { value: "" }, "any"), versions.map((v) => h("option", { value: v.id, selected: String(v.id) === version }, v.ref))),
       ),
       h(
         "label",
@@ -367,12 +388,28 @@ async function matchesPage(main) {
       h("label", {}, h("input", { type: "checkbox", name: "faults", value: "1", id: "filter-faults", checked: faultsOnly, onchange: submit }), " with faults only"),
     ),
   );
-  let shown = found;
-  if (bot) shown = shown.filter((m) => m.seats.some((s) => botOf(s) === bot));
+  let shown = found.rows;
   if (bot && result) shown = shown.filter((m) => outcome(m, bot) === result);
-  if (faultsOnly) shown = shown.filter((m) => m.faults.length > 0);
-  main.append(h("p", { class: "lead", id: "match-count" }, `${shown.length} of ${found.length} matches`));
-  main.append(shown.length === 0 ? empty("No match fits.") : matchTable(shown, bot || undefined));
+  const pages = Math.max(1, Math.ceil(found.total / perPage));
+  main.append(h("p", { class: "lead", id: "match-count" }, `${shown.length} of ${found.total} matches`));
+  const pager = pagerLinks(params, pageNo, pages);
+  main.append(pager, shown.length === 0 ? empty("No match fits.") : matchTable(shown, bot || undefined, true), pager.cloneNode(true));
+}
+
+// "newer" and "older" links around "page N of M", keeping the page's other parameters.
+function pagerLinks(params, pageNo, pages) {
+  const to = (n) => {
+    const q = new URLSearchParams(params);
+    q.set("page", n);
+    return `/matches?${q}`;
+  };
+  return h(
+    "nav",
+    { class: "pager", "aria-label": "pages of matches" },
+    pageNo > 1 ? h("a", { href: to(pageNo - 1), rel: "prev", class: "prev" }, "← newer") : h("span", { class: "prev" }, ""),
+    h("span", { class: "page-of" }, `page ${pageNo} of ${pages}`),
+    pageNo < pages ? h("a", { href: to(pageNo + 1), rel: "next", class: "next" }, "older →") : h("span", { class: "next" }, ""),
+  );
 }
 
 // --- one match -----------------------------------------------------------------------------
@@ -553,6 +590,7 @@ const PAGES = {
   ...SEASON_PAGES,
   ...EVENT_PAGES,
   ...ADMIN_PAGES,
+  ...BROWSE_PAGES,
 };
 
 async function start() {
@@ -565,6 +603,8 @@ async function start() {
   } catch (err) {
     showError(main, err);
   }
+  // Three frames: the charts have been laid out, observed and redrawn at their cards' widths.
+  for (let i = 0; i < 3; i++) await new Promise((done) => requestAnimationFrame(done));
   main.dataset.ready = "1"; // for tests and screenshots: the page has drawn itself
 }
 

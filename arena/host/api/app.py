@@ -18,6 +18,7 @@ import arena.host.api.bots as bots
 import arena.host.api.events as events
 import arena.host.api.exports as exports
 import arena.host.api.health as health
+import arena.host.api.live as live
 import arena.host.api.matches as matches
 import arena.host.api.seasons as seasons
 import arena.host.api.status as status
@@ -26,11 +27,24 @@ from arena.host.api.deps import HostState
 from arena.host.api.errors import add_error_handlers
 from arena.host.api.limits import RateLimit
 from arena.host.metrics import CompetitionCollector, HostMetrics, ResponseCounter
+from arena.host.store import NotFound
 from arena.version import arena_version
-from arena.web.pages import add_pages
+from arena.web.pages import Site, add_pages
 
 #: The routers, in the order their routes are listed in the schema.
-ROUTERS = (status, bots, matches, authors, submissions, admin, health, seasons, exports, events)
+ROUTERS = (
+    status,
+    bots,
+    matches,
+    authors,
+    submissions,
+    admin,
+    health,
+    seasons,
+    exports,
+    events,
+    live,
+)
 
 
 def create_app(host: HostState) -> FastAPI:
@@ -54,5 +68,22 @@ def create_app(host: HostState) -> FastAPI:
     for module in ROUTERS:
         app.include_router(module.router)
     # The web face: pages drawn from this API, at paths of their own (arena/web/pages.py).
-    add_pages(app, host.config.name)
+    add_pages(app, host.config.name, _site(host))
     return app
+
+
+def _site(host: HostState) -> Site:
+    """The pages' questions to the store: is there a bot, a match, of that name (else 404)."""
+    store = host.store
+
+    def match_exists(match_id: str) -> bool:
+        try:
+            store.match(match_id)
+        except NotFound:
+            return False
+        return True
+
+    def bot_exists(name: str) -> bool:
+        return any(b.name == name for b in store.bots())
+
+    return Site(host.config.rules.game_id, bot_exists, match_exists)

@@ -58,6 +58,9 @@ class HostState:
     live_versions: Callable[[], set[int]] = set
     disconnect_live: Callable[[Sequence[int]], int] = lambda ids: 0
     play_unit: Callable[[int], None] = lambda unit_id: None
+    #: The ids of the matches this host's own arena is playing now (its spectators' board);
+    #: matches on a cluster's workers are not among them.
+    running: Callable[[], list[str]] = list
 
 
 def host_state(request: Request) -> HostState:

@@ -4,37 +4,61 @@ seat logs."""
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Annotated
 
-from fastapi import APIRouter, HTTPException, Query
+from fastapi import APIRouter, Depends, HTTPException, Query, Response
 from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse
 
 from arena.errors import ArenaError
 from arena.host.api.deps import MAX_ID, PREFIX, Authed, Host, HostState, MatchId, SeatNumber
 from arena.host.api.errors import gone_if_pruned
 from arena.host.api.views import finished_match, match_out, read_text, record_public
-from arena.host.apitypes import MatchOut, Phase
+from arena.host.apitypes import MatchOut
+from arena.host.store import Phase
 from arena.layout import LOGS_DIR, seat_log_name
 from arena.records.html import viewer_document
 
 router = APIRouter(prefix=PREFIX)
+#: The number of matches the list's filters select, for paging through it.
+TOTAL_HEADER = "X-Total-Count"
+
+
+@dataclass
+class MatchFilters:
+    """The match list's filters, each a query parameter named as in the store's
+    ``MATCH_FILTERS``: a new one (a season, an event) is one field here and one line there."""
+
+    version: Annotated[int | None, Query(ge=0, le=MAX_ID)] = None
+    bot: Annotated[str | None, Query(min_length=1, max_length=64)] = None
+    phase: Phase | None = None
+    faults: Annotated[bool | None, Query(description="with faults (true) or without")] = None
+    season: Annotated[int | None, Query(ge=1, le=MAX_ID)] = None
+    event: Annotated[str | None, Query(min_length=1, max_length=64)] = None
 
 
 @router.get("/matches", response_model=list[MatchOut])
 def matches(
     host: Host,
-    version: Annotated[int | None, Query(ge=0, le=MAX_ID)] = None,
-    phase: Phase | None = None,
+    response: Response,
+    filters: Annotated[MatchFilters, Depends()],
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     offset: Annotated[int, Query(ge=0, le=MAX_ID)] = 0,
 ) -> list[MatchOut]:
-    """The finished matches (of a version, of a phase), newest first: ``limit`` of them after
-    the ``offset`` newest."""
+    """The finished matches (of a version, a bot, a phase, a season, an event; with faults or
+    without), newest first: ``limit`` of them after the ``offset`` newest. The header
+    ``X-Total-Count`` says how many there are with these filters, for paging."""
     store = host.store
-    if version is not None:
-        store.version(version)  # 404 for an unknown one
-    page = store.finished_matches_page(version, phase, limit, offset)
+    if filters.version is not None:
+        store.version(filters.version)  # 404 for an unknown one
+    if filters.bot is not None and all(b.name != filters.bot for b in store.bots()):
+        raise HTTPException(404, f"no bot {filters.bot!r}")
+    if filters.event is not None:
+        store.event(filters.event)  # 404 for an unknown one
+    given = {k: (int(v) if isinstance(v, bool) else v) for k, v in asdict(filters).items()}
+    page, total = store.finished_matches_paged(given, limit, offset)
+    response.headers[TOTAL_HEADER] = str(total)
     refs = store.version_refs([v for m, _ in page for v in m.seats])
     return [match_out(m, refs, unit != "pending") for m, unit in page]
 

@@ -123,3 +123,7 @@ __all__ = [
     "VersionStatus",
     "event_match_id",
 ]
+
+from arena.host.store.matches import MATCH_FILTERS
+
+__all__ += ["MATCH_FILTERS"]

@@ -6,7 +6,7 @@ is still ``pending``, and a unit is ``done`` in the transaction that stores its 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from cardarena.messages import FaultInfo
@@ -32,6 +32,22 @@ from arena.host.store.versions import VersionTables
 from arena.ratings import Entry
 from arena.sqlite import Connection, now, serialized
 from engine import Result
+
+#: The filters of the match list (:meth:`MatchTables.finished_matches_page`) by name: an SQL
+#: condition on ``m`` (matches) and ``u`` (units) with one ``?``, the filter's value. A new
+#: filter (a season, an event) is one line here and one field of the API's ``MatchFilters``.
+MATCH_FILTERS: dict[str, str] = {
+    "version": "m.unit_id IN (SELECT unit_id FROM unit_versions WHERE version_id=?)",
+    "bot": (
+        "m.unit_id IN (SELECT uv.unit_id FROM unit_versions uv "
+        "JOIN versions v ON v.id = uv.version_id JOIN bots b ON b.id = v.bot_id WHERE b.name=?)"
+    ),
+    "phase": "u.phase=?",
+    # A value of 1: only matches with a fault; 0: only those without.
+    "faults": "(json_array_length(m.faults) > 0) = ?",
+    "season": "u.season=?",
+    "event": "u.event_id = (SELECT id FROM events WHERE name=?)",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -315,16 +331,14 @@ class MatchTables(VersionTables):
         phase: Phase | None = None,
         limit: int = 100,
         offset: int = 0,
+        *,
+        filters: Mapping[str, object] | None = None,
     ) -> list[tuple[StoredMatch, UnitState]]:
         """The done matches :meth:`finished_matches` lists, newest first: ``limit`` of them after
         the ``offset`` newest, each with its unit's state (its record is public once that is no
-        longer pending). One query, however long the list."""
-        filters = [
-            ("m.unit_id IN (SELECT unit_id FROM unit_versions WHERE version_id=?)", version_id),
-            ("u.phase=?", phase),
-        ]
-        given = [(clause, value) for clause, value in filters if value is not None]
-        where = " AND ".join(["m.state='done'", *(clause for clause, _ in given)])
+        longer pending). ``filters`` narrows them further by :data:`MATCH_FILTERS`' names. One
+        query, however long the list."""
+        where, args = self._match_filters(version_id, phase, filters)
         sql = (
             f"SELECT u.state AS unit_state, {self._MATCH_SQL.removeprefix('SELECT ')} "
             f"WHERE {where} "
@@ -333,10 +347,40 @@ class MatchTables(VersionTables):
         return self._rows(
             "the matches table",
             sql,
-            [*(v for _, v in given), limit, offset],
+            [*args, limit, offset],
             lambda r: f"match {r['match_id']!r}",
             lambda r: (read_match(r), read_unit_state(r["unit_state"])),
         )
+
+    @serialized
+    def finished_matches_count(self, filters: Mapping[str, object] | None = None) -> int:
+        """How many done matches :meth:`finished_matches_page` pages through with ``filters``."""
+        where, args = self._match_filters(None, None, filters)
+        with self._reading("the matches table"):
+            sql = f"SELECT COUNT(*) FROM matches m JOIN units u ON u.id = m.unit_id WHERE {where}"
+            (count,) = self._db.execute(sql, args).fetchone()
+            return int(count)
+
+    @serialized
+    def finished_matches_paged(
+        self, filters: Mapping[str, object], limit: int, offset: int
+    ) -> tuple[list[tuple[StoredMatch, UnitState]], int]:
+        """:meth:`finished_matches_page` and :meth:`finished_matches_count` of one moment."""
+        with self._snapshot():
+            page = self.finished_matches_page(limit=limit, offset=offset, filters=filters)
+            return page, self.finished_matches_count(filters)
+
+    @staticmethod
+    def _match_filters(
+        version_id: int | None, phase: Phase | None, filters: Mapping[str, object] | None
+    ) -> tuple[str, list[object]]:
+        given = {"version": version_id, "phase": phase, **(filters or {})}
+        unknown = sorted(set(given) - set(MATCH_FILTERS))
+        if unknown:
+            raise CompetitionStoreError(f"no match filter {unknown[0]!r}")
+        chosen = [(MATCH_FILTERS[k], v) for k, v in given.items() if v is not None]
+        where = " AND ".join(["m.state='done'", *(clause for clause, _ in chosen)])
+        return where, [v for _, v in chosen]
 
     @serialized
     def rating_entries(self, phase: Phase) -> list[list[Entry]]:

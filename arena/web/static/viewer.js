@@ -154,6 +154,22 @@
     return span;
   }
 
+  /* An action as people read it: "play:TD" as the card "10♦", "trump:H" as "trump ♥", "rob:5C"
+   * as "rob 5♣", "pass" as it is; its code stays in data-action. */
+  function actionView(code) {
+    var s = String(code), i = s.indexOf(":");
+    var kind = i < 0 ? s : s.slice(0, i), arg = i < 0 ? "" : s.slice(i + 1);
+    var span = el("span", "cav-action");
+    span.setAttribute("data-action", s);
+    if (kind !== "play" || !arg) span.appendChild(document.createTextNode(kind + (arg ? " " : "")));
+    if (SUIT[arg]) {
+      span.appendChild(el("span", "cav-inline-card " + (isRed(arg) ? "cav-red" : "cav-black"), SUIT[arg]));
+    } else if (arg) {
+      span.appendChild(richText(arg.replace(/:/g, " ")));
+    }
+    return span;
+  }
+
   // --- the viewer -------------------------------------------------------------------------------
 
   function mount(root, doc, options) {
@@ -267,7 +283,7 @@
       var line = el("div", "cav-choice");
       if (state.seat === "all" || state.seat === st.seat) {
         line.appendChild(document.createTextNode(who + " chose "));
-        line.appendChild(append(el("strong"), [richText(st.action)]));
+        line.appendChild(append(el("strong"), [actionView(st.action)]));
         if (st.fallback) line.appendChild(el("span", "cav-fallback", " played by the referee (fault fallback)"));
       } else {
         line.textContent = who + " to move (its choice shows in the next step's events).";
@@ -285,8 +301,13 @@
         decision.appendChild(el("div", "cav-time", t));
       }
       if (state.seat === "all" || state.seat === st.seat) {
-        decision.appendChild(el("div", "cav-legal", st.legal.length + " legal: " +
-          st.legal.slice(0, 30).join("  ") + (st.legal.length > 30 ? " \u2026" : "")));
+        var legal = el("div", "cav-legal", st.legal.length + " legal:");
+        st.legal.slice(0, 30).forEach(function (a) {
+          legal.appendChild(document.createTextNode("  "));
+          legal.appendChild(actionView(a));
+        });
+        if (st.legal.length > 30) legal.appendChild(document.createTextNode(" \u2026"));
+        decision.appendChild(legal);
       }
     }
 

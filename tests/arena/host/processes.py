@@ -170,6 +170,13 @@ class Host:
             )
             assert put.status_code == 201, put.text
 
+    def submit(self, token: str, bot: str, code: bytes) -> None:
+        """A new version of ``bot`` (a Python bot of ``code``), as its author uploads it."""
+        octet = {"Content-Type": "application/octet-stream"}
+        with self.client(token) as c:
+            r = c.put(f"/api/v1/bots/{bot}/versions", content=bot_archive(code), headers=octet)
+            assert r.status_code == 201, r.text
+
     def add_author(self, name: str) -> str:
         out = subprocess.run(
             [
@@ -182,3 +189,11 @@ class Host:
         )
         token: str = json.loads(out.stdout)["token"]
         return token
+
+
+def host_in(where: Path, name: str, extra: str = "") -> Host:
+    """A host of ``competition_config(name, extra)`` in ``where`` (its config written there),
+    plain HTTP on loopback; not started."""
+    config = where / f"{name}.toml"
+    config.write_text(competition_config(name, extra))
+    return Host(config, where / name, tls=None)

@@ -7,7 +7,7 @@ import functools
 import logging
 import queue
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,7 +80,9 @@ def serving(app: object, tls: tuple[Path, Path] | None = None) -> Iterator[str]:
         assert not worker.is_alive()
 
 
-def competition(invite: bool = False, images: bool = False) -> CompetitionConfig:
+def competition(
+    invite: bool = False, images: bool = False, dask: str | None = None
+) -> CompetitionConfig:
     raw: dict[str, object] = {
         "game": "whist",
         "options": {"points_to_win": 1, "games_per_rubber": 1},
@@ -89,6 +91,8 @@ def competition(invite: bool = False, images: bool = False) -> CompetitionConfig
         raw["authors"] = {"invite_code": INVITE}
     if images:
         raw["submissions"] = {"allow_images": True}
+    if dask:
+        raw["workers"] = {"dask": dask}
     return check_competition(raw, "test", "cup")
 
 
@@ -98,8 +102,13 @@ def hosting(
     tls: tuple[Path, Path] | None = None,
     invite: bool = False,
     images: bool = False,
+    *,
+    dask: str | None = None,
+    running: Callable[[], list[str]] = list,
 ) -> Iterator[Host]:
-    config = competition(invite, images)
+    """The API over a real store; ``dask``: its ``[workers]``; ``running``: the ids of the
+    matches its arena would be playing."""
+    config = competition(invite, images, dask)
     directory = tmp_path / "competition"
     with CompetitionStore(directory, config) as store:
         empty = fit_ratings([])
@@ -111,7 +120,20 @@ def hosting(
             standings=lambda: host.standings,
             admin_token_hash=hash_token(ADMIN),
             changed=lambda: None,
+            running=running,
         )
         with serving(create_app(state), tls) as url:
             host.url = url
             yield host
+
+
+def validated_versions(store: CompetitionStore, names: tuple[str, ...]) -> list[int]:
+    """A validated first version of each bot of ``names``, all alice's (a new author); their
+    ids."""
+    author, _ = store.add_author("alice")
+    ids = []
+    for name in names:
+        v = store.add_version(author.id, name, "archive", "ab" * 32, {"command": "python bot.py"})
+        store.set_status(v.id, "validating")
+        ids.append(store.set_status(v.id, "validated").id)
+    return ids

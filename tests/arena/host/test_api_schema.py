@@ -52,10 +52,10 @@ def test_no_request_gets_a_server_error(tmp_path: Path) -> None:
         _seed(host)
         schema = schemathesis.openapi.from_url(f"{host.url}/openapi.json")
         operations = [result.ok() for result in schema.get_all_operations()]
-        # 24, the seasons (GET /seasons, /seasons/{n}, POST /admin/seasons/end), the exports,
+        # 24, /live, the seasons (GET /seasons, /seasons/{n}, POST /admin/seasons/end), the exports,
         # the events (GET /events, /events/{name}, POST /admin/events/{name}/start), the admin's
         # (GET authors, units, queue, audit; POST suspend, reinstate, retire, rerun, reopen)
-        assert len(operations) == 24 + 3 + 2 + 3 + 9, [op.label for op in operations]
+        assert len(operations) == 24 + 1 + 3 + 2 + 3 + 9, [op.label for op in operations]
         for operation in operations:
 
             @given(case=operation.as_strategy())

@@ -10,20 +10,15 @@ import pytest
 from arena.host.config import check_competition
 from arena.host.store import CompetitionStore, Phase
 from engine import Result
+from tests.arena.host.serving import validated_versions
 
-SHA = "ab" * 32
 WIN = Result((1, 0, 1, 0), (1, 2, 1, 2), summary="N-S")
 
 
 def test_a_page_is_the_full_list_sliced(tmp_path: Path) -> None:
     config = check_competition({"game": "whist"}, "test", "cup")
     with CompetitionStore(tmp_path / "competition", config) as store:
-        author, _ = store.add_author("alice")
-        ids = []
-        for name in ("a", "b", "c"):
-            v = store.add_version(author.id, name, "archive", SHA, {"command": "python bot.py"})
-            store.set_status(v.id, "validating")
-            ids.append(store.set_status(v.id, "validated").id)
+        ids = validated_versions(store, ("a", "b", "c"))
         # Ladder and final units of every pair, each played out but the last (half played: its
         # record is not public yet).
         pairs = [(x, y) for x in ids for y in ids if x < y] * 3

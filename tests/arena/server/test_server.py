@@ -22,6 +22,7 @@ from cardarena.client import run_bot
 from arena.protocol import spectator
 from arena.seeds import seat_seed
 from arena.server import MatchOutcome, MatchSpec, open_arena_server
+from arena.server.service import NOT_SHOWN
 from engine import JSON, MatchState, game_ids, get_game
 from reference_bots.catalog import make_bot
 from tests.arena.wire import (
@@ -296,6 +297,32 @@ def test_spectators_see_matches_public_events_and_standings() -> None:
                 row = rows[f"bot{seat}"]
                 assert row.wins == (seat in winners)
                 assert row.mean_score == (1.0 if seat in winners else 0.0)
+
+    trio.run(main)
+
+
+def test_a_server_that_shows_nothing_answers_spectators_empty_and_refuses_watching() -> None:
+    async def main() -> None:
+        async with open_arena_server(spectators=False) as server:
+            spec = make_spec("whist", 4, options=SHORT_WHIST, seed=8)
+            await play_with(server, spec, [sdk(), sdk(), sdk(), sdk()])
+
+            def spectate() -> tuple[list[messages.MatchSummary], list[messages.Standing]]:
+                with grpc.insecure_channel(server.address) as channel:
+                    stub = pb_grpc.SpectatorStub(channel)
+                    listed = spectator.read_list_matches_response(
+                        stub.ListMatches(spectator.list_matches_request())
+                    )
+                    standings = spectator.read_standings_response(
+                        stub.Standings(spectator.standings_request("whist"))
+                    )
+                    with pytest.raises(grpc.RpcError) as info:
+                        list(stub.WatchMatch(spectator.watch_request("m1")))
+                    assert info.value.code() == grpc.StatusCode.PERMISSION_DENIED
+                    assert info.value.details() == NOT_SHOWN
+                return listed, standings
+
+            assert await trio.to_thread.run_sync(spectate) == ([], [])
 
     trio.run(main)
 
