@@ -17,6 +17,7 @@ from fastapi.responses import StreamingResponse
 from arena.host.api.deps import MAX_ID, PREFIX, Host
 from arena.host.apitypes import LeaderRow, Phase
 from arena.host.leaderboard import ProvisionalRule, leader_rows
+from arena.host.store import Phase as MatchPhase
 
 router = APIRouter(prefix=PREFIX)
 
@@ -115,7 +116,7 @@ def export_standings(
 def export_matches(
     host: Host,
     fmt: Format,
-    phase: Phase | None = None,
+    phase: MatchPhase | None = None,
     season: SeasonQuery = None,
     version: Annotated[int | None, Query(ge=0, le=MAX_ID)] = None,
 ) -> StreamingResponse:

@@ -97,6 +97,9 @@ def test_matches_export_by_season_and_version_public_info_only(host: Host) -> No
         assert str(SEED) not in body and "seed" not in body
         assert len(c.get("/api/v1/export/matches.json", params={"version": 1}).json()) == 6
         assert c.get("/api/v1/export/matches.csv", params={"version": 99}).status_code == 404
+        # Any phase a match may have, an event's too (none here).
+        assert c.get("/api/v1/export/matches.json", params={"phase": "event"}).json() == []
+        assert len(c.get("/api/v1/export/matches.json", params={"phase": "ladder"}).json()) == 6
 
 
 def test_arena_remote_export_writes_what_the_api_serves(host: Host, tmp_path: Path) -> None:
