@@ -68,7 +68,11 @@ def test_a_delivery_is_retried_after_a_failure_and_signed(tmp_path: Path) -> Non
             async def main() -> None:
                 async with trio.open_nursery() as nursery:
                     nursery.start_soon(announcer.deliver_forever)
-                    await async_wait_until(lambda: receiver.received, 30, what="a delivery")
+                    # Until the store says sent: the receiver has the body before the sender
+                    # hears its answer and writes that down.
+                    await async_wait_until(
+                        lambda: store.deliveries()[0].state == "sent", 30, what="a delivery"
+                    )
                     nursery.cancel_scope.cancel()
 
             trio.run(main)

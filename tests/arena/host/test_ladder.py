@@ -300,7 +300,11 @@ def test_the_arena_s_own_trouble_is_waited_out_and_never_fails_a_unit(tmp_path: 
     error = HostTrouble("the arena could not start a bot: [Errno 24] Too many open files")
     player = Troubled(config, error, fails=MATCH_ATTEMPTS + 3)
     store, ladder = _one_unit(tmp_path, player)
-    trio.run(_run_until, ladder, lambda: player.played, "a match played after the trouble")
+    # Both of the unit's matches (played side by side): a call still under way when the first
+    # is played would otherwise be neither failed nor played.
+    trio.run(
+        _run_until, ladder, lambda: len(player.played) == 2, "the matches played after the trouble"
+    )
     # Every failed call was the trouble, past the attempts a unit has, and none failed a unit.
     assert player.calls == player.fails + len(player.played)
     assert [u.state for u in store.units()] != [] and "failed" not in [
