@@ -41,7 +41,7 @@ typecheck: $(STAMP)
 	$(BIN)/mypy --strict engine arena sdk/python/cardarena
 
 pytest: $(STAMP) sandbox-tools bytecode cpp-bot proto-tools web
-	$(BIN)/pytest -m 'not cluster and not browser and not sandbox'
+	$(BIN)/pytest -m 'not cluster and not browser and not sandbox' --durations=30
 
 # The heavy suites on their own, so that `make test` stays short; .ci/run runs them after it:
 # the sandbox suite (tests/arena/bots: real bots boxed, flooding, killed with their arena),
