@@ -124,6 +124,14 @@ def test_filters_go_to_the_host_and_stay_in_the_url(host: Host, watched_page: Wa
     expect(page.locator("#filter-bot")).to_have_value("alpha")
     expect(page.locator("#filter-phase")).to_have_value("final")
     expect(page.locator(".empty")).to_have_text("No match fits.")
+    # The season (every match here is season 1's) and an event's matches (none).
+    page.select_option("#filter-season", "1")
+    expect(page).to_have_url(re.compile(r"season=1"))
+    expect(page.locator("#page[data-ready='1']")).to_have_count(1)
+    expect(page.locator("#filter-season")).to_have_value("1")
+    page = open_page(watched_page, f"{host.url}/matches?phase=event")
+    expect(page.locator("#filter-phase")).to_have_value("event")
+    expect(page.locator(".empty")).to_have_text("No match fits.")
     same_host(watched_page, host)
 
 

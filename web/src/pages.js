@@ -330,8 +330,9 @@ function matchTable(matches, bot, ordered = false) {
 // Matches per page of /matches.
 const PAGE_SIZE = 50;
 
-// The API's filters (bot, version, phase, faults) select on the host, a page at a time; the
-// result (won/lost/drew for the chosen bot) narrows the page shown. Every control is in the URL.
+// The API's filters (bot, version, phase, season, event, faults) select on the host, a page at
+// a time; the result (won/lost/drew for the chosen bot) narrows the page shown. Every control is
+// in the URL.
 async function matchesPage(main) {
   const params = new URLSearchParams(location.search);
   const bot = params.get("bot") || "";
@@ -346,7 +347,17 @@ async function matchesPage(main) {
   if (version) query.set("version", version);
   if (phase) query.set("phase", phase);
   if (faultsOnly) query.set("faults", "true");
-  const [status, bots, found] = await Promise.all([api("/status"), api("/bots"), apiPage(`/matches?${query}`)]);
+  const season = params.get("season") || "";
+  const event = params.get("event") || "";
+  if (season) query.set("season", season);
+  if (event) query.set("event", event);
+  const [status, bots, seasons, events, found] = await Promise.all([
+    api("/status"),
+    api("/bots"),
+    api("/seasons"),
+    api("/events"),
+    apiPage(`/matches?${query}`),
+  ]);
   const versions = bots.filter((b) => !bot || b.name === bot).flatMap((b) => b.versions);
   // A new choice starts again at the first page.
   const submit = (e) => {
@@ -377,8 +388,22 @@ async function matchesPage(main) {
         "label",
         {},
         "Phase ",
-        h("select", { name: "phase", id: "filter-phase", onchange: submit }, ["", "ladder", "final"].map((p) => h("option", { value: p, selected: p === phase }, p || "any"))),
+        h("select", { name: "phase", id: "filter-phase", onchange: submit }, ["", "ladder", "final", "event"].map((p) => h("option", { value: p, selected: p === phase }, p || "any"))),
       ),
+      h(
+        "label",
+        {},
+        "Season ",
+        h("select", { name: "season", id: "filter-season", onchange: submit }, h("option", { value: "" }, "any"), seasons.map((s) => h("option", { value: s.number, selected: String(s.number) === season }, s.title))),
+      ),
+      events.some((e) => e.state !== "scheduled")
+        ? h(
+            "label",
+            {},
+            "Event ",
+            h("select", { name: "event", id: "filter-event", onchange: submit }, h("option", { value: "" }, "any"), events.filter((e) => e.state !== "scheduled").map((e) => h("option", { value: e.name, selected: e.name === event }, e.name))),
+          )
+        : null,
       h(
         "label",
         {},
