@@ -144,6 +144,8 @@ def test_the_leaderboard_sorts_and_draws_its_charts(
         expect(page.get_by_role("heading", name=title)).to_be_visible()
     bars = page.locator("figure.chart").first
     assert bars.locator("svg [aria-label=dot] circle").count() == len(board)
+    # No chart drew Plot's warning sign (a degenerate scale, data it could not place).
+    assert "\u26a0" not in page.locator("main").inner_text()
     shot(page, "leaderboard")
     same_host(watched_page, host)
 

@@ -166,12 +166,14 @@ async function leaderboardPage(main) {
             height: 280,
             marginLeft: 50, // room for "2,400" on the Elo axis
             marginRight: 110,
-            x: { label: "rated matches", grid: true, tickFormat: "d" },
+            // From 0: one refit alone would make an empty domain (and Plot's warning sign).
+            x: { label: "rated matches", grid: true, tickFormat: "d", domain: [0, Math.max(1, ...points.map((d) => d.matches))] },
             y: { label: "Elo", grid: true },
             color: { legend: true, domain: order },
             marks: [
-              Plot.areaY(points, { x: "matches", y1: (d) => d.elo - d.plus_minus, y2: (d) => d.elo + d.plus_minus, fill: "ref", fillOpacity: 0.08 }),
-              Plot.lineY(points, { x: "matches", y: "elo", stroke: "ref", strokeWidth: 2 }),
+              // z named: a series of one point (one refit) is not "high cardinality" to Plot.
+              Plot.areaY(points, { x: "matches", y1: (d) => d.elo - d.plus_minus, y2: (d) => d.elo + d.plus_minus, z: "ref", fill: "ref", fillOpacity: 0.08 }),
+              Plot.lineY(points, { x: "matches", y: "elo", z: "ref", stroke: "ref", strokeWidth: 2 }),
               Plot.dot(points, { x: "matches", y: "elo", fill: "ref", r: 2.5, title: (d) => `${d.ref}: ${fmt(d.elo)} ± ${fmt(d.plus_minus)} after ${d.matches} matches` }),
             ],
             endLabels: { data: points, x: "matches", y: "elo", z: "ref", text: "ref" },

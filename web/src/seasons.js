@@ -101,7 +101,7 @@ async function seasonPage(main, { number }) {
             y: { label: "Elo", grid: true },
             color: { domain: rows.map((r) => r.ref) },
             marks: [
-              Plot.lineY(points, { x: "matches", y: "elo", stroke: "ref", strokeWidth: 2 }),
+              Plot.lineY(points, { x: "matches", y: "elo", z: "ref", stroke: "ref", strokeWidth: 2 }),
               Plot.text(points, Plot.selectLast({ x: "matches", y: "elo", z: "ref", text: "ref", textAnchor: "start", dx: 4 })),
             ],
           }),
