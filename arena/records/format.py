@@ -426,9 +426,19 @@ def event_entry(event: Event) -> dict[str, Any]:
     return {"type": "event", **event.to_dict()}
 
 
-def decision_entry(seat: int, legal: int, action: str, ms: float, fallback: bool) -> dict[str, Any]:
-    """A record entry for a decision: ``legal`` actions were open, ``ms`` it took."""
-    return {
+def decision_entry(
+    seat: int,
+    legal: int,
+    action: str,
+    ms: float,
+    fallback: bool,
+    note: str = "",
+    sdk_fallback: str = "",
+) -> dict[str, Any]:
+    """A record entry for a decision: ``legal`` actions were open, ``ms`` it took. ``note`` (the
+    bot's) and ``sdk_fallback`` (why its SDK played a fallback) are keys only when not empty:
+    a record without them reads as before."""
+    entry: dict[str, Any] = {
         "type": "decision",
         "seat": seat,
         "legal": legal,
@@ -436,6 +446,11 @@ def decision_entry(seat: int, legal: int, action: str, ms: float, fallback: bool
         "ms": round(ms, 3),
         "fallback": fallback,
     }
+    if note:
+        entry["note"] = note
+    if sdk_fallback:
+        entry["sdk_fallback"] = sdk_fallback
+    return entry
 
 
 def fault_entry(seat: int, kind: str, detail: str) -> dict[str, Any]:

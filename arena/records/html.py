@@ -119,6 +119,9 @@ def _step_data(
         "seat": frame.seat,
         "action": frame.action,
         "fallback": frame.fallback,
+        # The bot's note and its SDK's fallback reason ("" for none): text for textContent.
+        "note": frame.note,
+        "sdk_fallback": frame.sdk_fallback,
         "legal": list(frame.legal),
         "decision": decision,
         "public": public,
@@ -202,15 +205,23 @@ def page_data(rep: Replayed) -> dict[str, Any]:
         )
         for frame in rep.frames
     ]
-    marks = [
-        {"step": st["n"], "seat": f["seat"], "kind": f["kind"], "fallback": False}
-        for st in steps
-        for f in st["faults"]
-    ] + [
-        {"step": st["n"], "seat": st["seat"], "kind": "fallback", "fallback": True}
-        for st in steps
-        if st["fallback"]
-    ]
+    marks = (
+        [
+            {"step": st["n"], "seat": f["seat"], "kind": f["kind"], "fallback": False}
+            for st in steps
+            for f in st["faults"]
+        ]
+        + [
+            {"step": st["n"], "seat": st["seat"], "kind": "fallback", "fallback": True}
+            for st in steps
+            if st["fallback"]
+        ]
+        + [
+            {"step": st["n"], "seat": st["seat"], "kind": "sdk_fallback", "fallback": False}
+            for st in steps
+            if st["sdk_fallback"]
+        ]
+    )
     return {
         "format": DOC_FORMAT,
         "meta": {

@@ -1,0 +1,104 @@
+"""Notes on decisions, end to end (real ``arena match``, real bot processes): ``turn.note``
+reaches the record, ``replay show``, the viewer's document and ``replay verify``; a strategy that
+raises is marked as the SDK's fallback in the record and in ``arena match``'s output."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from arena.records.format import read_record
+from arena.records.html import viewer_document
+
+ARENA = str(Path(sys.executable).parent / "arena")
+
+#: Notes every decision (with an escape sequence and markup in it); raises at its third.
+NOTING = """
+from cardarena import Bot, run_bot
+
+class Noting(Bot):
+    name = "noting"
+    asked = 0
+
+    def choose(self, game, observation, legal):
+        self.asked += 1
+        self.turn.note(f"decision {self.asked} of {len(legal)}\\x1b[31m <b>bold</b>")
+        if self.asked == 3:
+            raise ValueError("my strategy has a bug")
+        return 0
+
+run_bot(Noting())
+"""
+
+
+def _match(tmp_path: Path, *extra: str) -> tuple[subprocess.CompletedProcess[str], Path]:
+    bot = tmp_path / "noting.py"
+    bot.write_text(NOTING)
+    out = tmp_path / "out"
+    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(bot))}"
+    match = ["match", "tennis", "--option", "sets_to_win=1", "--seed", "3", "--no-sandbox"]
+    done = subprocess.run(
+        [ARENA, *match, "--out", str(out), "--bot", command, "--bot", "arena bot random", *extra],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    (record,) = out.glob("*.jsonl.gz")
+    return done, record
+
+
+@pytest.mark.slow
+def test_notes_and_sdk_fallbacks_reach_the_record_and_every_view(tmp_path: Path) -> None:
+    done, record = _match(tmp_path)
+    decisions = [e for e in read_record(record).entries if e.get("type") == "decision"]
+    ours = [(n, e) for n, e in enumerate(decisions) if e["seat"] == 0]
+    theirs = [e for e in decisions if e["seat"] == 1]
+    assert ours and theirs
+    assert all("note" not in e and "sdk_fallback" not in e for e in theirs)
+    # Cleaned: the escape character never reaches a terminal.
+    assert ours[0][1]["note"] == f"decision 1 of {ours[0][1]['legal']}\ufffd[31m <b>bold</b>"
+    third = ours[2][0]
+    assert [n for n, e in ours if "sdk_fallback" in e] == [third]
+    assert ours[2][1]["sdk_fallback"] == "ValueError: my strategy has a bug"
+    assert not ours[2][1]["fallback"]  # a legal answer: no fault, the referee played nothing
+
+    # arena match marks the fallback: how many and where.
+    assert "SDK fallbacks" in done.stdout
+    assert f"seat 0: 1 (decisions {third}); first: ValueError: my strategy has a bug" in done.stdout
+
+    verified = subprocess.run(
+        [ARENA, "replay", "verify", str(record)], capture_output=True, text=True, check=False
+    )
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    shown = subprocess.run(
+        [ARENA, "replay", "show", str(record), "--at", str(third)],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert "  [its SDK fell back after ValueError: my strategy has a bug]" in shown.stdout
+    assert "  note: decision 3 of" in shown.stdout and "\x1b" not in shown.stdout
+
+    doc = viewer_document(record)
+    step = next(s for s in doc["steps"] if s["n"] == third)
+    assert step["note"].startswith("decision 3 of") and step["sdk_fallback"].startswith(
+        "ValueError"
+    )
+    assert {"step": third, "seat": 0, "kind": "sdk_fallback", "fallback": False} in doc["meta"][
+        "marks"
+    ]
+
+
+@pytest.mark.slow
+def test_arena_match_json_lists_the_sdk_fallbacks(tmp_path: Path) -> None:
+    done, record = _match(tmp_path, "--json")
+    seats = json.loads(done.stdout)["seats"]
+    decisions = [e for e in read_record(record).entries if e.get("type") == "decision"]
+    marked = [n for n, e in enumerate(decisions) if e.get("sdk_fallback")]
+    assert len(marked) == 1
+    assert seats[0]["sdk_fallbacks"] == marked and seats[1]["sdk_fallbacks"] == []
