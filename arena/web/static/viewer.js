@@ -297,7 +297,7 @@
         decision.appendChild(el("div", "cav-sdk-fallback", "its SDK fell back after " + st.sdk_fallback));
       }
       if (st.note && (state.seat === "all" || state.seat === st.seat)) {
-        decision.appendChild(el("div", "cav-note", "note: " + st.note));
+        decision.appendChild(el("div", "cav-bot-note", "note: " + st.note));
       }
       var d = st.decision;
       if (d) {

@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
+from arena.host.client import RemoteClient
 from arena.layout import record_name
 from arena.records.format import may_have_notes, read_record, write_record
 from tests.arena.host.serving import Host, hosting
@@ -111,6 +112,11 @@ def test_notes_are_their_authors_only(host: tuple[Host, dict[str, str]], tmp_pat
         assert notes == {s: everyone[s] for s in seats}, who
         assert _doc_notes(doc) == seats, who
         assert ("secret" in str(doc)) == bool(seats), who
+    # arena remote record sends the token it has: an author's own notes come with it.
+    for who, seats in ((None, set()), ("bob", {1, 3})):
+        data = RemoteClient(h.url, tokens[who] if who else None).record(MATCH)
+        (tmp_path / "remote.jsonl.gz").write_bytes(data)
+        assert set(_notes(read_record(tmp_path / "remote.jsonl.gz").entries)) == seats
 
 
 def test_a_record_without_notes_downloads_as_written(tmp_path: Path) -> None:
