@@ -5,30 +5,29 @@ raises is marked as the SDK's fallback in the record and in ``arena match``'s ou
 from __future__ import annotations
 
 import json
-import shlex
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from arena.records.format import read_record
 from arena.records.html import viewer_document
-
-ARENA = str(Path(sys.executable).parent / "arena")
+from tests.sdk.matching import ARENA, play_tennis
 
 #: Notes every decision (with an escape sequence and markup in it); raises at its third.
 NOTING = """
+import itertools
 from cardarena import Bot, run_bot
+
+ASKED = itertools.count(1)
 
 class Noting(Bot):
     name = "noting"
-    asked = 0
 
     def choose(self, game, observation, legal):
-        self.asked += 1
-        self.turn.note(f"decision {self.asked} of {len(legal)}\\x1b[31m <b>bold</b>")
-        if self.asked == 3:
+        n = next(ASKED)
+        self.turn.note(f"decision {n} of {len(legal)}\\x1b[31m <b>bold</b>")
+        if n == 3:
             raise ValueError("my strategy has a bug")
         return 0
 
@@ -36,27 +35,9 @@ run_bot(Noting())
 """
 
 
-def _match(tmp_path: Path, *extra: str) -> tuple[subprocess.CompletedProcess[str], Path]:
-    bot = tmp_path / "noting.py"
-    bot.write_text(NOTING)
-    out = tmp_path / "out"
-    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(bot))}"
-    match = ["match", "tennis", "--option", "sets_to_win=1", "--seed", "3", "--no-sandbox"]
-    done = subprocess.run(
-        [ARENA, *match, "--out", str(out), "--bot", command, "--bot", "arena bot random", *extra],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    (record,) = out.glob("*.jsonl.gz")
-    return done, record
-
-
 @pytest.mark.slow
 def test_notes_and_sdk_fallbacks_reach_the_record_and_every_view(tmp_path: Path) -> None:
-    done, record = _match(tmp_path)
+    done, record = play_tennis(tmp_path, NOTING)
     decisions = [e for e in read_record(record).entries if e.get("type") == "decision"]
     ours = [(n, e) for n, e in enumerate(decisions) if e["seat"] == 0]
     theirs = [e for e in decisions if e["seat"] == 1]
@@ -96,7 +77,7 @@ def test_notes_and_sdk_fallbacks_reach_the_record_and_every_view(tmp_path: Path)
 
 @pytest.mark.slow
 def test_arena_match_json_lists_the_sdk_fallbacks(tmp_path: Path) -> None:
-    done, record = _match(tmp_path, "--json")
+    done, record = play_tennis(tmp_path, NOTING, "--json")
     seats = json.loads(done.stdout)["seats"]
     decisions = [e for e in read_record(record).entries if e.get("type") == "decision"]
     marked = [n for n, e in enumerate(decisions) if e.get("sdk_fallback")]
