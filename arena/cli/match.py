@@ -319,7 +319,13 @@ def format_series(played: Sequence[CommandMatch], commands: Sequence[str]) -> st
     lines = []
     for n, m in enumerate(played, 1):
         result = m.outcome.result
-        lines.append(f"{n:>3}. {m.outcome.spec.match_id}: {result.summary} [{result.reason}]")
+        line = f"{n:>3}. {m.outcome.spec.match_id}: {result.summary} [{result.reason}]"
+        fell = [
+            f"seat {p.seat} at {', '.join(map(str, at))}"
+            for p in m.outcome.players
+            if (at := sdk_fallbacks(m.outcome.entries, p.seat))
+        ]
+        lines.append(line + (f" [SDK fallbacks: {'; '.join(fell)}]" if fell else ""))
     lines.append(
         f"{len(played)} matches on one process per seat (records in {played[0].record.parent}):"
     )

@@ -15,7 +15,8 @@ def play_tennis(
     tmp_path: Path, source: str, *extra: str, first: bool = True
 ) -> tuple[subprocess.CompletedProcess[str], Path]:
     """Play the bot of ``source`` (at seat 0 when ``first``, else 1); ``extra``: more of
-    ``arena match``'s arguments. The finished process (exit status 0 asserted) and the record."""
+    ``arena match``'s arguments. The finished process (exit status 0 asserted) and the record
+    (the first match's, with ``--games N``)."""
     bot = tmp_path / "bot_under_test.py"
     bot.write_text(source)
     out = tmp_path / "out"
@@ -30,5 +31,6 @@ def play_tennis(
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    (record,) = out.glob("*.jsonl.gz")
-    return done, record
+    records = sorted(out.glob("*.jsonl.gz"))
+    assert records and ("--games" in extra or len(records) == 1), records
+    return done, records[0]

@@ -83,3 +83,14 @@ def test_arena_match_json_lists_the_sdk_fallbacks(tmp_path: Path) -> None:
     marked = [n for n, e in enumerate(decisions) if e.get("sdk_fallback")]
     assert len(marked) == 1
     assert seats[0]["sdk_fallbacks"] == marked and seats[1]["sdk_fallbacks"] == []
+
+
+@pytest.mark.slow
+def test_a_series_marks_the_matches_with_sdk_fallbacks(tmp_path: Path) -> None:
+    # One process for both matches: its third decision of all is in the first match only.
+    done, record = play_tennis(tmp_path, NOTING, "--games", "2")
+    decisions = [e for e in read_record(record).entries if e.get("type") == "decision"]
+    (at,) = [n for n, e in enumerate(decisions) if e.get("sdk_fallback")]
+    lines = done.stdout.splitlines()
+    assert lines[0].endswith(f"[SDK fallbacks: seat 0 at {at}]"), lines[0]
+    assert "SDK fallbacks" not in lines[1]
