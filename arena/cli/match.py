@@ -110,6 +110,31 @@ def format_answer_times(times: AnswerTimes) -> str:
     )
 
 
+def sdk_fallbacks(entries: Sequence[Mapping[str, JSON]], seat: int) -> list[int]:
+    """The decisions (numbered from 0, as ``arena replay show --at`` takes them) where ``seat``'s
+    SDK played a fallback after its strategy raised or gave a bad index (the answer said so)."""
+    decisions = [e for e in entries if e.get("type") == "decision"]
+    return [n for n, e in enumerate(decisions) if e["seat"] == seat and e.get("sdk_fallback")]
+
+
+def sdk_fallback_lines(played: CommandMatch) -> list[str]:
+    """A line per seat whose SDK fell back: how many times, at which decisions, the first why."""
+    entries = played.outcome.entries
+    decisions = [e for e in entries if e.get("type") == "decision"]
+    lines = []
+    for p in played.outcome.players:
+        numbers = sdk_fallbacks(entries, p.seat)
+        if numbers:
+            first = decisions[numbers[0]].get("sdk_fallback")
+            lines.append(
+                f"  seat {p.seat}: {len(numbers)} (decisions {', '.join(map(str, numbers))}); "
+                f"first: {first}"
+            )
+    if not lines:
+        return []
+    return ["SDK fallbacks (the strategy failed; `arena replay show RECORD --at N`):", *lines]
+
+
 def format_outcome(played: CommandMatch, commands: Sequence[str]) -> str:
     """The result as printed by ``arena match``."""
     outcome = played.outcome
@@ -149,6 +174,7 @@ def format_outcome(played: CommandMatch, commands: Sequence[str]) -> str:
             tail = last_line(played.logs[seat])
             lines.append(f"  seat {seat} output ({played.logs[seat]}): {tail or '(none)'}")
     lines.extend(log_notes(played.logs))
+    lines.extend(sdk_fallback_lines(played))
     lines.append(format_answer_times(answer_times(outcome.entries)))
     lines.append(f"record: {played.record}")
     return "\n".join(lines)
@@ -172,6 +198,7 @@ def outcome_json(played: CommandMatch, commands: Sequence[str]) -> dict[str, JSO
             "faults": [{"kind": f.kind, "detail": f.detail} for f in faults],
             "forfeited": result.forfeited_by == p.seat,
             "answer_time": answer_times(outcome.entries, p.seat).to_dict(),
+            "sdk_fallbacks": list[JSON](sdk_fallbacks(outcome.entries, p.seat)),
             "log": str(played.logs[p.seat]),
         }
         if any(f.kind in GONE for f in faults):  # as the summary: its own output says why
@@ -292,7 +319,13 @@ def format_series(played: Sequence[CommandMatch], commands: Sequence[str]) -> st
     lines = []
     for n, m in enumerate(played, 1):
         result = m.outcome.result
-        lines.append(f"{n:>3}. {m.outcome.spec.match_id}: {result.summary} [{result.reason}]")
+        line = f"{n:>3}. {m.outcome.spec.match_id}: {result.summary} [{result.reason}]"
+        fell = [
+            f"seat {p.seat} at {', '.join(map(str, at))}"
+            for p in m.outcome.players
+            if (at := sdk_fallbacks(m.outcome.entries, p.seat))
+        ]
+        lines.append(line + (f" [SDK fallbacks: {'; '.join(fell)}]" if fell else ""))
     lines.append(
         f"{len(played)} matches on one process per seat (records in {played[0].record.parent}):"
     )

@@ -291,8 +291,9 @@ class RemoteClient:
         return self._json(_MATCH, "GET", f"/matches/{_segment(match_id)}", auth="none")
 
     def record(self, match_id: str) -> bytes:
-        """The match's record (``.jsonl.gz``), once every rotation of its deal is played."""
-        return self._request("GET", f"/matches/{_segment(match_id)}/record", auth="none")
+        """The match's record (``.jsonl.gz``), once every rotation of its deal is played; with
+        the client's token, the notes of its author's seats stay in it."""
+        return self._request("GET", f"/matches/{_segment(match_id)}/record", auth="optional")
 
     def register(self, name: str, invite_code: str) -> NewToken:
         """A new author, with the competition's invite code; the token is shown this once."""

@@ -32,6 +32,7 @@ from cardarena.messages import (
     Rejected,
     ServerMessage,
     Welcome,
+    clean_note,
 )
 from google.protobuf.message import DecodeError
 
@@ -62,9 +63,10 @@ from engine import Action, Event, Observation, OptionValue, Result
 def bot_bytes_to_plain(data: bytes) -> BotMessage:
     """Decode what a bot sent, from its wire bytes (as the server reads them).
 
-    The usual message, an Action with an index, is read in C when the C module is built, without
-    building a protobuf message to read it (the server reads every answer cold; figures in
-    docs/performance.md, under "The C module"). Anything else goes through protobuf. Bytes that
+    The usual message, an Action with an index and nothing else, is read in C when the C module
+    is built, without building a protobuf message to read it (the server reads every answer
+    cold; figures in docs/performance.md, under "The C module"). Anything else, such as an
+    answer with a note, goes through protobuf. Bytes that
     are no BotMessage are :class:`Garbage`, which the bot is told about.
     """
     accel = wireformat.ACCEL
@@ -85,11 +87,14 @@ def bot_proto_to_plain(msg: pb.BotMessage) -> BotMessage:
     if kind == "action":
         a = msg.action
         choice = a.WhichOneof("choice")
+        # A note or fallback reason is cleaned and cut here, never a fault (docs/protocol.md).
+        note = clean_note(a.note) if a.note else ""
+        fallback = clean_note(a.sdk_fallback) if a.sdk_fallback else ""
         if choice == "index":
-            return Answer(a.request_id, index=a.index)
+            return Answer(a.request_id, a.index, None, note, fallback)
         if choice == "text":
-            return Answer(a.request_id, text=a.text)
-        return Answer(a.request_id)
+            return Answer(a.request_id, None, a.text, note, fallback)
+        return Answer(a.request_id, None, None, note, fallback)
     if kind == "ping":
         return Ping(msg.ping.nonce)
     if kind == "hello":

@@ -19,10 +19,10 @@ import os
 import stat
 import sys
 import zlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Container, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Final
 
 from arena.errors import ArenaError
 from arena.layout import TEMP_SUFFIX, write_atomically
@@ -148,6 +148,53 @@ class Record:
         for i, e in enumerate(self.entries):
             if e.get("type") == "decision":
                 yield i, e
+
+
+#: A decision's keys that are its bot's own (on a competition, its author's only): its note and
+#: its SDK's fallback reason (docs/protocol.md, "Notes").
+NOTE_KEYS: Final = ("note", "sdk_fallback")
+
+
+_NOTE_MARKS = tuple(f'"{k}":'.encode() for k in NOTE_KEYS)
+
+
+def may_have_notes(path: Path) -> bool:
+    """Whether the record file at ``path`` may hold a note: a key of :data:`NOTE_KEYS` in what
+    its bytes decompress to, however far that goes (a truncated file too). Never wrong when it
+    says ``False``; cheaper than reading the record, and true of no record written before notes
+    (a note's text may make it say ``True`` needlessly: its quotes are escaped, not its words)."""
+    d = zlib.decompressobj(_GZIP_WBITS)
+    seen = b""
+    try:
+        with path.open("rb") as f:
+            pending = f.read(_READ_BYTES)
+            while pending:
+                seen = seen[-16:] + d.decompress(pending)
+                if any(mark in seen for mark in _NOTE_MARKS):
+                    return True
+                if d.eof and d.unused_data:  # another gzip member follows
+                    pending, d = d.unused_data, zlib.decompressobj(_GZIP_WBITS)
+                else:
+                    pending = f.read(_READ_BYTES)
+    except zlib.error:
+        pass  # not gzip past here: nothing more a reader could decompress
+    return False
+
+
+def without_notes(record: Record, keep: Container[int] = ()) -> Record | None:
+    """``record`` without the notes of the seats not in ``keep`` (:data:`NOTE_KEYS`), or
+    ``None`` when it has none to take out. What is left verifies as the original did."""
+
+    def private(e: dict[str, Any]) -> bool:
+        return e.get("type") == "decision" and e.get("seat") not in keep
+
+    if not any(private(e) and k in e for e in record.entries for k in NOTE_KEYS):
+        return None
+    entries = [
+        {k: v for k, v in e.items() if k not in NOTE_KEYS} if private(e) else e
+        for e in record.entries
+    ]
+    return Record(record.header, entries, record.result)
 
 
 def _shown(value: Any, limit: int = 40) -> str:
@@ -426,9 +473,19 @@ def event_entry(event: Event) -> dict[str, Any]:
     return {"type": "event", **event.to_dict()}
 
 
-def decision_entry(seat: int, legal: int, action: str, ms: float, fallback: bool) -> dict[str, Any]:
-    """A record entry for a decision: ``legal`` actions were open, ``ms`` it took."""
-    return {
+def decision_entry(
+    seat: int,
+    legal: int,
+    action: str,
+    ms: float,
+    fallback: bool,
+    note: str = "",
+    sdk_fallback: str = "",
+) -> dict[str, Any]:
+    """A record entry for a decision: ``legal`` actions were open, ``ms`` it took. ``note`` (the
+    bot's) and ``sdk_fallback`` (why its SDK played a fallback) are keys only when not empty:
+    a record without them reads as before."""
+    entry: dict[str, Any] = {
         "type": "decision",
         "seat": seat,
         "legal": legal,
@@ -436,6 +493,11 @@ def decision_entry(seat: int, legal: int, action: str, ms: float, fallback: bool
         "ms": round(ms, 3),
         "fallback": fallback,
     }
+    if note:
+        entry["note"] = note
+    if sdk_fallback:
+        entry["sdk_fallback"] = sdk_fallback
+    return entry
 
 
 def fault_entry(seat: int, kind: str, detail: str) -> dict[str, Any]:

@@ -29,19 +29,21 @@ from __future__ import annotations
 import html
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from arena.errors import ArenaError
 from arena.layout import write_atomically
+from arena.records.format import read_record, without_notes
 from arena.records.view import (
     Frame,
     Replayed,
     event_text,
     load_replay,
     presentation,
+    replayed_from_record,
     result_lines,
 )
 
@@ -119,6 +121,9 @@ def _step_data(
         "seat": frame.seat,
         "action": frame.action,
         "fallback": frame.fallback,
+        # The bot's note and its SDK's fallback reason ("" for none): text for textContent.
+        "note": frame.note,
+        "sdk_fallback": frame.sdk_fallback,
         "legal": list(frame.legal),
         "decision": decision,
         "public": public,
@@ -202,15 +207,23 @@ def page_data(rep: Replayed) -> dict[str, Any]:
         )
         for frame in rep.frames
     ]
-    marks = [
-        {"step": st["n"], "seat": f["seat"], "kind": f["kind"], "fallback": False}
-        for st in steps
-        for f in st["faults"]
-    ] + [
-        {"step": st["n"], "seat": st["seat"], "kind": "fallback", "fallback": True}
-        for st in steps
-        if st["fallback"]
-    ]
+    marks = (
+        [
+            {"step": st["n"], "seat": f["seat"], "kind": f["kind"], "fallback": False}
+            for st in steps
+            for f in st["faults"]
+        ]
+        + [
+            {"step": st["n"], "seat": st["seat"], "kind": "fallback", "fallback": True}
+            for st in steps
+            if st["fallback"]
+        ]
+        + [
+            {"step": st["n"], "seat": st["seat"], "kind": "sdk_fallback", "fallback": False}
+            for st in steps
+            if st["sdk_fallback"]
+        ]
+    )
     return {
         "format": DOC_FORMAT,
         "meta": {
@@ -252,11 +265,17 @@ def _js_exact(data: Any) -> Any:
     return data
 
 
-def viewer_document(record_path: Path) -> dict[str, Any]:
+def viewer_document(record_path: Path, notes_of: Container[int] | None = None) -> dict[str, Any]:
     """Read, verify and replay ``record_path`` (``RecordError`` if it does not verify) and
     return the viewer's document, every number exact in JavaScript: what the host serves as
-    ``/api/v1/matches/{id}/viewer`` and what :func:`render_page` inlines."""
-    data: dict[str, Any] = _js_exact(page_data(load_replay(record_path)))
+    ``/api/v1/matches/{id}/viewer`` and what :func:`render_page` inlines. With ``notes_of``,
+    only those seats' notes stay in it (a competition shows a note to its bot's author only)."""
+    if notes_of is None:
+        rep = load_replay(record_path)
+    else:
+        record = read_record(record_path)
+        rep = replayed_from_record(without_notes(record, notes_of) or record, str(record_path))
+    data: dict[str, Any] = _js_exact(page_data(rep))
     return data
 
 

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeGuard
 
+from cardarena.messages import clean_note
+
 from arena.policy import FAULT_POLICIES, STRIKES_TO_FORFEIT, forfeit_reason
 from arena.records.format import CONNECTION_EVENTS, Record, RecordError, read_record
 from engine import EngineError, MatchState, get_game
@@ -32,7 +34,9 @@ _HEADER_KEYS = frozenset(
 )
 _SEAT_KEYS = frozenset({"seat", "seat_name", "bot_name", "bot_version"})
 _TIME_CONTROL_KEYS = frozenset({"move_ms", "bank_ms"})
-_DECISION_KEYS = frozenset({"type", "seat", "legal", "action", "ms", "fallback"})
+_DECISION_KEYS = frozenset(
+    {"type", "seat", "legal", "action", "ms", "fallback", "note", "sdk_fallback"}
+)
 _FAULT_KEYS = frozenset({"type", "seat", "kind", "detail"})
 _CONNECTION_KEYS = frozenset({"type", "seat", "event", "session"})
 #: The result line holds the engine's result (``Result.to_dict()``) plus this.
@@ -272,6 +276,11 @@ def _check_decision(
     fallback = entry.get("fallback")
     if not isinstance(fallback, bool):
         raise RecordError(f"{where}: line {line}: decision's fallback is not true or false")
+    for key in ("note", "sdk_fallback"):
+        text = entry.get(key, "")
+        # As the server keeps them: cleaned and cut (a viewer must never meet raw controls).
+        if not isinstance(text, str) or text != clean_note(text):
+            raise RecordError(f"{where}: line {line}: decision's {key} is not a cleaned note")
     if book.due is not None:
         raise RecordError(
             f"{where}: line {line}: decision after the fault on line {book.due_line} forfeited "

@@ -52,6 +52,10 @@ class Frame:
     events: tuple[tuple[int, Event], ...]
     #: Fault entries recorded since the previous frame.
     faults: tuple[Mapping[str, Any], ...]
+    #: The deciding bot's note on this decision ("" for none).
+    note: str = ""
+    #: Why the bot's SDK played a fallback instead of its strategy's choice ("" if it did not).
+    sdk_fallback: str = ""
 
     @property
     def is_end(self) -> bool:
@@ -136,6 +140,8 @@ def replayed_from_record(record: Record, where: str = "record") -> Replayed:
                 **_views(state),
                 events=new_events,
                 faults=faults_until(step.entry_index),
+                note=str(step.entry.get("note", "")),
+                sdk_fallback=str(step.entry.get("sdk_fallback", "")),
             )
         )
         last_entry = step.entry_index
@@ -350,6 +356,10 @@ def render_frame(rep: Replayed, frame: Frame, seat: int | None = ALL) -> str:
         lines.append(f"legal ({len(frame.legal)}): {legal}")
         note = "  [played by the referee: fault fallback]" if frame.fallback else ""
         lines.append(f"{who} chose {frame.action}{note}")
+        if frame.sdk_fallback:
+            lines.append(f"  [its SDK fell back after {frame.sdk_fallback}]")
+        if frame.note:
+            lines.append(f"  note: {frame.note}")
     else:
         assert frame.seat is not None
         lines.append(f"{names[frame.seat]} decides (its choice shows in the next events)")

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Sequence
 
 import structlog
 from cardarena import messages, rpc
-from cardarena.messages import ErrorInfo, FaultInfo
+from cardarena.messages import Answer, ErrorInfo, FaultInfo
 
 from arena.policy import ERROR_CODE, FAULT_POLICIES, RECONNECT_GRACE, FaultKind, forfeit_reason
 from arena.protocol import codec
@@ -54,6 +54,11 @@ from engine import (
 )
 
 log = structlog.get_logger("arena.referee")
+
+
+#: A decision as the referee logs it (:func:`decision_entry`'s arguments): seat, legal count,
+#: action, ms, fallback, and the bot's note and SDK fallback reason when its answer had either.
+_Decided = tuple[int, int, str, float, bool] | tuple[int, int, str, float, bool, str, str]
 
 
 class LiveMatch:
@@ -98,7 +103,7 @@ class LiveMatch:
         # The record's entries so far, in the order they happened: an engine Event, a decision
         # as (seat, legal count, action text, ms, fallback), or a fault's entry. Events and
         # decisions become dicts when the match ends (entries()), not while a bot waits.
-        self._log_entries: list[Event | tuple[int, int, str, float, bool] | dict[str, JSON]] = []
+        self._log_entries: list[Event | _Decided | dict[str, JSON]] = []
         #: Set once every seat is connected (or known crashed).
         self.ready = asyncio.Event()
         self._sent = 0  # events already distributed
@@ -433,7 +438,7 @@ class LiveMatch:
         if answer.index is not None:
             # Never negative over gRPC (uint32), but an Answer made in-process could be.
             if 0 <= answer.index < len(legal):
-                return self._decided(seat, legal[answer.index], len(legal), ms, False)
+                return self._decided(seat, legal[answer.index], len(legal), ms, False, answer)
             problem = f"index {answer.index} is out of range (0..{len(legal) - 1})"
             self.charge(seat, FaultKind.ILLEGAL, problem, rid)
         elif answer.text is not None:
@@ -447,10 +452,10 @@ class LiveMatch:
                 why = err.reason if isinstance(err, IllegalActionError) else str(err)
                 self.charge(seat, FaultKind.ILLEGAL, public, rid, private=f"{text}: {why}")
             else:
-                return self._decided(seat, chosen, len(legal), ms, False)
+                return self._decided(seat, chosen, len(legal), ms, False, answer)
         else:
             self.charge(seat, FaultKind.GARBAGE, "an Action with neither index nor text", rid)
-        return self._fallback(state, seat, ms)
+        return self._fallback(state, seat, ms, answer)
 
     def _arm(self, loop: asyncio.AbstractEventLoop, deadline: float) -> None:
         """Expire the pending decision at ``deadline`` (loop clock).
@@ -502,13 +507,29 @@ class LiveMatch:
             json=hello is None or not hello.omit_json,
         )
 
-    def _fallback(self, state: MatchState, seat: int, ms: float) -> Action | None:
+    def _fallback(
+        self, state: MatchState, seat: int, ms: float, answer: Answer | None = None
+    ) -> Action | None:
         if self.forfeit_due is not None:
             return None
-        return self._decided(seat, state.fallback_action(), len(state.legal_actions()), ms, True)
+        legal = len(state.legal_actions())
+        return self._decided(seat, state.fallback_action(), legal, ms, True, answer)
 
-    def _decided(self, seat: int, action: Action, legal: int, ms: float, fallback: bool) -> Action:
-        self._log_entries.append((seat, legal, action.text, ms, fallback))
+    def _decided(
+        self,
+        seat: int,
+        action: Action,
+        legal: int,
+        ms: float,
+        fallback: bool,
+        answer: Answer | None = None,
+    ) -> Action:
+        """Log the decision; the bot's note and SDK fallback reason, when its answer had any."""
+        if answer is not None and (answer.note or answer.sdk_fallback):
+            entry = (seat, legal, action.text, ms, fallback, answer.note, answer.sdk_fallback)
+            self._log_entries.append(entry)
+        else:
+            self._log_entries.append((seat, legal, action.text, ms, fallback))
         return action
 
     def entries(self) -> list[dict[str, JSON]]:

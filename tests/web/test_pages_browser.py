@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.arena.host.processes import GOOD_BOT, Host, competition_config
+from tests.arena.host.processes import Host, competition_config
 from tests.waiting import wait_until
 from tests.web.conftest import WatchedPage
 
@@ -29,6 +29,15 @@ CONFIG = competition_config("whist-cup")
 # Fails its validation, saying so in markup that must show as text, never as HTML.
 BROKEN_BOT = b"import sys\nprint('<b>no model</b> file', file=sys.stderr)\nsys.exit(3)\n"
 RULES_BOT = b"from arena.cli.main import main\nmain(['bot', 'rules'])\n"
+# Alice's bot notes every decision: the match page shows her notes to her only.
+NOTE = "alice thinks <b>hard</b>"
+NOTING_BOT = f"""from cardarena import RandomBot, run_bot
+class Noting(RandomBot):
+    def choose(self, game, observation, legal):
+        self.turn.note({NOTE!r})
+        return super().choose(game, observation, legal)
+run_bot(Noting())
+""".encode()
 
 
 @dataclass
@@ -47,7 +56,7 @@ def competition(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Competitio
     try:
         tokens = {name: host.add_author(name) for name in ("alice", "bob", "carol")}
         for author, bot, code in (
-            ("alice", "alpha", GOOD_BOT),
+            ("alice", "alpha", NOTING_BOT),
             ("bob", "beta", RULES_BOT),
             ("carol", "gamma", BROKEN_BOT),
         ):
@@ -257,7 +266,27 @@ def test_a_match_steps_to_its_end_beside_the_authors_seat_logs(
     page.keyboard.press("ArrowLeft")
     expect(label).to_have_text(re.compile(rf"\b{total - 1}\s*/\s*{total}\b"))
     shot(page, "match")
+    _her_notes_to_her_only(page, host, competition.tokens["alice"], match["match_id"], mine)
     same_host(watched_page, host)
+
+
+def _her_notes_to_her_only(
+    page: Page, host: Host, token: str, match_id: str, mine: list[int]
+) -> None:
+    """At a decision of one of Alice's seats the panel shows her note, as text; signed out, the
+    same page shows none."""
+    with host.client(token) as c:
+        doc = c.get(f"/api/v1/matches/{match_id}/viewer").json()
+    step = next(s["n"] for s in doc["steps"] if s["seat"] in mine)
+    page.evaluate(f"location.hash = '#step={step}&seat=all'")
+    expect(page.locator(".cav-bot-note")).to_have_text(f"note: {NOTE}")
+    expect(page.locator(".cav-decision b")).to_have_count(0)
+    page.evaluate("localStorage.clear()")
+    page.reload()
+    expect(page.locator("#page[data-ready='1']")).to_have_count(1, timeout=30_000)
+    expect(page.locator(".cav-step-label")).to_have_text(re.compile(rf"\b{step}\s*/"))
+    expect(page.locator(".cav-choice")).to_be_visible()
+    expect(page.locator(".cav-bot-note")).to_have_count(0)
 
 
 def test_pages_are_served_with_a_policy_that_keeps_them_on_the_host(

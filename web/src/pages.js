@@ -476,7 +476,8 @@ async function matchPage(main, args) {
     stage.append(empty("The replay is published once every rotation of this deal has been played."));
   } else {
     try {
-      const doc = await api(`/matches/${encodeURIComponent(id)}/viewer`);
+      // Signed in: the viewer shows the notes of the author's own seats (nobody else's).
+      const doc = await api(`/matches/${encodeURIComponent(id)}/viewer`, { auth: true });
       const el = h("div", { id: "viewer" });
       stage.append(el);
       window.CardArenaViewer.mount(el, doc, { hash: true });

@@ -12,12 +12,22 @@ from fastapi import APIRouter, Depends, HTTPException, Query, Response
 from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse
 
 from arena.errors import ArenaError
-from arena.host.api.deps import MAX_ID, PREFIX, Authed, Host, HostState, MatchId, SeatNumber
+from arena.host.api.deps import (
+    MAX_ID,
+    PREFIX,
+    Authed,
+    Host,
+    HostState,
+    MatchId,
+    SeatNumber,
+    Viewer,
+)
 from arena.host.api.errors import gone_if_pruned
 from arena.host.api.views import finished_match, match_out, read_text, record_public
 from arena.host.apitypes import MatchOut
-from arena.host.store import Phase
+from arena.host.store import Author, Phase
 from arena.layout import LOGS_DIR, seat_log_name
+from arena.records.format import may_have_notes, read_record, record_bytes, without_notes
 from arena.records.html import viewer_document
 
 router = APIRouter(prefix=PREFIX)
@@ -74,22 +84,45 @@ def match(match_id: MatchId, host: Host) -> MatchOut:
     response_class=FileResponse,
     responses={200: {"content": {"application/gzip": {}}}},
 )
-def record(match_id: MatchId, host: Host) -> FileResponse:
+def record(match_id: MatchId, host: Host, who: Viewer) -> Response:
+    """The match's record. The bots' notes on their decisions are their authors' own: each is
+    taken out unless the request carries its author's token (the rest still verifies)."""
     path = _public_record(host, match_id)
     if not path.is_file():
         raise HTTPException(404, f"the record of {match_id} is gone")
-    return FileResponse(path, media_type="application/gzip", filename=path.name)
+    kept = None
+    if may_have_notes(path):
+        try:
+            kept = without_notes(read_record(path), _own_seats(host, match_id, who))
+        except ArenaError as err:
+            raise HTTPException(404, f"the record of {match_id} cannot be read: {err}") from None
+    if kept is None:  # no note another may not see: the file as written
+        return FileResponse(path, media_type="application/gzip", filename=path.name)
+    return Response(
+        record_bytes(kept.header, kept.entries, kept.result),
+        media_type="application/gzip",
+        headers={"Content-Disposition": f'attachment; filename="{path.name}"'},
+    )
 
 
 @router.get("/matches/{match_id}/viewer")
-def viewer(match_id: MatchId, host: Host) -> JSONResponse:
+def viewer(match_id: MatchId, host: Host, who: Viewer) -> JSONResponse:
     """The replay viewer's document of the match (``arena replay html``'s data), on the
-    record's terms: once every rotation of its deal is played."""
+    record's terms: once every rotation of its deal is played; with the notes of the request's
+    author's seats only (none without a token)."""
     try:
-        doc = viewer_document(_public_record(host, match_id))
+        doc = viewer_document(_public_record(host, match_id), _own_seats(host, match_id, who))
     except ArenaError as err:
         raise HTTPException(404, f"the record of {match_id} cannot be shown: {err}") from None
     return JSONResponse(doc)
+
+
+def _own_seats(host: HostState, match_id: str, who: Author | None) -> set[int]:
+    """The seats of ``match_id`` that ``who``'s bots played (none for an anonymous visitor)."""
+    if who is None:
+        return set()
+    seats = finished_match(host.store, match_id).seats
+    return {s for s, v in enumerate(seats) if host.store.version(v).author_id == who.id}
 
 
 @router.get("/matches/{match_id}/logs/{seat}", response_class=PlainTextResponse)

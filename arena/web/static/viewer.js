@@ -246,10 +246,13 @@
     range.addEventListener("input", function () { go(parseInt(range.value, 10)); });
     var ticks = el("div", "cav-ticks");
     meta.marks.forEach(function (m) {
-      var t = el("span", "cav-fault-mark " + (m.fallback ? "cav-mark-fallback" : "cav-mark-fault"));
+      var sdk = m.kind === "sdk_fallback";
+      var t = el("span", "cav-fault-mark " +
+        (m.fallback ? "cav-mark-fallback" : sdk ? "cav-mark-sdk-fallback" : "cav-mark-fault"));
       t.style.left = (last ? (100 * m.step / last) : 0) + "%";
       t.title = "step " + m.step + ": " + seatName(m.seat) + " " +
-        (m.fallback ? "played by the referee (fallback)" : "fault: " + m.kind);
+        (m.fallback ? "played by the referee (fallback)"
+          : sdk ? "its SDK fell back after an exception" : "fault: " + m.kind);
       t.dataset.step = String(m.step);
       t.addEventListener("click", function () { go(m.step); });
       ticks.appendChild(t);
@@ -289,6 +292,13 @@
         line.textContent = who + " to move (its choice shows in the next step's events).";
       }
       decision.appendChild(line);
+      // The bot's own words: text nodes only (a note is the bot's, never markup).
+      if (st.sdk_fallback && (state.seat === "all" || state.seat === st.seat)) {
+        decision.appendChild(el("div", "cav-sdk-fallback", "its SDK fell back after " + st.sdk_fallback));
+      }
+      if (st.note && (state.seat === "all" || state.seat === st.seat)) {
+        decision.appendChild(el("div", "cav-bot-note", "note: " + st.note));
+      }
       var d = st.decision;
       if (d) {
         var t = "time used " + fmtMs(d.ms);

@@ -11,7 +11,7 @@ import random
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from cardarena.messages import Action, Result
@@ -36,10 +36,23 @@ class Turn:
     bank_ms: int
     #: ``time.monotonic()`` when the request arrived: the deadline runs from then.
     received: float
+    #: The notes :meth:`note` was given for this decision, in order.
+    notes: list[str] = field(default_factory=list)
 
     def elapsed_ms(self) -> float:
         """Milliseconds since the request arrived."""
         return (time.monotonic() - self.received) * 1000.0
+
+    def note(self, text: str) -> None:
+        """Attach ``text`` to this decision's answer: why the bot chose it, for its author. It
+        is kept in the match's record and shown by ``arena replay show`` and the viewer (on a
+        competition to the bot's author only). Several calls are joined with "; "; the whole
+        is cut at 500 bytes of UTF-8, control characters replaced."""
+        self.notes.append(str(text))
+
+    def note_text(self) -> str:
+        """The notes given so far, joined ("" for none)."""
+        return "; ".join(self.notes)
 
 
 class Bot(ABC):

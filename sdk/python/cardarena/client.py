@@ -233,8 +233,9 @@ class _Stream:
         self.playing: dict[str, tuple[int, dict[str, str]]] = {}
         self.events = bot.wants_events()
 
-    def decide(self, msg: messages.Decision, received: float) -> int:
-        """The bot's answer to ``msg`` (its events first, to a bot with an event hook)."""
+    def decide(self, msg: messages.Decision, received: float) -> rpc.BotMessage:
+        """The bot's answer to ``msg`` (its events first, to a bot with an event hook): its
+        choice, its note, and why the SDK fell back when it did."""
         bot = self.bot
         for event in msg.events:
             _on_event(bot, event)
@@ -244,7 +245,10 @@ class _Stream:
         )
         # Kept by the run, not the stream: a reconnection does not restart the count.
         number = self.run.asked[msg.match_id] = self.run.asked.get(msg.match_id, 0) + 1
-        return _choose(bot, msg, number)
+        turn = bot.turn
+        index, why = choose_with_reason(bot, msg, number)
+        note = turn.note_text() if turn is not None else ""
+        return codec.answer_to_proto(msg.request_id, index=index, note=note, sdk_fallback=why)
 
     def take(self, msg: object) -> str | None:
         """Any message but a Decision; why to stop the stream, or ``None`` to read on."""
@@ -321,8 +325,7 @@ async def _play(
                 received = time.monotonic()  # a decision's deadline runs from its arrival
                 msg = codec.proto_to_plain(cast(rpc.ServerMessage, raw), events=stream.events)
                 if isinstance(msg, messages.Decision):
-                    index = stream.decide(msg, received)
-                    await call.write(codec.answer_to_proto(msg.request_id, index=index))
+                    await call.write(stream.decide(msg, received))
                     run.decisions += 1
                 elif (why := stream.take(msg)) is not None:
                     return stream.welcomed, why, stream.resume
@@ -348,10 +351,17 @@ def _on_event(bot: Bot, event: messages.EventInfo) -> None:
 
 
 def _choose(bot: Bot, decision: messages.Decision, number: int = 0) -> int:
-    """The bot's choice; a strategy error or a bad index falls back to the first action, so a
-    bug costs one move, not the match. The log line names the match, the request (``arena
-    replay ask`` finds the decision from it) and ``number``, the bot's count of the decisions it
-    was asked in the match, from 1."""
+    """The bot's choice (:func:`choose_with_reason`'s index)."""
+    return choose_with_reason(bot, decision, number)[0]
+
+
+def choose_with_reason(bot: Bot, decision: messages.Decision, number: int = 0) -> tuple[int, str]:
+    """The bot's choice, and why the SDK played a fallback instead ("" when it did not): a
+    strategy error or a bad index falls back to the first action, so a bug costs one move, not
+    the match. The reason goes in the answer (``Action.sdk_fallback``): the record and ``arena
+    match`` mark the decision. The log line names the match, the request (``arena replay ask``
+    finds the decision from it) and ``number``, the bot's count of the decisions it was asked in
+    the match, from 1."""
     try:
         index = bot.choose(decision.game, decision.observation, decision.legal)
     except Exception as err:
@@ -364,7 +374,7 @@ def _choose(bot: Bot, decision: messages.Decision, number: int = 0) -> int:
             request_id=decision.request_id,
             decision=number,
         )
-        return 0
+        return 0, f"{type(err).__name__}: {err}"
     if not isinstance(index, int) or not 0 <= index < len(decision.legal):
         log.warning(
             "bot.choose returned a bad index; playing the first legal action",
@@ -373,5 +383,5 @@ def _choose(bot: Bot, decision: messages.Decision, number: int = 0) -> int:
             request_id=decision.request_id,
             decision=number,
         )
-        return 0
-    return index
+        return 0, f"bad index: {index!r}"
+    return index, ""

@@ -28,6 +28,7 @@ from cardarena.messages import (
     ServerMessage,
     TimeControl,
     Welcome,
+    clean_note,
 )
 from cardarena.observations import observation_dict
 
@@ -66,14 +67,24 @@ def hello_to_proto(hello: Hello) -> pb.BotMessage:
 
 
 def answer_to_proto(
-    request_id: int, index: int | None = None, text: str | None = None
+    request_id: int,
+    index: int | None = None,
+    text: str | None = None,
+    note: str = "",
+    sdk_fallback: str = "",
 ) -> pb.BotMessage:
-    """Encode an answer (bot side): by index (preferred) or by text."""
+    """Encode an answer (bot side): by index (preferred) or by text, with an optional note and
+    the SDK's fallback reason (each cleaned and cut as the server would: :func:`clean_note`)."""
+    action = pb.Action(request_id=request_id)
     if index is not None:
-        return pb.BotMessage(action=pb.Action(request_id=request_id, index=index))
-    if text is not None:
-        return pb.BotMessage(action=pb.Action(request_id=request_id, text=text))
-    return pb.BotMessage(action=pb.Action(request_id=request_id))
+        action.index = index
+    elif text is not None:
+        action.text = text
+    if note:
+        action.note = clean_note(note)
+    if sdk_fallback:
+        action.sdk_fallback = clean_note(sdk_fallback)
+    return pb.BotMessage(action=action)
 
 
 def ping_to_proto(nonce: int) -> pb.BotMessage:

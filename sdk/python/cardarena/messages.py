@@ -98,6 +98,33 @@ class Answer:
     index: int | None = None
     #: Text form of an action, when the bot sent one.
     text: str | None = None
+    #: The bot's note on the decision ("" for none), as :func:`clean_note` leaves it.
+    note: str = ""
+    #: Why the bot's SDK played a fallback instead of its strategy's choice ("" if it did not).
+    sdk_fallback: str = ""
+
+
+#: The most bytes (UTF-8) of a note or an SDK fallback reason an answer keeps.
+NOTE_BYTES: Final = 500
+
+# Controls reach no terminal or page: line breaks and tabs become spaces, the rest (and the
+# bidirectional overrides, which would reorder what a reader sees) U+FFFD.
+_NOTE_SPACES = {ord(c): " " for c in "\t\n\r"}
+_NOTE_BAD = {
+    c: "\ufffd"
+    for c in (*range(0x20), *range(0x7F, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A))
+    if c not in _NOTE_SPACES
+}
+_NOTE_TABLE = {**_NOTE_BAD, **_NOTE_SPACES}
+
+
+def clean_note(text: str) -> str:
+    """``text`` fit for a note: controls replaced (see above), a lone surrogate by "?", and cut to
+    :data:`NOTE_BYTES` of UTF-8 at a character boundary, ending in "…" when it was cut."""
+    data = text.translate(_NOTE_TABLE).encode("utf-8", "replace")  # a lone surrogate: "?"
+    if len(data) <= NOTE_BYTES:
+        return data.decode()
+    return data[: NOTE_BYTES - 3].decode("utf-8", "ignore") + "…"
 
 
 @dataclass(frozen=True, slots=True)

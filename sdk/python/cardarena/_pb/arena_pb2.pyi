@@ -210,22 +210,37 @@ class Action(_message.Message):
     REQUEST_ID_FIELD_NUMBER: _builtins.int
     INDEX_FIELD_NUMBER: _builtins.int
     TEXT_FIELD_NUMBER: _builtins.int
+    NOTE_FIELD_NUMBER: _builtins.int
+    SDK_FALLBACK_FIELD_NUMBER: _builtins.int
     request_id: _builtins.int
     """The request_id of the DecisionRequest this answers."""
     index: _builtins.int
     """Index into DecisionRequest.legal_actions (0-based). The simplest and fastest answer."""
     text: _builtins.str
     """The action's text form, e.g. "play:QS"; must equal one legal action's text."""
+    note: _builtins.str
+    """Optional: why the bot chose this, for its author (kept in the match's record, shown by
+    `arena replay show` and the viewer; on a competition only to the bot's author). At most
+    500 bytes of UTF-8: the server cuts a longer one (marked with "…"); control characters are
+    replaced. Never a fault, and never read by the referee.
+    """
+    sdk_fallback: _builtins.str
+    """Set by an SDK that played a fallback instead of its strategy's choice (the strategy raised
+    or returned a bad index): why, e.g. "ValueError: no card". Empty when the strategy chose.
+    Capped and cleaned as note is.
+    """
     def __init__(
         self,
         *,
         request_id: _builtins.int = ...,
         index: _builtins.int = ...,
         text: _builtins.str = ...,
+        note: _builtins.str = ...,
+        sdk_fallback: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["choice", b"choice", "index", b"index", "text", b"text"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["choice", b"choice", "index", b"index", "request_id", b"request_id", "text", b"text"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["choice", b"choice", "index", b"index", "note", b"note", "request_id", b"request_id", "sdk_fallback", b"sdk_fallback", "text", b"text"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_choice: _TypeAlias = _typing.Literal["index", "text"]  # noqa: Y015
     _WhichOneofArgType_choice: _TypeAlias = _typing.Literal["choice", b"choice"]  # noqa: Y015
