@@ -16,6 +16,9 @@ from typing import Any
 
 from engine.core import Event, Game, MatchConfig
 
+#: Ending of a match record's file name (``MATCH_ID.jsonl.gz``).
+RECORD_SUFFIX = ".jsonl.gz"
+
 #: Version of the record format the arena writes (2 added the ``connection`` line).
 SCHEMA_VERSION = 2
 
