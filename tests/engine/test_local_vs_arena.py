@@ -22,11 +22,17 @@ pytestmark = pytest.mark.slow
 CASES = [
     ("whist", ["rules", "random", "rules", "random"], ["--option", "points_to_win=1"]),
     ("tennis", ["rules", "random"], []),
+    # The search bot: events (its belief), the Turn (its table) and a fixed iteration count.
+    ("spoil_five", ["search --iterations 30", "rules", "random"], ["--players", "3"]),
 ]
 
 
-def _bot(name: str) -> Bot:
-    return RandomBot() if name == "random" else make_bot(name, None)
+def _bot(spec: str) -> Bot:
+    """The bot ``arena bot SPEC`` runs."""
+    name, *rest = spec.split()
+    if name == "random":
+        return RandomBot()
+    return make_bot(name, None, iterations=int(rest[1]) if rest else None)
 
 
 def _without_times(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -50,13 +56,15 @@ def test_play_equals_arena_match(
     )
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)
-    options = dict(o.split("=", 1) for o in extra[1::2])
+    flags = dict(zip(extra[::2], extra[1::2], strict=True))
+    key, _, value = flags.get("--option", "").partition("=")
     local = play(
         game,
         [_bot(n) for n in bots],
         seed=seed,
         deals=deals,
-        options={k: int(v) for k, v in options.items()},
+        players=int(flags["--players"]) if "--players" in flags else None,
+        options={key: int(value)} if key else None,
         out=tmp_path / "local",
     )
     assert len(summary["matches"]) == len(local) == deals
