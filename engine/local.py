@@ -29,7 +29,7 @@ import secrets
 import tempfile
 import time
 import traceback
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -265,10 +265,10 @@ def _choose(
     return index
 
 
-def _safely(hook: object, *args: object) -> None:
+def _safely(hook: Callable[..., object], *args: object) -> None:
     """A bot's optional hook (events, match end): a failure is logged and costs nothing else."""
     try:
-        hook(*args)  # type: ignore[operator]
+        hook(*args)
     except Exception as err:
         log.warning("a bot's hook failed: %s: %s", type(err).__name__, err)
 
