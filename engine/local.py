@@ -118,25 +118,28 @@ def play(
 
 
 def rotations_of(game: Game, config: MatchConfig, bots: Sequence[Bot]) -> list[tuple[Bot, ...]]:
-    """The seatings of a duplicate deal: the bots of the table's places (each place's first
-    seat's bot) shifted by one place at a time, until each has sat in every place (a table of
-    repeated bots, such as two bots at four places, shifts through its distinct bots only)."""
+    """The seatings of a duplicate deal: the bots of the table's places (a partnership's seats,
+    else one seat) shifted by one place at a time, until each has sat in every place; a table
+    of repeated places (two bots at three seats) shifts each place through the distinct ones
+    only, so each bot meets each place once (the arena's units do the same for a cyclic fill)."""
     sides = game.sides(config)
     places = [tuple(s) for s in sides] if sides is not None else [(s,) for s in range(len(bots))]
-    by_place = [bots[group[0]] for group in places]
-    distinct = list({id(b): b for b in by_place}.values())
-    shifts = len(by_place) if len(distinct) == len(by_place) else len(distinct)
+    by_place = [tuple(bots[seat] for seat in group) for group in places]
+    keys = [tuple(id(b) for b in place) for place in by_place]
+    distinct = list(dict.fromkeys(keys))
     out = []
-    for shift in range(shifts):
+    for shift in range(len(distinct)):
         if len(distinct) == len(by_place):
             shifted = by_place[shift:] + by_place[:shift]
         else:
-            order = [distinct.index(b) for b in by_place]
-            shifted = [distinct[(i + shift) % len(distinct)] for i in order]
+            first = {key: place for key, place in zip(keys, by_place, strict=True)}
+            shifted = [
+                first[distinct[(distinct.index(key) + shift) % len(distinct)]] for key in keys
+            ]
         table: list[Bot] = list(bots)
-        for place, group in enumerate(places):
-            for seat in group:
-                table[seat] = shifted[place]
+        for group, place in zip(places, shifted, strict=True):
+            for seat, bot in zip(group, place, strict=True):
+                table[seat] = bot
         out.append(tuple(table))
     return out
 

@@ -130,6 +130,13 @@ def test_duplicate_plays_each_deal_in_every_rotation(tmp_path: Path) -> None:
     x, y, z = RandomBot(), RandomBot(), RandomBot()
     rotations = rotations_of(game, game.configure(3, {}), [x, y, z])
     assert rotations == [(x, y, z), (y, z, x), (z, x, y)]
+    # Two bots at three seats: each shifts through the places their cycle fills.
+    assert rotations_of(game, game.configure(3, {}), [x, y, x]) == [(x, y, x), (y, x, y)]
+    # Four bots at whist: each partnership's pair moves to the other side, seat for seat.
+    whist = get_game("whist")
+    a2, b2 = RandomBot(), RandomBot()
+    rotations = rotations_of(whist, whist.configure(None, {}), [a, b, a2, b2])
+    assert rotations == [(a, b, a2, b2), (b, a, b2, a2)]
 
 
 def test_duel_reaches_a_verdict_on_duplicate_deals() -> None:
