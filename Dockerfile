@@ -20,7 +20,7 @@ RUN python3 -m venv /opt/arena \
  && if ls /src/build/wheels/card_arena-*.whl >/dev/null 2>&1; then \
       /opt/arena/bin/pip install --no-index --find-links /src/build/wheels 'card-arena[cluster]'; \
     else \
-      /opt/arena/bin/pip install /src/sdk/python '/src[cluster]'; \
+      /opt/arena/bin/pip install /src/engine /src/sdk/python '/src[cluster]'; \
     fi \
  && { /opt/arena/bin/pip uninstall --yes pip setuptools >/dev/null 2>&1 || true; } \
  && { find /opt/arena/lib/python3*/site-packages/scipy /opt/arena/lib/python3*/site-packages/numpy \

@@ -8,11 +8,12 @@ STAMP := $(VENV)/.installed
   bytecode cpp-bot proto-tools web browser screenshots playthroughs test-cluster test-browser test-sandbox
 
 # arena/protocol/_wire.c is compiled by the install: an edit to it reinstalls. The Python SDK
-# (sdk/python, `cardarena`) is a distribution of its own, which the arena depends on.
-$(STAMP): pyproject.toml sdk/python/pyproject.toml arena/protocol/_wire.c
+# (sdk/python, `cardarena`) and the engine (engine/, `cardarena-engine`) are distributions of
+# their own, which the arena depends on.
+$(STAMP): pyproject.toml sdk/python/pyproject.toml engine/pyproject.toml arena/protocol/_wire.c
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ./sdk/python -e '.[dev,rl,cluster]'
+	$(BIN)/python -m pip install --quiet -e ./engine -e ./sdk/python -e '.[dev,rl,cluster]'
 	@touch $(STAMP)
 
 venv: $(STAMP)
@@ -157,7 +158,7 @@ playthroughs: $(STAMP)
 # Wheels of the arena and its dependencies (pip's configured index) for the Docker image.
 wheels: $(STAMP) web
 	rm -rf build
-	$(BIN)/pip wheel --quiet ./sdk/python '.[cluster]' -w build/wheels
+	$(BIN)/pip wheel --quiet ./engine ./sdk/python '.[cluster]' -w build/wheels
 
 # The Docker path for real, on a private Docker engine (needs root): docker/test-docker.sh.
 test-docker: wheels

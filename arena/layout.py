@@ -16,6 +16,9 @@ from pathlib import Path
 
 from arena.errors import ArenaError, UsageError
 
+# Ending of a match record's file name: engine.records', as in-process play names records alike.
+from engine.records import RECORD_SUFFIX as RECORD_SUFFIX
+
 #: The environment variable naming the state directory.
 ENV_VAR = "ARENA_HOME"
 #: The registry's file inside the state directory.
@@ -125,8 +128,6 @@ SNAPSHOTS_DIR = "snapshots"
 IMAGES_DIR = "images"
 #: A competition's own files, for the host only: its admin token, where it listens.
 PRIVATE_DIR = "private"
-#: Ending of a match record's file name.
-RECORD_SUFFIX = ".jsonl.gz"
 
 
 def record_name(match_id: str) -> str:

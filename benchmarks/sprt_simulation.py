@@ -1,4 +1,4 @@
-"""Simulated SPRTs (arena/sprt.py): error rates and average matches, paired units vs single matches.
+"""Simulated SPRTs (engine/sprt.py): error rates and mean matches, paired units vs single matches.
 
 ``python -m benchmarks.sprt_simulation`` prints the table in docs/sprt.md (``--runs`` for more or
 fewer runs, ``--seed`` for another stream). Deterministic for a given seed.
@@ -13,7 +13,7 @@ rotations and scores the share of them it outperforms (1, 1/2 or 0). The true ex
 variances are exact (closed forms, Gauss–Hermite quadrature over the luck), so the true Elo of a
 run is exactly the one asked for.
 
-The *paired* SPRT counts units (arena.sprt's model); the *unpaired* one treats every match of the
+The *paired* SPRT counts units (engine.sprt's model); the *unpaired* one treats every match of the
 same runs as an independent trial and looks after every match. Both stop at the first crossing of
 Wald's bounds; a run still undecided after ``max_units`` units counts as undecided.
 """
@@ -30,7 +30,7 @@ import numpy.typing as npt
 import scipy.optimize  # type: ignore[import-untyped]
 import scipy.special  # type: ignore[import-untyped]
 
-from arena.sprt import NELO_PER_T, SprtParams, bounds, score_of_elo
+from engine.sprt import NELO_PER_T, SprtParams, bounds, score_of_elo
 
 FloatArray = npt.NDArray[np.float64]
 #: Below this a variance computed from running sums is rounding, not spread (a real one is at
@@ -148,10 +148,10 @@ def simulate_matches(
 def llr_paths(
     n: FloatArray, s1: FloatArray, s2: FloatArray, params: SprtParams, m: int
 ) -> FloatArray:
-    """arena.sprt.llr from running sums (count, Σx, Σx²), vectorised; 0 with no units."""
+    """engine.sprt.llr from running sums (count, Σx, Σx²), vectorised; 0 with no units."""
     mean = s1 / n
     var = s2 / n - mean**2
-    # No spread at all: one pseudo-unit split between 0 and 1, as arena.sprt._spread does.
+    # No spread at all: one pseudo-unit split between 0 and 1, as engine.sprt._spread does.
     flat = var <= _ZERO_VARIANCE
     m_reg = (n * mean + 0.5) / (n + 1)
     var_reg = (n * (mean - m_reg) ** 2 + 0.5 * m_reg**2 + 0.5 * (1.0 - m_reg) ** 2) / (n + 1)

@@ -117,7 +117,9 @@ say "engine $(docker version --format '{{.Server.Version}}') up"
 
 # --- 3. images -----------------------------------------------------------------------------------
 docker/build-base.sh "$base_tag"
-[ -n "$(ls build/wheels/card_arena-*.whl 2>/dev/null)" ] || make --no-print-directory wheels
+# The arena's wheel and the engine's (a distribution of its own since the arena depends on it).
+{ [ -n "$(ls build/wheels/card_arena-*.whl 2>/dev/null)" ] \
+  && [ -n "$(ls build/wheels/cardarena_engine-*.whl 2>/dev/null)" ]; } || make --no-print-directory wheels
 say "building $image on $base_tag"
 # The build's own chatter (the legacy builder's deprecation notice) only shows on failure.
 docker build -q --build-arg BASE_IMAGE="$base_tag" -t "$image" . >/dev/null 2>"$work/build.err" \

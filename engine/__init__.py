@@ -1,6 +1,7 @@
 """Card Arena's referees: pure, deterministic game engines behind one interface.
 
-Nothing in this package does I/O, reads a clock or starts a thread.
+Nothing in this package does I/O, reads a clock or starts a thread, but :mod:`engine.local`
+(in-process play of SDK bots: it times their decisions and writes their records).
 """
 
 from engine.core import (

@@ -77,3 +77,11 @@ def resolve_options(
             known = ", ".join(sorted(by_name)) or "none"
             raise ConfigError(f"game {game_id!r} has no option {key!r} (options: {known})")
     return {s.name: s.parse(given[s.name]) if s.name in given else s.default for s in specs}
+
+
+def option_to_text(value: OptionValue) -> str:
+    """An option value as protocol text (MatchStart.options, a bot's ``start_match``):
+    ``true``/``false`` for booleans."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)

@@ -73,6 +73,16 @@ RULES = [
     ),
     pytest.param(
         Rule(
+            "the engine imports the SDK only in engine.local (in-process play runs SDK bots): "
+            "the rules themselves need no SDK",
+            importers=("engine",),
+            importer_exceptions=("engine.local",),
+            imported=("cardarena",),
+        ),
+        id="engine-sdk-only-in-local",
+    ),
+    pytest.param(
+        Rule(
             "engine.adapters (PettingZoo, OpenSpiel: the optional rl extra) import the engine; "
             "no other module imports them, so the engine and the arena run without those libraries",
             importers=PACKAGES,

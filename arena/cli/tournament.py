@@ -107,10 +107,10 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
 
 def _cmd_sprt(args: argparse.Namespace) -> int:
     from arena.logging import configure
-    from arena.sprt import SprtParams
     from arena.tournament.config import load_config, read_toml
     from arena.tournament.progress import feedback_for
     from arena.tournament.sprt_runner import DEFAULT_MAX_UNITS, run_sprt, sprt_dict, sprt_lines
+    from engine.sprt import SprtParams
 
     configure(args.log_level)
     raw: dict[str, Any] = read_toml(Path(args.config)) if args.config else {}

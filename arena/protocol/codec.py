@@ -54,7 +54,10 @@ from arena.protocol.wireformat import (
     remember,
     varint,
 )
-from engine import Action, Event, Observation, OptionValue, Result
+from engine import Action, Event, Observation, Result
+
+# Re-exported: the referee and ``replay ask`` write MatchStart's options with it.
+from engine.options import option_to_text as option_to_text
 
 # --------------------------------------------------------------------------------------------
 # Bot -> server
@@ -115,13 +118,6 @@ def bot_proto_to_plain(msg: pb.BotMessage) -> BotMessage:
 
 # --------------------------------------------------------------------------------------------
 # Server -> bot: encoding (server side)
-
-
-def option_to_text(value: OptionValue) -> str:
-    """An option value as protocol text: ``true``/``false`` for booleans."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
 
 
 def player_to_proto(p: PlayerInfo) -> pb.Player:

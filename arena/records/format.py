@@ -12,8 +12,6 @@ what it decompresses and parses to the caps below, and fails in every case with 
 
 from __future__ import annotations
 
-import gzip
-import hashlib
 import json
 import os
 import stat
@@ -26,14 +24,38 @@ from typing import Any, BinaryIO, Final
 
 from arena.errors import ArenaError
 from arena.layout import TEMP_SUFFIX, write_atomically
-from engine import Event, Game, MatchConfig, MatchState
+from engine import MatchState
 
-#: Version of the record format the arena writes (2 added the ``connection`` line).
-SCHEMA_VERSION = 2
+# The writing side (what a line is, its hash chain, the entries) is the engine distribution's, so
+# that in-process play (engine.local) writes records this module reads and verifies.
+from engine.records import (
+    GENESIS,
+    SCHEMA_VERSION,
+    decision_entry,
+    encode_record,
+    event_entry,
+    fault_entry,
+    line_digest,
+    match_header,
+    record_bytes,
+    record_line,
+)
+
+#: Re-exported for the arena's writers (the referee, the pool, the cluster).
+__all__ = [
+    "GENESIS",
+    "SCHEMA_VERSION",
+    "decision_entry",
+    "encode_record",
+    "event_entry",
+    "fault_entry",
+    "match_header",
+    "record_bytes",
+]
+
+
 #: The versions readers accept; they refuse others.
 READ_SCHEMAS = (1, 2)
-#: The ``prev`` of the first line.
-GENESIS = "0" * 64
 #: The most a record may hold, compressed or not: reading stops, with an error, past this. Real
 #: records are far smaller: the longest matches the options allow (whist to 50 points with 9
 #: games a rubber, spoil five with 10 players and 20 rounds) write 2 to 5 MB, and about 20 MB
@@ -58,32 +80,6 @@ _STEP_BYTES = min(256 * 1024, MAX_LINE_BYTES)
 
 class RecordError(ArenaError):
     """A record cannot be read or does not verify; the message names the line."""
-
-
-def _line(obj: Mapping[str, Any], prev: str) -> bytes:
-    # Canonical form: sorted keys, no spaces, so the hash does not depend on the writer.
-    return json.dumps({**obj, "prev": prev}, sort_keys=True, separators=(",", ":")).encode()
-
-
-def _digest(line: bytes | bytearray) -> str:
-    return hashlib.sha256(line).hexdigest()
-
-
-def encode_record(
-    header: Mapping[str, Any], entries: Sequence[Mapping[str, Any]], result: Mapping[str, Any]
-) -> bytes:
-    """The uncompressed JSON Lines bytes of a record."""
-    lines = []
-    prev = GENESIS
-    for obj in (
-        {"type": "header", "schema": SCHEMA_VERSION, **header},
-        *entries,
-        {"type": "result", **result},
-    ):
-        line = _line(obj, prev)
-        lines.append(line)
-        prev = _digest(line)
-    return b"\n".join(lines) + b"\n"
 
 
 def remove_stale_temps(directory: Path) -> int:
@@ -113,14 +109,6 @@ def write_record(
     a lobby goes on without it).
     """
     write_record_bytes(path, record_bytes(header, entries, result))
-
-
-def record_bytes(
-    header: Mapping[str, Any], entries: Sequence[Mapping[str, Any]], result: Mapping[str, Any]
-) -> bytes:
-    """A record file's bytes (gzipped JSON lines; no time in the gzip header, so the same match
-    gives the same bytes)."""
-    return gzip.compress(encode_record(header, entries, result), mtime=0)
 
 
 def write_record_bytes(path: Path, data: bytes) -> None:
@@ -413,9 +401,9 @@ def read_record(path: Path) -> Record:
                 f"{path}: line {number}: hash chain broken (the line or the one before was edited)"
             )
         # Re-encoding canonically must give the same bytes, else the line was altered in place.
-        if _line({k: v for k, v in obj.items() if k != "prev"}, prev) != line:
+        if record_line({k: v for k, v in obj.items() if k != "prev"}, prev) != line:
             raise RecordError(f"{path}: line {number}: not in canonical form (edited)")
-        prev = _digest(line)
+        prev = line_digest(line)
         objs.append(obj)
     del text
     if not objs:
@@ -439,70 +427,6 @@ def read_record(path: Path) -> Record:
         entries=[{k: v for k, v in o.items() if k != "prev"} for o in objs[1:-1]],
         result={k: v for k, v in objs[-1].items() if k not in strip},
     )
-
-
-def match_header(
-    match_id: str,
-    game: Game,
-    config: MatchConfig,
-    seed: int,
-    bots: Sequence[tuple[str, str]],
-    time_control: Mapping[str, Any] | None,
-    fault_policy: str,
-) -> dict[str, Any]:
-    """A record's header: the match, and per seat its name and the bot's ``(name, version)``."""
-    names = game.seat_names(config)
-    return {
-        "match_id": match_id,
-        "game": game.id,
-        "game_version": game.version,
-        "players": config.players,
-        "options": dict(config.options),
-        "seed": seed,
-        "seats": [
-            {"seat": s, "seat_name": names[s], "bot_name": name, "bot_version": version}
-            for s, (name, version) in enumerate(bots)
-        ],
-        "time_control": None if time_control is None else dict(time_control),
-        "fault_policy": fault_policy,
-    }
-
-
-def event_entry(event: Event) -> dict[str, Any]:
-    """A record entry for an engine event."""
-    return {"type": "event", **event.to_dict()}
-
-
-def decision_entry(
-    seat: int,
-    legal: int,
-    action: str,
-    ms: float,
-    fallback: bool,
-    note: str = "",
-    sdk_fallback: str = "",
-) -> dict[str, Any]:
-    """A record entry for a decision: ``legal`` actions were open, ``ms`` it took. ``note`` (the
-    bot's) and ``sdk_fallback`` (why its SDK played a fallback) are keys only when not empty:
-    a record without them reads as before."""
-    entry: dict[str, Any] = {
-        "type": "decision",
-        "seat": seat,
-        "legal": legal,
-        "action": action,
-        "ms": round(ms, 3),
-        "fallback": fallback,
-    }
-    if note:
-        entry["note"] = note
-    if sdk_fallback:
-        entry["sdk_fallback"] = sdk_fallback
-    return entry
-
-
-def fault_entry(seat: int, kind: str, detail: str) -> dict[str, Any]:
-    """A record entry for a fault charged to ``seat``."""
-    return {"type": "fault", "seat": seat, "kind": kind, "detail": detail}
 
 
 #: What a connection line says happened to a seat's bot while the match ran.

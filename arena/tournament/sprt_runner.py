@@ -2,7 +2,7 @@
 
 It is a tournament of two bots at one table (arena/tournament/runner.py: the same store, resume,
 kill -9 safety, long-lived processes), scheduled for at most ``max_units`` deals, that stops as
-soon as the test (arena/sprt.py) accepts H0 or H1. A unit is one deal in all the table's
+soon as the test (engine/sprt.py) accepts H0 or H1. A unit is one deal in all the table's
 rotations; its score is the candidate's mean match score over them, a match's score being the
 share of (candidate place, baseline place) pairs the candidate ranked above (½ for a tie), so
 the luck of the cards cancels inside each unit. Only whole units count: the matches of a unit
@@ -19,7 +19,6 @@ from arena.bots.sandbox import Limits
 from arena.cluster.task import Cluster
 from arena.errors import ArenaError
 from arena.rules import PlayedMatch
-from arena.sprt import SprtParams, SprtStatus, SprtTally, status
 from arena.tournament.config import TournamentConfig
 from arena.tournament.progress import Feedback
 from arena.tournament.report import stored_game
@@ -27,6 +26,7 @@ from arena.tournament.runner import StopFn, run_tournament
 from arena.tournament.schedule import Format, MatchPlan, places, rotations_per_table
 from arena.tournament.store import Store
 from engine import Game, MatchConfig
+from engine.sprt import SprtParams, SprtStatus, SprtTally, status
 
 #: Most deals an SPRT may be scheduled for.
 MAX_UNITS = 100_000

@@ -10,9 +10,27 @@ values), ``codec`` and ``observations`` (a bot's side of the wire), ``rpc`` (the
 on grpcio and protobuf only: no rules engine, server or tournament.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from cardarena.bot import Bot, RandomBot, Turn
-from cardarena.client import BotError, BotRejected, BotRun, run_bot
 from cardarena.messages import Action, Result
+
+if TYPE_CHECKING:
+    from cardarena.client import BotError, BotRejected, BotRun, run_bot
+
+#: The gRPC client's names, imported on first use: a bot played in process (engine.local) never
+#: loads grpc.
+_CLIENT_NAMES = frozenset({"BotError", "BotRejected", "BotRun", "run_bot"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _CLIENT_NAMES:
+        return getattr(importlib.import_module("cardarena.client"), name)
+    raise AttributeError(f"module 'cardarena' has no attribute {name!r}")
+
 
 __version__ = "0.1.0"
 

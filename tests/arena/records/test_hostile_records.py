@@ -29,13 +29,13 @@ from arena.cli.main import main
 from arena.records.format import (
     GENESIS,
     RecordError,
-    _digest,
-    _line,
     encode_record,
     read_record,
 )
 from arena.records.replay import verify
 from arena.records.view import load_replay
+from engine.records import line_digest as _digest
+from engine.records import record_line as _line
 from tests.arena.replay_truth import make_record
 
 COMMANDS = ["verify", "show", "html", "ask"]

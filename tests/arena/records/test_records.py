@@ -10,10 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from arena.records.format import GENESIS, RecordError, _digest, _line, read_record, write_record
+from arena.records.format import GENESIS, RecordError, read_record, write_record
 from arena.records.replay import verify
 from arena.selfplay import recorded_match
 from engine import get_game
+from engine.records import line_digest as _digest
+from engine.records import record_line as _line
 
 
 @pytest.fixture

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from arena.errors import ArenaError
-from arena.sprt import SprtParams
 from arena.tournament.progress import Feedback
 from arena.tournament.sprt_runner import SprtRun, match_score
 from engine import get_game
+from engine.sprt import SprtParams
 
 WHIST = get_game("whist")
 WHIST_CONFIG = WHIST.configure(4, {})

@@ -1,4 +1,4 @@
-"""arena/sprt.py: hand-computed values, fastchess's documented LLRs, degenerate tallies, and
+"""engine/sprt.py: hand-computed values, fastchess's documented LLRs, degenerate tallies, and
 simulated SPRTs (benchmarks/sprt_simulation.py) for the error rates and the matches saved."""
 
 from __future__ import annotations
@@ -8,7 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from arena.sprt import (
+from benchmarks.sprt_simulation import Outcome, Table, llr_paths, simulate, simulate_matches
+from engine.sprt import (
     NELO_PER_T,
     Z95,
     SprtParams,
@@ -21,7 +22,6 @@ from arena.sprt import (
     status,
     verdict_of,
 )
-from benchmarks.sprt_simulation import Outcome, Table, llr_paths, simulate, simulate_matches
 
 
 def penta(ll: int, ld: int, dd_wl: int, wd: int, ww: int) -> SprtTally:
