@@ -222,7 +222,7 @@ def run_match_command(args: argparse.Namespace) -> int:
     configure(args.log_level, json=wants_json(args.log_format, sys.stderr))
     policy = FaultPolicy.STRICT if args.strict else FaultPolicy.LENIENT
     commands: list[str] = args.bot
-    sandbox = confine([BotProgram(c) for c in commands], args.no_sandbox)
+    sandbox = confine([BotProgram.of_command(c) for c in commands], args.no_sandbox)
 
     async def main() -> CommandMatch | list[CommandMatch]:
         return await play_commands(
