@@ -48,7 +48,7 @@ def decode_line(line: bytes) -> BotMessage:
     BotMessage in the JSON mapping)."""
     try:
         msg = json_format.Parse(line, rpc.BotMessage())
-    except (json_format.ParseError, UnicodeDecodeError, RecursionError) as err:
+    except Exception as err:  # ParseError, UnicodeDecodeError, RecursionError, whatever a bot finds
         why = str(err).splitlines()[0][:200] if str(err) else type(err).__name__
         return Garbage(f"malformed line: not a BotMessage in protobuf's JSON mapping ({why})")
     return codec.bot_proto_to_plain(msg)
