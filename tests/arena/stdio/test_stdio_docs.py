@@ -3,6 +3,7 @@ the arena writes it, and its example command plays."""
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 import shutil
@@ -44,8 +45,8 @@ def test_the_transcript_is_the_protocols_json_mapping() -> None:
         else:
             server = json_format.Parse(body, rpc.ServerMessage())
             kinds.append(str(server.WhichOneof("kind")))
-            # Byte for byte what the arena writes today.
-            assert encode_line(server.SerializeToString()) == body.encode() + b"\n"
+            # What the arena writes today (a map's keys may come in another order).
+            assert json.loads(encode_line(server.SerializeToString())) == json.loads(body)
     assert kinds[:5] == ["hello", "welcome", "match_start", "decision", "action"]
     assert kinds[-1] == "match_end"
 
