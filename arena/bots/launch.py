@@ -13,7 +13,7 @@ from pathlib import Path
 from arena.bots.command import BotProgram, host_names
 from arena.bots.docker import check_available as check_docker
 from arena.bots.docker import launch_container, parse_image_bot
-from arena.bots.process import RunningBot, StdioPipes, bot_environment, launch_bot
+from arena.bots.process import BotProcess, RunningBot, StdioPipes, bot_environment, launch_bot
 from arena.bots.reaper import BotRun
 from arena.bots.sandbox import (
     NO_SANDBOX_FLAG,
@@ -87,7 +87,7 @@ async def start_bot(
         program = BotProgram(program)
     if program.protocol == "stdio":
         return await _start_stdio_bot(program, env, log_path, confinement, attach)
-    command, image, bot_dir = program.command, program.image or None, program.directory
+    command, image = program.command, program.image or None
     if image is None:
         parsed = parse_image_bot(command)
         if parsed is not None:
@@ -104,6 +104,19 @@ async def start_bot(
             confinement.container_limits or Limits(),
             command or None,
         )
+    return await _start_command(command, program.directory, env, log_path, confinement)
+
+
+async def _start_command(
+    command: str,
+    bot_dir: Path | None,
+    env: Mapping[str, str],
+    log_path: Path,
+    confinement: Confinement | None,
+    stdio: StdioPipes | None = None,
+) -> BotProcess:
+    """Start a shell command in ``bot_dir`` (default: the current one), sandboxed when
+    ``confinement`` has limits; over ``stdio``'s pipes, if given."""
     where = bot_dir if bot_dir is not None else Path.cwd()
     if confinement is not None and confinement.limits is not None:
         sandbox = Sandbox(
@@ -113,13 +126,12 @@ async def start_bot(
             confinement.hide,
             confinement.run_group,
         )
-        return await launch_bot(
-            command, {**env, "ARENA_ADDRESS": confinement.address}, log_path, sandbox
-        )
+        boxed_env = {**env, "ARENA_ADDRESS": confinement.address}
+        return await launch_bot(command, boxed_env, log_path, sandbox, stdio=stdio)
     if bot_dir is not None:
         command = f"cd {shlex.quote(str(bot_dir))} && {command}"
     run_group = confinement.run_group if confinement is not None else ""
-    return await launch_bot(command, env, log_path, run_group=run_group)
+    return await launch_bot(command, env, log_path, run_group=run_group, stdio=stdio)
 
 
 async def _start_stdio_bot(
@@ -134,24 +146,11 @@ async def _start_stdio_bot(
         raise ArenaError('this command does not run stdio bots (protocol = "stdio")')
     if program.image or parse_image_bot(program.command) is not None:
         raise ArenaError("a stdio bot is a command, not an image")
-    command, where = program.command, program.directory or Path.cwd()
     pipes = StdioPipes.open()
     try:
-        if confinement is not None and confinement.limits is not None:
-            sandbox = Sandbox(
-                confinement.limits,
-                where,
-                confinement.socket_dir,
-                confinement.hide,
-                confinement.run_group,
-            )
-            run_env = {**env, "ARENA_ADDRESS": confinement.address}
-            proc = await launch_bot(command, run_env, log_path, sandbox, stdio=pipes)
-        else:
-            if program.directory is not None:
-                command = f"cd {shlex.quote(str(where))} && {command}"
-            group = confinement.run_group if confinement is not None else ""
-            proc = await launch_bot(command, env, log_path, run_group=group, stdio=pipes)
+        proc = await _start_command(
+            program.command, program.directory, env, log_path, confinement, pipes
+        )
     except BaseException:
         pipes.close_all()
         raise

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
-import subprocess
 import sys
 from pathlib import Path
 
@@ -14,8 +13,8 @@ import pytest
 
 from arena.records.format import read_record
 from arena.tournament.store import DB_NAME
+from tests.arena.run_arena import arena_error, played_tournament
 
-ARENA = str(Path(sys.executable).parent / "arena")
 ROOT = Path(__file__).resolve().parents[3]
 NODE = shutil.which("node")
 
@@ -37,16 +36,7 @@ def test_stdio_bots_play_a_tournament_beside_grpc_bots(tmp_path: Path, restart: 
         f'game = "tennis"\nplayers = 2\nseed = 3\nconcurrency = 2\noutput = "out"\n'
         f'restart = "{restart}"\n[options]\nsets_to_win = 1\n{bots()}'
     )
-    (tmp_path / "t.toml").write_text(config)
-    proc = subprocess.run(
-        [ARENA, "tournament", "t.toml", "--quiet", "--no-sandbox"],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        timeout=300,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    played_tournament(tmp_path, config)
     out = tmp_path / "out"
     with sqlite3.connect(out / DB_NAME) as con:
         rows = con.execute("SELECT match_id, seats, status FROM matches").fetchall()
@@ -62,16 +52,6 @@ def test_stdio_bots_play_a_tournament_beside_grpc_bots(tmp_path: Path, restart: 
 
 def test_an_unknown_protocol_is_one_line(tmp_path: Path) -> None:
     config = 'game = "tennis"\nseed = 3\n[[bots]]\nname = "random"\nprotocol = "carrier-pigeon"\n'
-    config += '[[bots]]\nname = "rules"\n'
-    (tmp_path / "t.toml").write_text(config)
-    proc = subprocess.run(
-        [ARENA, "tournament", "t.toml", "--no-sandbox"],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        timeout=60,
-        check=False,
-    )
-    assert proc.returncode == 2, proc.stderr
-    assert "Traceback" not in proc.stderr
-    assert "bots[0].protocol: must be one of grpc, stdio; got 'carrier-pigeon'" in proc.stderr
+    (tmp_path / "t.toml").write_text(config + '[[bots]]\nname = "rules"\n')
+    error = arena_error("tournament", "t.toml", "--no-sandbox", cwd=tmp_path)
+    assert "bots[0].protocol: must be one of grpc, stdio; got 'carrier-pigeon'" in error
