@@ -51,9 +51,13 @@ class BotProgram:
     @classmethod
     def of_command(cls, command: str) -> BotProgram:
         """The program of an ``arena match --bot`` command: ``stdio:CMD`` is ``CMD`` speaking
-        over its stdin and stdout, anything else a command as given."""
+        over its stdin and stdout, anything else a command as given. Raises
+        :class:`ArenaError` for ``stdio:`` alone."""
         if command.startswith(STDIO_PREFIX):
-            return cls(command[len(STDIO_PREFIX) :].strip(), protocol="stdio")
+            rest = command[len(STDIO_PREFIX) :].strip()
+            if not rest:
+                raise ArenaError(f"{STDIO_PREFIX} needs a command, e.g. {STDIO_PREFIX}./my-bot")
+            return cls(rest, protocol="stdio")
         return cls(command)
 
     @property

@@ -15,6 +15,7 @@ import pytest
 
 from arena.server.stdio import MAX_LINE
 from engine import game_ids, get_game
+from tests.arena.run_arena import arena_error
 
 ARENA = str(Path(sys.executable).parent / "arena")
 ROOT = Path(__file__).resolve().parents[3]
@@ -162,3 +163,8 @@ def test_output_after_the_end_is_reported_and_harms_nothing(tmp_path: Path) -> N
     data, done = play(tmp_path, "whist", bots)
     assert_clean(data)
     assert "stdio bot wrote after its stream ended" in done.stderr
+
+
+def test_stdio_without_a_command_is_one_line(tmp_path: Path) -> None:
+    error = arena_error("match", "tennis", "--no-sandbox", "--bot", "stdio: ", "--bot", "x")
+    assert error == "arena: error: stdio: needs a command, e.g. stdio:./my-bot"
