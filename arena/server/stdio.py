@@ -172,9 +172,3 @@ class StdioLink(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         """The pipe is gone (read to its end, or closed)."""
         self._hub.dispatch(self._hub.on_close, self.conn)
-
-    def close(self) -> None:
-        """Close both pipes (the arena is done with the bot)."""
-        for transport in (self._writer, self._reader):
-            if transport is not None:
-                transport.close()
