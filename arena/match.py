@@ -116,7 +116,7 @@ async def play_commands(
     rules = MatchRules(config, time_control or TimeControl(), fault_policy)
     seat_specs = [SeatSpec(new_token()) for _ in commands]
     spec = MatchSpec.of(rules, match_id, seat_specs, seed, connect_timeout_s)
-    programs = [BotProgram(c) for c in commands]
+    programs = [BotProgram.of_command(c) for c in commands]
     if games > 1:
         return await _play_series(spec, programs, games, out_dir, via_unix, sandbox)
     logs = tuple(out_dir / LOGS_DIR / seat_log_name(match_id, seat) for seat in range(seats))
@@ -280,7 +280,9 @@ async def _launch(
             continue
         env = bot_environment(address, seat_spec.token, seat_seed(spec.seed, seat))
         try:
-            proc = await start_bot(launch.program, env, launch.log, confinement)
+            proc = await start_bot(
+                launch.program, env, launch.log, confinement, server.attach_stdio
+            )
         except (OSError, ArenaError) as err:
             if is_host_trouble(err):
                 server.withdraw(spec.match_id)

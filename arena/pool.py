@@ -129,7 +129,13 @@ class BotPool:
             self._address, p.token, derive_seed(self._seed, "process", bot, number)
         )
         try:
-            p.proc = await start_bot(self._programs[bot], env, p.log_path, self._confinement)
+            p.proc = await start_bot(
+                self._programs[bot],
+                env,
+                p.log_path,
+                self._confinement,
+                self._server.attach_stdio,
+            )
         except (OSError, ArenaError) as err:
             p.dead = True
             if is_host_trouble(err):

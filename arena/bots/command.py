@@ -19,6 +19,16 @@ from arena.errors import ArenaError
 #: What runs a bot: a shell command, or a Docker image.
 BotKind = Literal["command", "image"]
 
+#: How a bot talks to the arena: gRPC (it connects to ``ARENA_ADDRESS``), or JSON lines on its
+#: stdin and stdout (arena/server/stdio.py).
+BotProtocol = Literal["grpc", "stdio"]
+
+#: The protocols a bot entry may name.
+PROTOCOLS: tuple[BotProtocol, ...] = ("grpc", "stdio")
+
+#: ``arena match --bot stdio:CMD``: the bot ``CMD`` speaks over its stdin and stdout.
+STDIO_PREFIX = "stdio:"
+
 
 @dataclass(frozen=True, slots=True)
 class BotProgram:
@@ -35,6 +45,20 @@ class BotProgram:
     image: str = ""
     #: The command's directory, or ``""`` for the current one.
     workdir: str = ""
+    #: How it talks to the arena.
+    protocol: BotProtocol = "grpc"
+
+    @classmethod
+    def of_command(cls, command: str) -> BotProgram:
+        """The program of an ``arena match --bot`` command: ``stdio:CMD`` is ``CMD`` speaking
+        over its stdin and stdout, anything else a command as given. Raises
+        :class:`ArenaError` for ``stdio:`` alone."""
+        if command.startswith(STDIO_PREFIX):
+            rest = command[len(STDIO_PREFIX) :].strip()
+            if not rest:
+                raise ArenaError(f"{STDIO_PREFIX} needs a command, e.g. {STDIO_PREFIX}./my-bot")
+            return cls(rest, protocol="stdio")
+        return cls(command)
 
     @property
     def kind(self) -> BotKind:

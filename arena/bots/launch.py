@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import os
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from arena.bots.command import BotProgram, host_names
 from arena.bots.docker import check_available as check_docker
 from arena.bots.docker import launch_container, parse_image_bot
-from arena.bots.process import RunningBot, bot_environment, launch_bot
+from arena.bots.process import BotProcess, RunningBot, StdioPipes, bot_environment, launch_bot
 from arena.bots.reaper import BotRun
 from arena.bots.sandbox import (
     NO_SANDBOX_FLAG,
@@ -26,6 +26,10 @@ from arena.bots.sandbox import (
     missing_inside,
 )
 from arena.errors import ArenaError
+
+#: Hands a started stdio bot's pipes to the arena server (``ArenaServer.attach_stdio``):
+#: ``(from_bot, to_bot, label)``; the server owns both descriptors from the call on.
+StdioAttach = Callable[[int, int, str], Awaitable[None]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,16 +74,20 @@ async def start_bot(
     env: Mapping[str, str],
     log_path: Path,
     confinement: Confinement | None = None,
+    attach: StdioAttach | None = None,
 ) -> RunningBot:
     """Start one seat's bot: a container when ``program`` names an image (its ``command``, if not
     empty, overrides the image's own) or its command is ``image:IMAGE [CMD]``, else its shell
     command, in its directory (default: the current one), sandboxed when ``confinement`` has
     limits. A plain string is a command. A confined bot's ``ARENA_ADDRESS`` becomes the Unix
-    socket's. Raises ``OSError`` or :class:`~arena.errors.ArenaError` when the bot cannot start.
+    socket's. A ``protocol = "stdio"`` program speaks over pipes that ``attach`` hands to the
+    server. Raises ``OSError`` or :class:`~arena.errors.ArenaError` when the bot cannot start.
     """
     if isinstance(program, str):
         program = BotProgram(program)
-    command, image, bot_dir = program.command, program.image or None, program.directory
+    if program.protocol == "stdio":
+        return await _start_stdio_bot(program, env, log_path, confinement, attach)
+    command, image = program.command, program.image or None
     if image is None:
         parsed = parse_image_bot(command)
         if parsed is not None:
@@ -96,6 +104,19 @@ async def start_bot(
             confinement.container_limits or Limits(),
             command or None,
         )
+    return await _start_command(command, program.directory, env, log_path, confinement)
+
+
+async def _start_command(
+    command: str,
+    bot_dir: Path | None,
+    env: Mapping[str, str],
+    log_path: Path,
+    confinement: Confinement | None,
+    stdio: StdioPipes | None = None,
+) -> BotProcess:
+    """Start a shell command in ``bot_dir`` (default: the current one), sandboxed when
+    ``confinement`` has limits; over ``stdio``'s pipes, if given."""
     where = bot_dir if bot_dir is not None else Path.cwd()
     if confinement is not None and confinement.limits is not None:
         sandbox = Sandbox(
@@ -105,13 +126,41 @@ async def start_bot(
             confinement.hide,
             confinement.run_group,
         )
-        return await launch_bot(
-            command, {**env, "ARENA_ADDRESS": confinement.address}, log_path, sandbox
-        )
+        boxed_env = {**env, "ARENA_ADDRESS": confinement.address}
+        return await launch_bot(command, boxed_env, log_path, sandbox, stdio=stdio)
     if bot_dir is not None:
         command = f"cd {shlex.quote(str(bot_dir))} && {command}"
     run_group = confinement.run_group if confinement is not None else ""
-    return await launch_bot(command, env, log_path, run_group=run_group)
+    return await launch_bot(command, env, log_path, run_group=run_group, stdio=stdio)
+
+
+async def _start_stdio_bot(
+    program: BotProgram,
+    env: Mapping[str, str],
+    log_path: Path,
+    confinement: Confinement | None,
+    attach: StdioAttach | None,
+) -> RunningBot:
+    """Start a stdio bot (a command, boxed as any) and hand its pipes to the server."""
+    if attach is None:
+        raise ArenaError('this command does not run stdio bots (protocol = "stdio")')
+    if program.image or parse_image_bot(program.command) is not None:
+        raise ArenaError("a stdio bot is a command, not an image")
+    pipes = StdioPipes.open()
+    try:
+        proc = await _start_command(
+            program.command, program.directory, env, log_path, confinement, pipes
+        )
+    except BaseException:
+        pipes.close_all()
+        raise
+    pipes.close_bot_ends()
+    try:
+        await attach(pipes.from_bot, pipes.to_bot, str(proc.process.pid))
+    except BaseException:
+        await proc.stop()
+        raise
+    return proc
 
 
 def confine(programs: Sequence[BotProgram], no_sandbox: bool = False) -> Limits | None:

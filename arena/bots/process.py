@@ -124,6 +124,46 @@ class BotProcess:
             os.killpg(self.process.pid, sig)
 
 
+@dataclass(slots=True)
+class StdioPipes:
+    """The pipes of a bot that speaks over its stdin and stdout (``protocol = "stdio"``): the
+    bot's ends, closed here once it has started, and the arena's, which the server takes."""
+
+    #: The bot's stdin (read end).
+    bot_stdin: int
+    #: The arena's end of it.
+    to_bot: int
+    #: The bot's stdout (write end).
+    bot_stdout: int
+    #: The arena's end of it.
+    from_bot: int
+
+    @classmethod
+    def open(cls) -> StdioPipes:
+        """Two new pipes."""
+        bot_stdin, to_bot = os.pipe()
+        try:
+            from_bot, bot_stdout = os.pipe()
+        except BaseException:
+            os.close(bot_stdin)
+            os.close(to_bot)
+            raise
+        return cls(bot_stdin, to_bot, bot_stdout, from_bot)
+
+    def close_bot_ends(self) -> None:
+        """Close the bot's ends (it has its own copies once started)."""
+        for fd in (self.bot_stdin, self.bot_stdout):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+    def close_all(self) -> None:
+        """Close every end (the bot did not start, or the server could not take them)."""
+        self.close_bot_ends()
+        for fd in (self.to_bot, self.from_bot):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
 class RunningBot(Protocol):
     """What a match needs of a started bot, process or container."""
 
@@ -147,9 +187,11 @@ async def launch_bot(
     sandbox: Sandbox | None = None,
     log_cap: int = LOG_CAP,
     run_group: str = "",
+    stdio: StdioPipes | None = None,
 ) -> BotProcess:
     """Start ``command`` with ``env``; its output goes to ``log_path`` (at most ``log_cap``
-    bytes of it, see :class:`BotOutput`).
+    bytes of it, see :class:`BotOutput`). With ``stdio`` its stdin and stdout are those pipes
+    and only its stderr goes to the log (the caller closes the bot's ends).
 
     With ``sandbox`` the command runs boxed (raises ``SandboxUnavailable`` when the machine
     cannot box it); without, it joins a cgroup inside the run's cgroup ``run_group``, if given,
@@ -174,6 +216,7 @@ async def launch_bot(
             env=env,
             hide=sandbox.hide,
             run_group=sandbox.run_group,
+            stdin_fd=None if stdio is None else stdio.bot_stdin,
         )
         run, env = boxed.argv, boxed.env
     try:
@@ -190,10 +233,11 @@ async def launch_bot(
             shell=sandbox is None,
             env=dict(env),
             # A boxed bot's guard shell watches a pipe the arena holds (arena/bots/sandbox.py).
-            stdin=subprocess.DEVNULL if boxed is None else subprocess.PIPE,
-            stdout=output.child_fd,
-            stderr=subprocess.STDOUT,
+            stdin=_stdin(boxed, stdio),
+            stdout=output.child_fd if stdio is None else stdio.bot_stdout,
+            stderr=subprocess.STDOUT if stdio is None else output.child_fd,
             start_new_session=True,
+            pass_fds=(stdio.bot_stdin,) if stdio is not None and boxed is not None else (),
         )
     except BaseException:
         output.close_child_fd()  # the log ends empty
@@ -203,3 +247,11 @@ async def launch_bot(
         raise
     output.close_child_fd()
     return BotProcess(command, log_path, process, output, boxed, tracked)
+
+
+def _stdin(boxed: SandboxedCommand | None, stdio: StdioPipes | None) -> int:
+    """A bot process's stdin: a boxed bot's guard pipe (its own stdin is passed on to it),
+    else the stdio bot's pipe, else nothing."""
+    if boxed is not None:
+        return subprocess.PIPE
+    return subprocess.DEVNULL if stdio is None else stdio.bot_stdin

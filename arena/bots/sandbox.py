@@ -339,7 +339,7 @@ def sandbox_env(env: Mapping[str, str]) -> dict[str, str]:
 #: bot's exit status (or killing signal) is passed on.
 _GUARD = (
     "exec 3<&0; "
-    '"$@" </dev/null 3<&- & bot=$!; '
+    '"$@" {stdin} 3<&- & bot=$!; '
     '{ cat <&3 >/dev/null; kill -9 -$$ || kill -9 "$bot"; } 2>/dev/null & guard=$!; '
     "exec 3<&-; "
     'wait "$bot"; status=$?; '
@@ -358,8 +358,11 @@ def wrap(
     env: Mapping[str, str] | None = None,
     hide: Sequence[Path] = (),
     run_group: str = "",
+    stdin_fd: int | None = None,
 ) -> SandboxedCommand:
     """Wrap the shell ``command`` so it runs boxed; ``socket_dir`` holds the arena's socket.
+    ``stdin_fd``: a descriptor the caller passes on (``pass_fds``) to be the bot's stdin (a
+    stdio bot's); else its stdin is ``/dev/null``.
 
     ``env`` (default: this process's environment) is reduced to :func:`sandbox_env`; ``hide``
     lists paths to cover with an empty tmpfs when a bound directory contains them; the bot's
@@ -423,7 +426,10 @@ def wrap(
     # Joined before bwrap starts, so everything of the box is in them, where the run's reaper
     # finds it (arena/bots/reaper.py).
     joins = "".join(f'echo $$ > "{g / "cgroup.procs"}" || exit 125; ' for g in cgroups)
-    argv = ["/bin/sh", "-c", joins + _GUARD, "sandbox", *argv]
+    # /dev/fd, not ``<&N``: dash reads only one-digit descriptors in redirections.
+    stdin = "</dev/null" if stdin_fd is None else f"</dev/fd/{stdin_fd}"
+    guard = _GUARD.replace("{stdin}", stdin)
+    argv = ["/bin/sh", "-c", joins + guard, "sandbox", *argv]
     return SandboxedCommand(
         argv=argv,
         env=sandbox_env(os.environ if env is None else env),

@@ -155,8 +155,9 @@ def _add_match_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser], 
         action="append",
         required=True,
         metavar="CMD",
-        help="the next seat's bot command, e.g. 'arena bot rules', or image:IMAGE [CMD] for a "
-        "Docker image (once per seat)",
+        help="the next seat's bot command, e.g. 'arena bot rules', image:IMAGE [CMD] for a "
+        "Docker image, or stdio:CMD for a bot speaking JSON lines on its stdin and stdout "
+        "(once per seat)",
     )
     mp.add_argument(
         "--seed", type=int, default=None, help="match seed (default: a fresh one nobody can guess)"

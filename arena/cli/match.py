@@ -2,7 +2,9 @@
 
 Bot commands run sandboxed by default (arena/bots/sandbox.py: bubblewrap, no network, reaching
 the arena only through the Unix socket); ``--bot image:IMAGE [CMD]`` runs a seat's bot from a
-Docker image (arena/bots/docker.py). ``--no-sandbox`` runs commands as plain processes.
+Docker image (arena/bots/docker.py); ``--bot stdio:CMD`` runs ``CMD`` speaking the protocol as
+JSON lines on its stdin and stdout (arena/server/stdio.py). ``--no-sandbox`` runs commands as
+plain processes.
 
 Exit status 3 when a seat faulted or forfeited (``--allow-faults``: 0): a script or CI job that
 plays its bot learns that the bot misbehaved without parsing the output (``--json``). Exit status
@@ -249,7 +251,7 @@ def run_match_command(args: argparse.Namespace) -> int:
     configure(args.log_level, json=wants_json(args.log_format, sys.stderr))
     policy = FaultPolicy.STRICT if args.strict else FaultPolicy.LENIENT
     commands: list[str] = args.bot
-    sandbox = confine([BotProgram(c) for c in commands], args.no_sandbox)
+    sandbox = confine([BotProgram.of_command(c) for c in commands], args.no_sandbox)
 
     async def main() -> CommandMatch | list[CommandMatch]:
         return await play_commands(

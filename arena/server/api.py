@@ -32,6 +32,7 @@ from arena.server.referee import LiveMatch
 from arena.server.scripted import Script, ScriptedSeat
 from arena.server.service import TlsPair, start_grpc_server
 from arena.server.spec import MatchOutcome, MatchSpec
+from arena.server.stdio import StdioLink
 
 log = structlog.get_logger("arena.server")
 T = TypeVar("T")
@@ -125,6 +126,17 @@ class ArenaServer:
             self._token.run_sync_soon(run)
 
     # --- the API -------------------------------------------------------------------------------
+
+    async def attach_stdio(self, read_fd: int, write_fd: int, label: str) -> None:
+        """Serve a stdio bot (``protocol = "stdio"``) whose stdout is ``read_fd`` and stdin
+        ``write_fd`` (both owned by the server from here on) as a bot stream: it says Hello with
+        its token as a gRPC bot would (arena/server/stdio.py)."""
+        hub = self._hub
+
+        async def attach() -> None:
+            await StdioLink(hub, label).open(read_fd, write_fd)
+
+        await self._run(attach)
 
     def add_token(self, token: str) -> None:
         """Accept ``token`` even while it has no match (a bot that waits for its matches)."""

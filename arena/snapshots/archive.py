@@ -58,7 +58,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol, Self
 
-from arena.bots.command import bot_path
+from arena.bots.command import PROTOCOLS, BotProtocol, bot_path
 from arena.checks import TOO_DEEP
 from arena.errors import ArenaError
 
@@ -73,7 +73,7 @@ RUNTIME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,31}")
 #: The longest ``name`` a manifest may give (it is ignored, but shown back if wrong).
 MAX_NAME_LENGTH = 64
 #: The manifest's keys.
-MANIFEST_KEYS = ("command", "runtime", "name")
+MANIFEST_KEYS = ("command", "runtime", "name", "protocol")
 
 #: What :func:`archive_format` tells apart.
 ArchiveFormat = Literal["tar", "tar.gz", "zip"]
@@ -144,10 +144,14 @@ class Manifest:
     runtime: str = ""
     #: The author's name for the bot, or ``""``; the server ignores it.
     name: str = ""
+    #: How the bot talks to the arena: ``grpc``, or ``stdio`` (JSON lines on its stdin and
+    #: stdout, docs/protocol.md).
+    protocol: BotProtocol = "grpc"
 
     def to_dict(self) -> dict[str, str]:
-        """What a store keeps: command and runtime."""
-        return {"command": self.command, "runtime": self.runtime}
+        """What a store keeps: command and runtime (and the protocol when not gRPC)."""
+        kept = {"command": self.command, "runtime": self.runtime}
+        return kept if self.protocol == "grpc" else {**kept, "protocol": self.protocol}
 
 
 @dataclass(frozen=True, slots=True)
@@ -622,7 +626,18 @@ def read_manifest(root: Path, *, check: bool = True) -> Manifest:
     _check_command_form(command)
     if check:
         check_bot_command(command, root)
-    return Manifest(command=command, runtime=runtime, name=name)
+    return Manifest(command=command, runtime=runtime, name=name, protocol=_protocol(table))
+
+
+def _protocol(table: dict[str, object]) -> BotProtocol:
+    """The manifest's ``protocol`` (default ``grpc``)."""
+    value = str(table.get("protocol", "grpc")).strip()
+    for known in PROTOCOLS:
+        if value == known:
+            return known
+    raise ArchiveError(
+        f'{MANIFEST_NAME}: "protocol" {quote_name(value)}: must be one of {", ".join(PROTOCOLS)}'
+    )
 
 
 def _command_error(command: str, problem: str) -> ArchiveError:

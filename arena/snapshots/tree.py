@@ -89,8 +89,12 @@ class Snapshot:
 
     @property
     def program(self) -> BotProgram:
-        """How the version starts: its command, run in its snapshot."""
-        return BotProgram(command=self.manifest.command, workdir=str(self.root))
+        """How the version starts: its command, run in its snapshot, over its protocol."""
+        return BotProgram(
+            command=self.manifest.command,
+            workdir=str(self.root),
+            protocol=self.manifest.protocol,
+        )
 
 
 def is_sha256(text: str) -> bool:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from arena.bots.command import BotProgram, bot_path, check_command
+from arena.bots.command import PROTOCOLS, BotProgram, BotProtocol, bot_path, check_command
 from arena.checks import Checker
 from arena.checks import read_toml as read_table
 from arena.errors import ArenaError
@@ -50,7 +50,7 @@ KNOWN_KEYS = (
     "fault_policy",
     "output",
 )
-_BOT_KEYS = ("name", "command", "files")
+_BOT_KEYS = ("name", "command", "files", "protocol")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,31}")
 #: The tournament's name: like a bot's, up to 64 characters. The default output directory is
 #: ``out/tournaments/<name>``, so no separator, and never ``.`` or ``..`` (it starts with a
@@ -146,6 +146,8 @@ class TournamentConfig:
                     "name": b.name,
                     "command": b.program.command,
                     **({"image": b.program.image} if b.program.image else {}),
+                    # Only when not the default, so runs made before it existed resume.
+                    **({"protocol": b.program.protocol} if b.program.protocol != "grpc" else {}),
                 }
                 for b in self.bots
             ],
@@ -314,10 +316,21 @@ def _check_bots(c: Checker) -> tuple[BotSpec, ...]:
         if not isinstance(command, str) or not command.strip():
             raise c.fail(f"{key}.command", f"must be a non-empty string; got {command!r}")
         _check_program(c, f"{key}.command", command)
-        bots.append(BotSpec(name, BotProgram(command.strip()), _files(c, f"{key}.files", entry)))
+        program = BotProgram(command.strip(), protocol=_protocol(c, key, entry))
+        bots.append(BotSpec(name, program, _files(c, f"{key}.files", entry)))
     if len(bots) < 2:
         raise c.fail("bots", f"a tournament needs at least 2 bots; got {len(bots)}")
     return tuple(bots)
+
+
+def _protocol(c: Checker, key: str, entry: Mapping[str, Any]) -> BotProtocol:
+    """A bot's ``protocol``: ``grpc`` (the default) or ``stdio`` (JSON lines on its stdin and
+    stdout: docs/protocol.md)."""
+    protocol = entry.get("protocol", "grpc")
+    for known in PROTOCOLS:
+        if protocol == known:
+            return known
+    raise c.fail(f"{key}.protocol", f"must be one of {', '.join(PROTOCOLS)}; got {protocol!r}")
 
 
 def _files(c: Checker, key: str, entry: Mapping[str, Any]) -> tuple[str, ...] | None:

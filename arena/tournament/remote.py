@@ -50,6 +50,10 @@ class RemoteRun:
                 raise BundleError(
                     f'bot "{bot.name}" runs from a Docker image: a cluster takes commands only'
                 )
+            if program.protocol == "stdio":
+                raise BundleError(
+                    f'bot "{bot.name}" speaks stdio: a cluster runs gRPC bots only (for now)'
+                )
             if program.directory is not None:  # a registered bot: its whole directory
                 base = program.directory
                 files = sorted(p.name for p in base.iterdir())

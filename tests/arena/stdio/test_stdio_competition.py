@@ -1,0 +1,59 @@
+"""A competition submission that speaks stdio: ``protocol = "stdio"`` in its cardarena.toml.
+A real ``arena host`` process, real uploads, real bot processes (sandboxed as the host runs
+them), rated beside a gRPC bot."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.arena.host.processes import (
+    GOOD_BOT,
+    Host,
+    archive,
+    bot_archive,
+    competition_config,
+)
+from tests.waiting import wait_until
+
+ROOT = Path(__file__).resolve().parents[3]
+OCTET = {"Content-Type": "application/octet-stream"}
+
+
+def stdio_archive(manifest_extra: str = 'protocol = "stdio"\n') -> bytes:
+    manifest = f'command = "python3 random_bot.py"\nruntime = "python3"\n{manifest_extra}'
+    code = (ROOT / "reference_bots/stdio/random_bot.py").read_bytes()
+    return archive({"cardarena.toml": manifest.encode(), "random_bot.py": code})
+
+
+@pytest.mark.slow
+def test_a_stdio_submission_plays_rated_matches_without_faults(tmp_path: Path) -> None:
+    config = tmp_path / "cup.toml"
+    config.write_text(competition_config())
+    host = Host(config, tmp_path / "cup", None)
+    with host.running():
+        alice, bob = host.add_author("alice"), host.add_author("bob")
+        with host.client(alice) as a, host.client(bob) as b:
+            put = a.put("/api/v1/bots/piped/versions", content=stdio_archive(), headers=OCTET)
+            assert put.status_code == 201, put.text
+            put = b.put("/api/v1/bots/grpc/versions", content=bot_archive(GOOD_BOT), headers=OCTET)
+            assert put.status_code == 201, put.text
+            bad = a.put(
+                "/api/v1/bots/bad/versions",
+                content=stdio_archive('protocol = "smoke"\n'),
+                headers=OCTET,
+            )
+            assert bad.status_code == 400, bad.text
+            assert '"protocol" "smoke": must be one of grpc, stdio' in bad.json()["detail"]
+
+            def rated() -> set[str]:
+                rows: list[dict[str, Any]] = a.get("/api/v1/leaderboard").json()
+                return {r["ref"] for r in rows if r["matches"] > 0}
+
+            wait_until(lambda: rated() >= {"piped@1", "grpc@1"}, 240, what="both to be rated")
+            matches = a.get("/api/v1/matches", params={"bot": "piped"}).json()
+            rows = matches if isinstance(matches, list) else matches["matches"]
+            assert rows, matches
+            assert all("faults" in m and not m["faults"] for m in rows), rows
