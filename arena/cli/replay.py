@@ -148,7 +148,12 @@ def add_replay_parser(sub: Any) -> None:
         metavar="N",
         help="with --replay-all: only seat N (number or name); default every seat that decided",
     )
-    ap.add_argument("--bot", required=True, metavar="CMD", help="shell command that runs the bot")
+    ap.add_argument(
+        "--bot",
+        required=True,
+        metavar="CMD",
+        help="shell command that runs the bot (stdio:CMD: a bot that speaks over stdin/stdout)",
+    )
     ap.add_argument(
         "--timeout", type=TIMEOUT, default=10.0, metavar="S", help="seconds to wait (default 10)"
     )

@@ -78,7 +78,7 @@ def serve_script(
     """Start the bot with a fresh token (its seat's ``ARENA_SEED`` = ``seed``) and take it
     through ``make(token)``; ``goodbye_s``: how long it may take to leave once done (0: stopped
     at once). Nothing started outlives the call."""
-    program = BotProgram(asking.command)
+    program = BotProgram.of_command(asking.command)  # stdio:CMD too
     check = [(f"--bot {asking.command!r}", program)]
     hide = (*asking.hide, arena_home())
 
@@ -91,7 +91,9 @@ def serve_script(
             env = bot_environment(arena.address(), token, seed)
             log = arena.box.directory / "bot.log"  # through a capped pipe, as in a match
             try:
-                bot = await start_bot(program, env, log, arena.box.confinement)
+                bot = await start_bot(
+                    program, env, log, arena.box.confinement, arena.server.attach_stdio
+                )
             except (OSError, ArenaError) as err:
                 return Served([], ("unstarted", str(err)), (), "")
             answers: list[tuple[Any, ...]] = []

@@ -168,3 +168,17 @@ def test_output_after_the_end_is_reported_and_harms_nothing(tmp_path: Path) -> N
 def test_stdio_without_a_command_is_one_line(tmp_path: Path) -> None:
     error = arena_error("match", "tennis", "--no-sandbox", "--bot", "stdio: ", "--bot", "x")
     assert error == "arena: error: stdio: needs a command, e.g. stdio:./my-bot"
+
+
+def test_replay_ask_takes_a_stdio_bot_through_its_match(tmp_path: Path) -> None:
+    # Seeded by its seat's seed, the random stdio bot makes the same choices when replay ask
+    # takes it through the whole match again.
+    play(tmp_path, "whist", [PY_BOT] * 4, "--option", "points_to_win=1")
+    (record,) = (tmp_path / "out").glob("*.jsonl.gz")
+    argv = [ARENA, "replay", "ask", str(record), "--replay-all", "--seat", "0", "--no-sandbox"]
+    done = subprocess.run(
+        [*argv, "--bot", PY_BOT], capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "0 differ" in done.stdout, done.stdout
+
