@@ -181,4 +181,3 @@ def test_replay_ask_takes_a_stdio_bot_through_its_match(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert "0 differ" in done.stdout, done.stdout
-
