@@ -5,7 +5,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
 .PHONY: node-bot demo test lint typecheck pytest venv clean proto rules sandbox-tools wheels test-docker \
-  bytecode cpp-bot proto-tools web browser screenshots playthroughs test-cluster test-browser test-sandbox
+  bytecode cpp-bot proto-tools web browser screenshots playthroughs test-cluster test-browser test-sandbox \
+  test-host
 
 # arena/protocol/_wire.c is compiled by the install: an edit to it reinstalls. The Python SDK
 # (sdk/python, `cardarena`) and the engine (engine/, `cardarena-engine`) are distributions of
@@ -42,12 +43,17 @@ typecheck: $(STAMP)
 	$(BIN)/mypy --strict engine arena sdk/python/cardarena
 
 pytest: $(STAMP) sandbox-tools bytecode cpp-bot proto-tools web
-	$(BIN)/pytest -m 'not cluster and not browser and not sandbox' --durations=30
+	$(BIN)/pytest -m 'not cluster and not browser and not sandbox and not host' --durations=30
 
 # The heavy suites on their own, so that `make test` stays short; .ci/run runs them after it:
 # the sandbox suite (tests/arena/bots: real bots boxed, flooding, killed with their arena),
-# the Dask suite (tests/cluster: real schedulers and workers, killed and restarted) and the
-# browser suite (tests/web: the pages and the replay viewer in Debian's Chromium).
+# the Dask suite (tests/cluster: real schedulers and workers, killed and restarted), the
+# browser suite (tests/web: the pages and the replay viewer in Debian's Chromium) and the host
+# suite (a real competition host for minutes: seasons by the clock, events and kill -9, a backup
+# mid-ladder, a restart's grace, a descriptor attack).
+test-host: $(STAMP) sandbox-tools bytecode cpp-bot proto-tools web
+	$(BIN)/pytest -m host --durations=10
+
 test-cluster: $(STAMP) sandbox-tools bytecode
 	$(BIN)/pytest -m cluster
 

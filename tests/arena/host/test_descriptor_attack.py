@@ -27,7 +27,7 @@ import trio
 from tests.arena.host.processes import GOOD_BOT, Host, bot_archive, competition_config
 from tests.waiting import wait_until
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.host]
 
 #: The host's descriptors: enough for the host and its matches, not for the attack unlimited.
 NOFILE = 256

@@ -25,7 +25,7 @@ from tests.arena.host.processes import (
 )
 from tests.waiting import wait_until
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.host]
 
 EVENTS = (
     '[[events]]\nname = "cup"\nformat = "knockout"\nentrants = 4\nbest_of = 2\n'

@@ -65,6 +65,7 @@ def _consistent(api: httpx.Client) -> list[dict[str, Any]] | None:
 
 
 @pytest.mark.slow
+@pytest.mark.host
 def test_a_backup_taken_mid_ladder_restores_into_a_host_that_plays_on(tmp_path: Path) -> None:
     config = tmp_path / "cup.toml"
     config.write_text(competition_config())

@@ -17,7 +17,7 @@ import pytest
 from tests.arena.host.processes import GOOD_BOT, Host, bot_archive, competition_config
 from tests.waiting import wait_until
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.host]
 
 GRACE_S = 20
 CONFIG = competition_config(extra=f"live_grace_s = {GRACE_S}\n")

@@ -21,7 +21,7 @@ from tests.arena.host.webhooks import Receiver
 from tests.helpers import free_port
 from tests.waiting import wait_until
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.host]
 
 SECRET = b"a-webhook-secret-of-the-hosts"
 OCTET = {"Content-Type": "application/octet-stream"}
