@@ -278,16 +278,10 @@ async def _serve(
         running=lambda: [m.match_id for m in server.summaries(running_only=True)],
     )
     app = create_app(state)
-    hc = HypercornConfig()
-    hc.bind = [options.http]
-    hc.accesslog = None
-    hc.errorlog = None
-    if options.tls_cert is not None and options.tls_key is not None:
-        hc.certfile, hc.keyfile = str(options.tls_cert), str(options.tls_key)
     server.token_owner = live.owner
     stop = trio.Event()
     async with trio.open_nursery() as nursery:
-        binds = await nursery.start(serve_http, app, hc, stop, config.http)
+        binds = await nursery.start(serve_http, app, _hypercorn(options), stop, config.http)
         url = binds[0]
         # A self-signed host's own tools (add-author) trust its certificate.
         cafile = str(options.tls_cert.resolve()) if options.tls_cert is not None else None
@@ -324,6 +318,18 @@ async def _serve(
             if remote is not None:
                 with trio.CancelScope(shield=True):  # a stop still says goodbye to the scheduler
                     await trio.to_thread.run_sync(remote.close)
+
+
+def _hypercorn(options: HostOptions) -> HypercornConfig:
+    """The HTTP server's settings: its address, TLS when given, no logs of its own (the host
+    logs what matters)."""
+    hc = HypercornConfig()
+    hc.bind = [options.http]
+    hc.accesslog = None
+    hc.errorlog = None
+    if options.tls_cert is not None and options.tls_key is not None:
+        hc.certfile, hc.keyfile = str(options.tls_cert), str(options.tls_key)
+    return hc
 
 
 async def _validator(

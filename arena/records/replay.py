@@ -406,6 +406,12 @@ def replay(record: Record, where: str = "record", *, strict: bool = False) -> It
     if seen != len(state.events):
         missing = state.events[seen].kind
         raise RecordError(f"{where}: the engine produced event {missing!r} missing from the record")
+    _check_result(record, state, book, where)
+
+
+def _check_result(record: Record, state: MatchState, book: _Faults | None, where: str) -> None:
+    """The record's result line is the engine's result for the replayed match (and, ``book``
+    given, exactly what the referee writes: its fields, and faults equal to the fault lines)."""
     result = state.result()
     if result is None:
         raise RecordError(f"{where}: the record ends but the match is not over")

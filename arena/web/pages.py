@@ -63,6 +63,19 @@ class Site:
     match_exists: Callable[[str], bool] = lambda match_id: True
 
 
+#: ``(path, page kind, title)`` of each page whose shell takes nothing from its address.
+SHELLS: tuple[tuple[str, str, str], ...] = (
+    ("/leaderboard", "leaderboard", "Leaderboard"),
+    ("/bots", "bots", "Bots"),
+    ("/matches", "matches", "Matches"),
+    ("/seasons", "seasons", "Seasons"),
+    ("/events", "events", "Events"),
+    ("/live", "live", "Playing now"),
+    ("/me", "me", "Your bots"),
+    ("/admin", "admin", "Admin"),
+)
+
+
 def add_pages(app: FastAPI, competition: str, site: Site | None = None) -> None:
     """Serve the pages of ``competition`` (its name, in titles) and ``/static`` on ``app``."""
     site = site or Site()
@@ -110,13 +123,16 @@ def add_pages(app: FastAPI, competition: str, site: Site | None = None) -> None:
     def home() -> Response:
         return RedirectResponse("/leaderboard", status_code=303)
 
-    @app.get("/leaderboard", include_in_schema=False)
-    def leaderboard() -> HTMLResponse:
-        return page("leaderboard", "Leaderboard")
+    def shell(kind: str, title: str) -> Callable[[], HTMLResponse]:
+        def handler() -> HTMLResponse:
+            return page(kind, title)
 
-    @app.get("/bots", include_in_schema=False)
-    def bots() -> HTMLResponse:
-        return page("bots", "Bots")
+        return handler
+
+    # Pages whose shell takes nothing from the address: they draw themselves from the API
+    # (/admin from /api/v1/admin, with the admin token).
+    for path, kind, title in SHELLS:
+        app.add_api_route(path, shell(kind, title), include_in_schema=False)
 
     @app.get("/bots/{name}", include_in_schema=False)
     def bot(name: str) -> HTMLResponse:
@@ -124,44 +140,19 @@ def add_pages(app: FastAPI, competition: str, site: Site | None = None) -> None:
             return not_found(f"No bot called {name}.")
         return page("bot", name, {"name": name})
 
-    @app.get("/matches", include_in_schema=False)
-    def matches() -> HTMLResponse:
-        return page("matches", "Matches")
-
     @app.get("/matches/{match_id}", include_in_schema=False)
     def match(match_id: str) -> HTMLResponse:
         if not site.match_exists(match_id):
             return not_found(f"No match {match_id}.")
         return page("match", match_id, {"match_id": match_id})
 
-    @app.get("/seasons", include_in_schema=False)
-    def seasons() -> HTMLResponse:
-        return page("seasons", "Seasons")
-
     @app.get("/seasons/{number}", include_in_schema=False)
     def season(number: int) -> HTMLResponse:
         return page("season", f"Season {number}", {"number": number})
 
-    @app.get("/events", include_in_schema=False)
-    def events() -> HTMLResponse:
-        return page("events", "Events")
-
     @app.get("/events/{name}", include_in_schema=False)
     def event(name: str) -> HTMLResponse:
         return page("event", name, {"name": name})
-
-    @app.get("/live", include_in_schema=False)
-    def live() -> HTMLResponse:
-        return page("live", "Playing now")
-
-    @app.get("/me", include_in_schema=False)
-    def me(request: Request) -> HTMLResponse:
-        return page("me", "Your bots")
-
-    @app.get("/admin", include_in_schema=False)
-    def admin() -> HTMLResponse:
-        # The shell only: what it shows comes from /api/v1/admin with the admin token.
-        return page("admin", "Admin")
 
     add_author_pages(app, page, not_found, competition, site.game)
 
