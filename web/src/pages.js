@@ -157,6 +157,8 @@ async function leaderboardPage(main) {
     ),
   );
   const points = history.flatMap((p) => p.ratings.map((r) => ({ ...r, matches: p.matches, at: new Date(p.at) })));
+  // The last refit's count of rated matches: the x axis runs from 0 to it.
+  const last = Math.max(1, ...points.map((d) => d.matches));
   main.append(
     section(
       "Ratings over time",
@@ -166,8 +168,8 @@ async function leaderboardPage(main) {
             height: 280,
             marginLeft: 50, // room for "2,400" on the Elo axis
             marginRight: 110,
-            // From 0: one refit alone would make an empty domain (and Plot's warning sign).
-            x: { label: "rated matches", grid: true, tickFormat: "d", domain: [0, Math.max(1, ...points.map((d) => d.matches))] },
+            // From 0 (one refit alone would make an empty domain), whole numbers as ticks.
+            x: { label: "rated matches", grid: true, tickFormat: "d", domain: [0, last], ticks: Math.min(10, last) },
             y: { label: "Elo", grid: true },
             color: { legend: true, domain: order },
             marks: [

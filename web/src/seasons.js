@@ -4,7 +4,7 @@
 import * as Plot from "@observablehq/plot";
 import { h, api, botLink, day, fmt, section, empty, sortableTable, chart } from "./common.js";
 
-const when = (iso) => (iso ? `${day(iso)} UTC` : "");
+const when = day; // "2026-12-05 05:13 UTC" (day names the zone)
 const winners = (list) => (list.length ? list.join(" and ") : "nobody (no established version)");
 
 // Under the leaderboard's lead: the season it shows, and the latest results with their winners.
