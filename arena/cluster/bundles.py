@@ -25,7 +25,7 @@ from pathlib import Path
 
 import structlog
 
-from arena.bots.command import BotProgram
+from arena.bots.command import BotProgram, BotProtocol
 from arena.cluster.task import BotRef
 from arena.errors import ArenaError
 from arena.snapshots.archive import MANIFEST_NAME, ArchiveError, read_manifest
@@ -101,16 +101,23 @@ def _tar_member(tar: tarfile.TarFile, path: Path | None, arcname: str, data: byt
 
 
 def bundle_bot(
-    name: str, command: str, files: Sequence[str], snapshots_dir: Path, base: Path | None = None
+    name: str,
+    command: str,
+    files: Sequence[str],
+    snapshots_dir: Path,
+    base: Path | None = None,
+    protocol: BotProtocol = "grpc",
 ) -> Snapshot:
     """Tournament bot ``name`` as a snapshot in ``snapshots_dir``: a manifest holding
-    ``command`` and the ``files`` (paths relative to ``base``, the command's directory, by
-    default the current one; directories whole), each at its relative path, so the command
-    runs in the snapshot as it runs here. A bot's absolute paths are the worker's own: they
-    travel as names, not files."""
+    ``command`` (and ``protocol`` when the bot speaks stdio) and the ``files`` (paths relative to
+    ``base``, the command's directory, by default the current one; directories whole), each at
+    its relative path, so the command runs in the snapshot as it runs here. A bot's absolute
+    paths are the worker's own: they travel as names, not files."""
     base = base if base is not None else Path.cwd()
     buf = io.BytesIO()
     manifest = f"command = {_toml_string(command)}\n".encode()
+    if protocol != "grpc":
+        manifest += f"protocol = {_toml_string(protocol)}\n".encode()
     try:
         with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
             _tar_member(tar, None, MANIFEST_NAME, manifest)

@@ -50,17 +50,15 @@ class RemoteRun:
                 raise BundleError(
                     f'bot "{bot.name}" runs from a Docker image: a cluster takes commands only'
                 )
-            if program.protocol == "stdio":
-                raise BundleError(
-                    f'bot "{bot.name}" speaks stdio: a cluster runs gRPC bots only (for now)'
-                )
             if program.directory is not None:  # a registered bot: its whole directory
                 base = program.directory
                 files = sorted(p.name for p in base.iterdir())
             else:
                 base = Path.cwd()
                 files = list(bot.files) if bot.files is not None else named_files(program.command)
-            snapshot = bundle_bot(bot.name, program.command, files, snapshots, base)
+            snapshot = bundle_bot(
+                bot.name, program.command, files, snapshots, base, program.protocol
+            )
             self._refs[bot.name] = self._cluster.offer(bot.name, snapshot)
 
     def slots(self) -> SlotsLike:

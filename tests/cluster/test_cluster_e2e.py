@@ -354,3 +354,48 @@ def test_a_cluster_on_tls_plays_the_same(tmp_path: Path, local: dict[str, object
         assert plain.returncode == 2, plain.stderr
         assert "Traceback" not in plain.stderr
         assert "speaks TLS: give the coordinator Dask's TLS settings" in plain.stderr
+
+
+STDIO_CONFIG = """\
+name = "st"
+game = "whist"
+matches_per_pairing = 2
+duplicate = true
+seed = 9
+output = "{out}"
+[options]
+points_to_win = 3
+games_per_rubber = 1
+[[bots]]
+name = "piper"
+command = "python3 bots/random_bot.py"
+protocol = "stdio"
+[[bots]]
+name = "rules"
+"""
+
+
+def test_a_stdio_bot_plays_on_the_cluster_as_it_does_here(tmp_path: Path) -> None:
+    (tmp_path / "bots").mkdir()
+    bot = Path(__file__).parents[2] / "reference_bots" / "stdio" / "random_bot.py"
+    (tmp_path / "bots" / "random_bot.py").write_bytes(bot.read_bytes())
+    for out in ("here", "there"):
+        (tmp_path / f"{out}.toml").write_text(STDIO_CONFIG.format(out=out))
+    done = run_arena("tournament", "here.toml", "--quiet", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    with running_cluster(tmp_path / "cluster") as cluster:
+        done = run_arena(
+            "tournament", "there.toml", "--dask", cluster.address, "--quiet", cwd=tmp_path
+        )
+        assert done.returncode == 0, done.stderr
+        # The workers got the bot's file and its protocol, and played it over its pipes.
+        manifests = [
+            (p / "cardarena.toml").read_text()
+            for name in ("w1", "w2")
+            for p in (tmp_path / "cluster" / name / "snapshots").iterdir()
+            if (p / "bots" / "random_bot.py").is_file()
+        ]
+        assert manifests and all('protocol = "stdio"' in m for m in manifests)
+    rows = stored(tmp_path / "there" / "results.sqlite")
+    assert rows and all(status == "done" for _, status, _ in rows), rows
+    assert ratings_json(tmp_path / "there", tmp_path) == ratings_json(tmp_path / "here", tmp_path)
