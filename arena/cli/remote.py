@@ -390,6 +390,11 @@ def _matches(client: RemoteClient, args: argparse.Namespace) -> int:
         record = "yes" if m.record_available else "later"
         table.append([m.match_id, m.phase, " ".join(m.seats), result, record, _day(m.finished)])
     _table(table)
+    if client.last_total is not None:
+        first = args.offset + 1
+        more = args.offset + len(found) < client.last_total
+        hint = f" (--offset {args.offset + len(found)} for more)" if more else ""
+        print(f"matches {first}-{args.offset + len(found)} of {client.last_total}{hint}")
     return 0
 
 

@@ -11,6 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+#: The header of ``GET /matches`` saying how many matches its filters select, for paging.
+TOTAL_HEADER = "X-Total-Count"
 #: A phase of the competition, as the API's ``phase`` parameters take it.
 Phase = Literal["ladder", "final"]
 #: What the host may set the ladder to (``POST /admin/ladder``).

@@ -36,6 +36,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from arena.errors import ArenaError
 from arena.host.apitypes import (
+    TOTAL_HEADER,
     AdminAuthor,
     AdminQueue,
     AuditOut,
@@ -200,6 +201,9 @@ class RemoteClient:
         self.token = _check_token(token)
         self.cafile = None if cafile is None else Path(cafile)
         self.timeout = timeout
+        #: What the last ``matches`` call's ``X-Total-Count`` said: the matches its filters
+        #: select, of which it returned one page (None when the host did not say).
+        self.last_total: int | None = None
         https = self.base_url.startswith("https:")
         if self.cafile is not None and not https:
             raise RemoteError(f"{self.cafile_from} is for an https:// server; got {self.base_url}")
@@ -285,7 +289,11 @@ class RemoteClient:
             query["faults"] = "true" if faults else "false"
         if offset:
             query["offset"] = offset
-        return self._json(_MATCHES, "GET", "/matches", query=query, auth="none")
+        headers: dict[str, str] = {}
+        found = self._json(_MATCHES, "GET", "/matches", query=query, auth="none", seen=headers)
+        total = headers.get(TOTAL_HEADER.lower(), "")
+        self.last_total = int(total) if total.isdigit() else None
+        return found
 
     def match(self, match_id: str) -> MatchOut:
         return self._json(_MATCH, "GET", f"/matches/{_segment(match_id)}", auth="none")
@@ -466,12 +474,14 @@ class RemoteClient:
         data: bytes | None = None,
         content_type: str | None = None,
         auth: Auth = "optional",
+        seen: dict[str, str] | None = None,
     ) -> T:
-        """The answer's JSON as ``shape``: the API's model of it."""
+        """The answer's JSON as ``shape``: the API's model of it (its headers into ``seen``,
+        lower-cased, when given)."""
         if body is not None:
             data, content_type = json.dumps(body).encode(), "application/json"
         raw = self._request(
-            method, path, query=query, data=data, content_type=content_type, auth=auth
+            method, path, query=query, data=data, content_type=content_type, auth=auth, seen=seen
         )
         try:
             return shape.validate_json(raw)
@@ -501,6 +511,7 @@ class RemoteClient:
         data: bytes | None = None,
         content_type: str | None = None,
         auth: Auth = "optional",
+        seen: dict[str, str] | None = None,
     ) -> bytes:
         url = self.base_url + API_PREFIX + path
         if query:
@@ -515,6 +526,8 @@ class RemoteClient:
         request = urllib.request.Request(url, data=data, headers=headers, method=method)
         try:
             with self._opener.open(request, timeout=self.timeout) as response:
+                if seen is not None:
+                    seen.update((k.lower(), v) for k, v in response.headers.items())
                 return cast(bytes, response.read())
         except urllib.error.HTTPError as err:
             raise self._http_error(err, "Authorization" in headers) from None

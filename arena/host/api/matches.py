@@ -24,15 +24,13 @@ from arena.host.api.deps import (
 )
 from arena.host.api.errors import gone_if_pruned
 from arena.host.api.views import finished_match, match_out, read_text, record_public
-from arena.host.apitypes import MatchOut
+from arena.host.apitypes import TOTAL_HEADER, MatchOut
 from arena.host.store import Author, Phase
 from arena.layout import LOGS_DIR, seat_log_name
 from arena.records.format import may_have_notes, read_record, record_bytes, without_notes
 from arena.records.html import viewer_document
 
 router = APIRouter(prefix=PREFIX)
-#: The number of matches the list's filters select, for paging through it.
-TOTAL_HEADER = "X-Total-Count"
 
 
 @dataclass

@@ -119,7 +119,13 @@ def test_arena_remote_matches_takes_the_same_flags(
     ]
     assert [m["match_id"] for m in found] == expected[1:3]
     assert main(["remote", "matches", "--no-faults", "--bot", "b", "--limit", "1000"]) == 0
-    rows = capsys.readouterr().out.splitlines()[1:]
-    assert len(rows) == sum(1 for m in everything if "b@1" in m["seats"] and not m["faults"])
+    *rows, footer = capsys.readouterr().out.splitlines()[1:]
+    clean = sum(1 for m in everything if "b@1" in m["seats"] and not m["faults"])
+    assert len(rows) == clean and footer == f"matches 1-{clean} of {clean}"
+    # A page says where it is in the whole and how to get the next one.
+    assert main(["remote", "matches", "--bot", "b", "--limit", "2", "--offset", "1"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    every_b = sum(1 for m in everything if "b@1" in m["seats"])
+    assert len(lines) == 4 and lines[-1] == f"matches 2-3 of {every_b} (--offset 3 for more)"
     assert main(["remote", "matches", "--bot", "zed"]) == 2
     assert capsys.readouterr().err.strip() == "arena: error: HTTP 404: no bot 'zed'"
