@@ -59,8 +59,13 @@ class LiveBots:
             # Refused outright, saying why, not just unknown: a token still seated in a match
             # would otherwise resume its seats.
             raise TokenRefused("your author is suspended by the host")
-        if version is None or version.status in ("failed", "retired"):
+        if version is None:
             return None
+        if version.status in ("failed", "retired"):
+            # The author's own token, not a guess: refused saying why, and not counted towards
+            # the address's failed-auth lock-out (a retired bot that reconnects would lock out
+            # its author's other bots).
+            raise TokenRefused(f"{version.ref} is {version.status}: it plays no more matches")
         with self._lock:
             self._check_quota(version)
             self._tokens[version.id] = token

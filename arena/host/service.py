@@ -52,7 +52,7 @@ from arena.host.retention import keep_pruning
 from arena.host.seasons import Seasons
 from arena.host.store import CompetitionStore, Version
 from arena.host.supervise import PartStates, supervised
-from arena.host.throttle import Throttle
+from arena.host.throttle import Throttle, TokenGate
 from arena.host.validation import validate
 from arena.layout import IMAGES_DIR, LOGS_DIR, PRIVATE_DIR, RECORDS_DIR
 from arena.registry import hash_token
@@ -259,6 +259,7 @@ async def _serve(
 
         trio_token.run_sync_soon(wake)
 
+    throttle = Throttle(config.limits)
     state = HostState(
         store,
         config,
@@ -268,7 +269,7 @@ async def _serve(
         changed,
         grpc_port=int(server.address.rsplit(":", 1)[1]),
         tls=options.tls_cert is not None,
-        throttle=Throttle(config.limits),
+        throttle=throttle,
         grpc_address=options.public_grpc or advertised(server.address),
         live_bots=live.connected,
         parts=parts.states,
@@ -279,6 +280,7 @@ async def _serve(
     )
     app = create_app(state)
     server.token_owner = live.owner
+    server.guard_tokens(TokenGate(throttle))
     stop = trio.Event()
     async with trio.open_nursery() as nursery:
         binds = await nursery.start(serve_http, app, _hypercorn(options), stop, config.http)

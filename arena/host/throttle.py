@@ -226,6 +226,22 @@ class Throttle:
         return _locked_out(duration) if duration else None
 
 
+class TokenGate:
+    """The throttle's failed-auth lock-out for the arena's gRPC Hellos
+    (:class:`arena.server.hub.AuthGate`): a live bot's unknown token counts as a wrong API token
+    does, from the same address, in the same table."""
+
+    def __init__(self, throttle: Throttle) -> None:
+        self._throttle = throttle
+
+    def locked(self, address: str) -> str | None:
+        refusal = self._throttle.auth_locked(address)
+        return None if refusal is None else refusal.detail
+
+    def failed(self, address: str) -> None:
+        self._throttle.auth_failed(address)
+
+
 def _locked_out(seconds: float) -> Refusal:
     n = whole_seconds(seconds)
     return Refusal(f"too many failed authentications from your address; try again in {n} s", n)

@@ -27,7 +27,7 @@ from arena.errors import ArenaError, one_error
 from arena.logging import configure_once
 from arena.protocol import wireformat
 from arena.server.connections import Connection
-from arena.server.hub import MAX_GUESTS_PER_ADDRESS, Hub
+from arena.server.hub import MAX_GUESTS_PER_ADDRESS, AuthGate, Hub
 from arena.server.referee import LiveMatch
 from arena.server.scripted import Script, ScriptedSeat
 from arena.server.service import TlsPair, start_grpc_server
@@ -235,6 +235,11 @@ class ArenaServer:
     def token_owner(self, owner: Callable[[str], tuple[str, str] | None] | None) -> None:
         self._token_owner = owner
         self._call(setattr, self._hub, "token_owner", owner)
+
+    def guard_tokens(self, gate: AuthGate) -> None:
+        """Check ``gate`` before each :attr:`token_owner` look-up and count there the tokens
+        nobody owns, by the stream's network address (a competition's failed-auth lock-out)."""
+        self._call(setattr, self._hub, "auth_gate", gate)
 
 
 def run_trio(main: Callable[[], Awaitable[T]]) -> T:

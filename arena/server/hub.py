@@ -14,7 +14,7 @@ import dataclasses
 import secrets
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, Protocol
 
 import structlog
 from cardarena import messages
@@ -61,6 +61,17 @@ CANNOT_CHECK = "the arena cannot check tokens right now; try again later"
 class TokenRefused(ArenaError):
     """Raised by a :attr:`Hub.token_owner` that knows the token but turns its bot away (a
     competition's quota): the bot is rejected with this message as it is."""
+
+
+class AuthGate(Protocol):
+    """Guards token look-ups against guessing (a competition's failed-auth lock-out): what
+    :attr:`Hub.token_owner` cannot place counts against the stream's network address."""
+
+    def locked(self, address: str) -> str | None:
+        """Why ``address`` may not try a token now, or ``None``."""
+
+    def failed(self, address: str) -> None:
+        """Count a token from ``address`` that no bot owns."""
 
 
 #: Lobby guests (welcomed bots whose token no match or registry knows) admitted at once, unless
@@ -126,6 +137,9 @@ class Hub:
         #: the bot plays under that identity whatever its Hello says; any other token not given
         #: to a match is rejected, lobby or not (``arena serve --registered-only``).
         self.token_owner: Callable[[str], tuple[str, str] | None] | None = None
+        #: Checked before and told after each :attr:`token_owner` look-up (off the network, a
+        #: Unix socket's peer, it is not asked).
+        self.auth_gate: AuthGate | None = None
         # The owner is asked off the loop: a store's lock or a slow disk must never stall the
         # matches this loop referees. A stream being looked up keeps what it sends meanwhile.
         self._owner_pool: ThreadPoolExecutor | None = None
@@ -385,7 +399,11 @@ class Hub:
         away; what it sent meanwhile is handled after, in order."""
         if self._owner_pool is None:
             self._owner_pool = ThreadPoolExecutor(OWNER_THREADS, thread_name_prefix="token-owner")
+        address = peer_address(conn.peer) or ""
+        gate = self.auth_gate if address else None
         try:
+            if gate is not None and (locked := gate.locked(address)):
+                raise TokenRefused(locked)
             future = self._loop.run_in_executor(self._owner_pool, owner_of, hello.token)
             owner = await asyncio.wait_for(future, OWNER_TIMEOUT_S)
         except TokenRefused as err:
@@ -395,6 +413,8 @@ class Hub:
             owner, failed, refused = None, True, ""
         else:
             failed, refused = False, ""
+            if owner is None and gate is not None:
+                gate.failed(address)
         early = self._checking.pop(conn, None)
         if early is None or conn not in self._conns:
             return  # the stream ended while its token was looked up

@@ -4,6 +4,7 @@ ladder delays that one Hello while every running match keeps its deadlines."""
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from pathlib import Path
@@ -14,6 +15,7 @@ from cardarena._pb import arena_pb2 as pb
 
 from arena.host.live import LiveBots
 from arena.host.store import CompetitionStore
+from arena.host.throttle import Throttle, TokenGate
 from arena.server import hub, open_arena_server
 from tests.arena.host.serving import competition
 from tests.arena.wire import RawBot, fault_kinds, make_spec, play_with, raw
@@ -121,6 +123,56 @@ def test_a_store_locked_past_the_wait_turns_the_bot_away_in_words(
             msg = await trio.to_thread.run_sync(again.recv)
             again.close()
             assert msg is not None and msg.HasField("welcome")
+
+    try:
+        trio.run(main)
+    finally:
+        store.close()
+
+
+def test_guessed_live_tokens_lock_the_address_out_as_wrong_api_tokens_do(tmp_path: Path) -> None:
+    store = CompetitionStore(tmp_path / "competition", competition())
+    author, _ = store.add_author("ann")
+    _, live_token = store.add_live_version(author.id, "wanderer")
+    retired, retired_token = store.add_live_version(author.id, "old")
+    store.retire_version(retired.id, "replaced")
+    limits = dataclasses.replace(
+        competition().limits, auth_failures=3, auth_window_s=60, auth_lockout_s=30
+    )
+    clock = [1000.0]
+    throttle = Throttle(limits, clock=lambda: clock[0])
+
+    async def main() -> None:
+        async with open_arena_server() as server:
+            server.token_owner = LiveBots(store, server.connected, lambda: None).owner
+            server.guard_tokens(TokenGate(throttle))
+
+            def first(token: str) -> pb.ServerMessage:
+                bot = RawBot(server.address)
+                bot.hello(token)
+                msg = bot.recv()
+                bot.close()
+                assert msg is not None
+                return msg
+
+            async def answer(token: str) -> str:
+                msg = await trio.to_thread.run_sync(first, token)
+                return "welcome" if msg.HasField("welcome") else msg.rejected.reason
+
+            # The author's own retired token is refused in words, and is no guess.
+            for _ in range(5):
+                assert (
+                    await answer(retired_token)
+                    == f"{retired.ref} is retired: it plays no more matches"
+                )
+            assert await answer(live_token) == "welcome"
+            for guess in ("cal_a", "cal_b", "cal_c"):
+                assert await answer(guess) == "unknown token"
+            locked = "too many failed authentications from your address; try again in 30 s"
+            assert await answer(live_token) == locked
+            assert await answer("cal_d") == locked
+            clock[0] += 30
+            assert await answer(live_token) == "welcome"
 
     try:
         trio.run(main)
