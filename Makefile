@@ -50,7 +50,8 @@ pytest: $(STAMP) sandbox-tools bytecode cpp-bot go-bot proto-tools web
 # the Dask suite (tests/cluster: real schedulers and workers, killed and restarted), the
 # browser suite (tests/web: the pages and the replay viewer in Debian's Chromium) and the host
 # suite (a real competition host for minutes: seasons by the clock, events and kill -9, a backup
-# mid-ladder, a restart's grace, a descriptor attack).
+# mid-ladder, a restart's grace, a descriptor attack); the other-languages suite (test-languages,
+# below) too.
 test-host: $(STAMP) sandbox-tools bytecode cpp-bot go-bot proto-tools web
 	$(BIN)/pytest -m host --durations=10
 
