@@ -6,20 +6,23 @@ fail saying how to install them."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-import trio
 
-from arena.server import open_arena_server
-from engine import OptionValue, get_game
+from engine import OptionValue
 from tests.languages.go_page import ROOT, blocks, run_block, shell_block
-from tests.reference_bots.playing import PY_RANDOM, assert_clean, play
-from tests.reference_bots.test_cpp_bot import CASES, SHORT_WHIST
+from tests.reference_bots.playing import (
+    CASES,
+    SHORT_WHIST,
+    assert_clean,
+    play,
+    play_beside_python,
+    run_with_a_bad_token,
+)
 
 pytestmark = [pytest.mark.languages, pytest.mark.slow]
 
@@ -77,16 +80,7 @@ def test_the_go_grpc_bot_plays_every_game(
     go_bot: list[str],
     tmp_path: Path,
 ) -> None:
-    # Go in every seat but, at a table of more than two, the last: a Python SDK bot.
-    g = get_game(game)
-    seats = g.num_seats(g.configure(players, options))
-    commands = [go_bot] * seats
-    if seats > 2:
-        commands[-1] = PY_RANDOM
-    go_seats = [s for s in range(seats) if commands[s] is go_bot]
-    run = play(game, commands, tmp_path, seed=7, options=options, players=players)
-    assert assert_clean(run, go_seats, tmp_path, "go-") > 0
-    assert {b.returncode for b in run.bots} == {0}, [b.stderr for b in run.bots]
+    play_beside_python(game, players, options, go_bot, tmp_path, "go-")
 
 
 def test_the_go_grpc_bot_over_a_unix_socket(go_bot: list[str], tmp_path: Path) -> None:
@@ -96,15 +90,6 @@ def test_the_go_grpc_bot_over_a_unix_socket(go_bot: list[str], tmp_path: Path) -
 
 
 def test_a_rejected_hello_exits_3_with_one_line(go_bot: list[str]) -> None:
-    async def main() -> subprocess.CompletedProcess[str]:
-        async with open_arena_server("127.0.0.1:0") as server:
-            env = {**os.environ, "ARENA_ADDRESS": server.address, "ARENA_TOKEN": "not-a-token"}
-            return await trio.to_thread.run_sync(
-                lambda: subprocess.run(
-                    go_bot, env=env, capture_output=True, text=True, timeout=30, check=False
-                )
-            )
-
-    done = trio.run(main)
+    done = run_with_a_bad_token(go_bot)
     assert done.returncode == 3, done.stderr
     assert done.stderr.splitlines() == ["rejected: unknown token"]
