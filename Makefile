@@ -25,7 +25,7 @@ venv: $(STAMP)
 bytecode: $(STAMP)
 	@$(BIN)/python -m compileall -q -j 0 arena engine reference_bots
 
-demo: $(STAMP) sandbox-tools node-bot go-bot bytecode web
+demo: $(STAMP) sandbox-tools node-bot bytecode web
 	$(BIN)/arena demo
 
 # The Node.js reference bot's two packages, so the demo shows a bot in another language.
