@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 
 .PHONY: node-bot demo test lint typecheck pytest venv clean proto rules sandbox-tools wheels test-docker \
   bytecode cpp-bot proto-tools web browser screenshots playthroughs test-cluster test-browser test-sandbox \
-  test-host
+  test-host go-bot test-languages go-grpc-tools
 
 # arena/protocol/_wire.c is compiled by the install: an edit to it reinstalls. The Python SDK
 # (sdk/python, `cardarena`) and the engine (engine/, `cardarena-engine`) are distributions of
@@ -42,16 +42,17 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict engine arena sdk/python/cardarena
 
-pytest: $(STAMP) sandbox-tools bytecode cpp-bot proto-tools web
-	$(BIN)/pytest -m 'not cluster and not browser and not sandbox and not host' --durations=30
+pytest: $(STAMP) sandbox-tools bytecode cpp-bot go-bot proto-tools web
+	$(BIN)/pytest -m 'not cluster and not browser and not sandbox and not host and not languages' --durations=30
 
 # The heavy suites on their own, so that `make test` stays short; .ci/run runs them after it:
 # the sandbox suite (tests/arena/bots: real bots boxed, flooding, killed with their arena),
 # the Dask suite (tests/cluster: real schedulers and workers, killed and restarted), the
 # browser suite (tests/web: the pages and the replay viewer in Debian's Chromium) and the host
 # suite (a real competition host for minutes: seasons by the clock, events and kill -9, a backup
-# mid-ladder, a restart's grace, a descriptor attack).
-test-host: $(STAMP) sandbox-tools bytecode cpp-bot proto-tools web
+# mid-ladder, a restart's grace, a descriptor attack); the other-languages suite (test-languages,
+# below) too.
+test-host: $(STAMP) sandbox-tools bytecode cpp-bot go-bot proto-tools web
 	$(BIN)/pytest -m host --durations=10
 
 test-cluster: $(STAMP) sandbox-tools bytecode
@@ -130,6 +131,52 @@ cpp-bot:
 	else \
 	  echo "warning: the C++ reference bot cannot be built (needs $(CPP_BOT_DEBS); run make as root to install them)"; \
 	fi
+
+# The Go stdio reference bot (reference_bots/stdio/random_bot.go, standard library only): as root,
+# install Debian's Go when it is missing, then build it (again only when its source changed), with
+# the build's cache under build/ so that it works as any user and offline. Without Go, a warning
+# here and the Go stdio tests (tests/go_bot.py) fail saying why.
+GO_BOT := reference_bots/stdio/build/random_bot_go
+go-bot:
+	@if ! command -v go >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing golang-go (the Go stdio reference bot)"; \
+	    export DEBIAN_FRONTEND=noninteractive; \
+	    apt-get install -y -qq golang-go >/dev/null 2>&1 \
+	      || { apt-get update -qq && apt-get install -y -qq golang-go >/dev/null; } \
+	      || echo "warning: apt-get could not install golang-go"; \
+	  fi; \
+	fi
+	@if command -v go >/dev/null 2>&1; then \
+	  $(MAKE) --no-print-directory -s $(GO_BOT); \
+	else \
+	  echo "warning: the Go stdio reference bot cannot be built (needs golang-go; run make as root to install it)"; \
+	fi
+$(GO_BOT): reference_bots/stdio/random_bot.go
+	@mkdir -p $(@D)
+	cd $(<D) && CGO_ENABLED=0 GO111MODULE=off GOCACHE=$(CURDIR)/$(@D)/go-cache \
+	  GOPATH=$(CURDIR)/$(@D)/go-path go build -o build/random_bot_go random_bot.go
+
+# The gRPC bots in other languages that need big toolchains (docs/other-languages.md, tests marked
+# languages): today Go on Debian's grpc-go, about 600 MB with Go itself. As root, install the
+# packages when they are missing; the tests build the bot from the page's own commands.
+GO_GRPC_DEBS := golang-go golang-google-grpc-dev golang-github-golang-protobuf-1-5-dev \
+  protoc-gen-go protoc-gen-go-grpc protobuf-compiler
+go-grpc-tools:
+	@if ! dpkg -s $(GO_GRPC_DEBS) >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing $(GO_GRPC_DEBS) (the Go gRPC bot)"; \
+	    export DEBIAN_FRONTEND=noninteractive; \
+	    apt-get install -y -qq $(GO_GRPC_DEBS) >/dev/null 2>&1 \
+	      || { apt-get update -qq && apt-get install -y -qq $(GO_GRPC_DEBS) >/dev/null; } \
+	      || echo "warning: apt-get could not install $(GO_GRPC_DEBS)"; \
+	  else \
+	    echo "warning: the Go gRPC bot needs $(GO_GRPC_DEBS): its tests will fail"; \
+	  fi; \
+	fi
+
+test-languages: $(STAMP) bytecode go-grpc-tools
+	$(BIN)/pytest -m languages --durations=10
 
 # buf (proto/tools, the npm package @bufbuild/buf at its locked version): the .proto's lint and its
 # breaking-change check against the last release's copy (tests/arena/protocol/test_proto_checks.py).

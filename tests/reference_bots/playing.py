@@ -1,5 +1,6 @@
 """Matches between reference bots written in other languages and the Python SDK's, over the real
-gRPC server, for tests/reference_bots/test_node_bot.py and test_cpp_bot.py.
+gRPC server, for tests/reference_bots/test_node_bot.py and test_cpp_bot.py and
+tests/languages/test_go_grpc.py.
 
 The matches run on the server's Python API (:func:`arena.server.open_arena_server`): each seat's
 bot is a real process that gets ARENA_ADDRESS, ARENA_TOKEN and ARENA_SEED, as under
@@ -24,12 +25,25 @@ from arena.records.format import write_record
 from arena.records.replay import verify
 from arena.seeds import seat_seed
 from arena.server import MatchOutcome, MatchSpec, SeatSpec, new_token, open_arena_server
-from engine import OptionValue
+from engine import OptionValue, get_game
 
 ROOT = Path(__file__).resolve().parents[2]
 ARENA = Path(sys.executable).with_name("arena")  # the venv's console script
 # A Python bot of the SDK; it leaves after its match instead of waiting for the server to return.
 PY_RANDOM = [str(ARENA), "bot", "random", "--matches", "1"]
+
+#: Every game, tennis in singles and in both doubles modes, with short options: (game, players,
+#: options).
+CASES: list[tuple[str, int | None, dict[str, OptionValue]]] = [
+    ("whist", None, {"points_to_win": 1, "games_per_rubber": 1}),
+    ("tennis_whist", None, {"sets_to_win": 1}),
+    ("spoil_five", None, {"rounds": 1}),
+    ("forty_five", None, {"points_to_win": 5}),
+    ("tennis", None, {"sets_to_win": 1}),
+    ("tennis", 4, {"sets_to_win": 1, "control": "team"}),
+    ("tennis", 4, {"sets_to_win": 1, "control": "players"}),
+]
+SHORT_WHIST: dict[str, OptionValue] = {"points_to_win": 1, "games_per_rubber": 1}
 
 
 @dataclass
@@ -156,3 +170,39 @@ def assert_clean(run: MatchRun, seats: Sequence[int], tmp_path: Path, name_prefi
     write_record(record, outcome.header, outcome.entries, outcome.result_dict())
     assert verify(record) == len(outcome.timings)
     return len(mine)
+
+
+def play_beside_python(
+    game: str,
+    players: int | None,
+    options: Mapping[str, OptionValue],
+    bot: list[str],
+    tmp_path: Path,
+    name_prefix: str,
+) -> None:
+    """One clean match of ``bot`` in every seat but, at a table of more than two, the last, which
+    a Python SDK bot plays (the bots of two languages at one table); every bot exits 0."""
+    g = get_game(game)
+    seats = g.num_seats(g.configure(players, dict(options)))
+    commands = [bot] * seats
+    if seats > 2:
+        commands[-1] = PY_RANDOM
+    mine = [s for s in range(seats) if commands[s] is bot]
+    run = play(game, commands, tmp_path, seed=7, options=options, players=players)
+    assert assert_clean(run, mine, tmp_path, name_prefix) > 0
+    assert {b.returncode for b in run.bots} == {0}, [b.stderr for b in run.bots]
+
+
+def run_with_a_bad_token(bot: list[str]) -> subprocess.CompletedProcess[str]:
+    """``bot`` started against a real server with a token it does not know: it is Rejected."""
+
+    async def main() -> subprocess.CompletedProcess[str]:
+        async with open_arena_server("127.0.0.1:0") as server:
+            env = {**os.environ, "ARENA_ADDRESS": server.address, "ARENA_TOKEN": "not-a-token"}
+            return await trio.to_thread.run_sync(
+                lambda: subprocess.run(
+                    bot, env=env, capture_output=True, text=True, timeout=30, check=False
+                )
+            )
+
+    return trio.run(main)

@@ -19,25 +19,22 @@ from arena.records.format import read_record
 from arena.rules import MatchRules
 from arena.server import open_arena_server
 from arena.server.lobby import Lobby, LobbyConfig
-from engine import OptionValue, game_ids, get_game
-from tests.reference_bots.playing import ARENA, PY_RANDOM, ROOT, MatchRun, assert_clean, play
+from engine import OptionValue, game_ids
+from tests.reference_bots.playing import (
+    ARENA,
+    CASES,
+    ROOT,
+    SHORT_WHIST,
+    MatchRun,
+    assert_clean,
+    play,
+    play_beside_python,
+    run_with_a_bad_token,
+)
 from tests.waiting import async_wait_until
 
 #: Every test here runs bot processes: the slow tier (pytest -m slow).
 pytestmark = pytest.mark.slow
-
-#: Every game, tennis in singles and in both doubles modes, with short options: (game, players,
-#: options).
-CASES: list[tuple[str, int | None, dict[str, OptionValue]]] = [
-    ("whist", None, {"points_to_win": 1, "games_per_rubber": 1}),
-    ("tennis_whist", None, {"sets_to_win": 1}),
-    ("spoil_five", None, {"rounds": 1}),
-    ("forty_five", None, {"points_to_win": 5}),
-    ("tennis", None, {"sets_to_win": 1}),
-    ("tennis", 4, {"sets_to_win": 1, "control": "team"}),
-    ("tennis", 4, {"sets_to_win": 1, "control": "players"}),
-]
-SHORT_WHIST: dict[str, OptionValue] = {"points_to_win": 1, "games_per_rubber": 1}
 
 
 def test_the_cases_cover_every_game() -> None:
@@ -52,15 +49,7 @@ def test_cpp_bot_plays_every_game(
     cpp_bot: list[str],
     tmp_path: Path,
 ) -> None:
-    g = get_game(game)
-    seats = g.num_seats(g.configure(players, options))
-    commands = [cpp_bot] * seats
-    if seats > 2:
-        commands[-1] = PY_RANDOM
-    cpp_seats = [s for s in range(seats) if commands[s] is cpp_bot]
-    run = play(game, commands, tmp_path, seed=7, options=options, players=players)
-    assert assert_clean(run, cpp_seats, tmp_path, "cpp-") > 0
-    assert {b.returncode for b in run.bots} == {0}, [b.stderr for b in run.bots]
+    play_beside_python(game, players, options, cpp_bot, tmp_path, "cpp-")
 
 
 def test_seeded_cpp_bots_replay_the_same_match(cpp_bot: list[str], tmp_path: Path) -> None:
@@ -100,16 +89,7 @@ def test_arena_match_command_with_cpp_and_python_bots(cpp_bot: list[str], tmp_pa
 
 
 def test_rejected_hello_exits_3_with_one_line(cpp_bot: list[str]) -> None:
-    async def main() -> subprocess.CompletedProcess[str]:
-        async with open_arena_server("127.0.0.1:0") as server:
-            env = {**os.environ, "ARENA_ADDRESS": server.address, "ARENA_TOKEN": "not-a-token"}
-            return await trio.to_thread.run_sync(
-                lambda: subprocess.run(
-                    cpp_bot, env=env, capture_output=True, text=True, timeout=30, check=False
-                )
-            )
-
-    done = trio.run(main)
+    done = run_with_a_bad_token(cpp_bot)
     assert done.returncode == 3, done.stderr
     assert done.stderr.splitlines() == ["bot: rejected by the server: unknown token"]
 

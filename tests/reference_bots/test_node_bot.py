@@ -13,15 +13,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
-import trio
 
 from arena.records.format import read_record
 from arena.records.replay import verify
-from arena.server import open_arena_server
 from engine import game_ids, get_game
 from tests.node_packages import BOT_JS, ROOT
 from tests.reference_bots import playing
-from tests.reference_bots.playing import ARENA, PY_RANDOM, MatchRun, play
+from tests.reference_bots.playing import ARENA, PY_RANDOM, MatchRun, play, run_with_a_bad_token
 
 #: Every test here runs the Node bot (and npm) as processes: the slow tier (pytest -m slow).
 pytestmark = pytest.mark.slow
@@ -95,16 +93,7 @@ def test_seeded_node_bots_replay_the_same_match(node_bot: list[str], tmp_path: P
 
 
 def test_rejected_hello_exits_non_zero_with_one_line(node_bot: list[str]) -> None:
-    async def main() -> subprocess.CompletedProcess[str]:
-        async with open_arena_server("127.0.0.1:0") as server:
-            env = {**os.environ, "ARENA_ADDRESS": server.address, "ARENA_TOKEN": "not-a-token"}
-            return await trio.to_thread.run_sync(
-                lambda: subprocess.run(
-                    node_bot, env=env, capture_output=True, text=True, timeout=30, check=False
-                )
-            )
-
-    done = trio.run(main)
+    done = run_with_a_bad_token(node_bot)
     assert done.returncode == 3
     assert done.stderr.splitlines() == ["bot: rejected by the server: unknown token"]
 

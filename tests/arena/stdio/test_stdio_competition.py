@@ -1,9 +1,11 @@
-"""A competition submission that speaks stdio: ``protocol = "stdio"`` in its cardarena.toml.
-A real ``arena host`` process, real uploads, real bot processes (sandboxed as the host runs
-them), rated beside a gRPC bot."""
+"""Competition submissions that speak stdio: ``protocol = "stdio"`` in their cardarena.toml, a
+Python script and a Go binary. A real ``arena host`` process, real uploads, real bot processes
+(sandboxed as the host runs them), rated beside a gRPC bot."""
 
 from __future__ import annotations
 
+import io
+import tarfile
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +30,22 @@ def stdio_archive(manifest_extra: str = 'protocol = "stdio"\n') -> bytes:
     return archive({"cardarena.toml": manifest.encode(), "random_bot.py": code})
 
 
+def go_archive(tmp_path: Path, binary: Path) -> bytes:
+    """What a Go author uploads: ``tar czf`` of a manifest and the static binary ``go build``
+    made (its executable bit kept), which the host runs as is."""
+    manifest = tmp_path / "cardarena.toml"
+    manifest.write_text('command = "./random_bot_go"\nruntime = "native"\nprotocol = "stdio"\n')
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as tar:
+        tar.add(manifest, arcname="cardarena.toml")
+        tar.add(binary, arcname="random_bot_go")
+    return out.getvalue()
+
+
 @pytest.mark.slow
-def test_a_stdio_submission_plays_rated_matches_without_faults(tmp_path: Path) -> None:
+def test_a_stdio_submission_plays_rated_matches_without_faults(
+    tmp_path: Path, go_stdio_bot: Path
+) -> None:
     config = tmp_path / "cup.toml"
     config.write_text(competition_config())
     host = Host(config, tmp_path / "cup", None)
@@ -39,6 +55,9 @@ def test_a_stdio_submission_plays_rated_matches_without_faults(tmp_path: Path) -
             put = a.put("/api/v1/bots/piped/versions", content=stdio_archive(), headers=OCTET)
             assert put.status_code == 201, put.text
             put = b.put("/api/v1/bots/grpc/versions", content=bot_archive(GOOD_BOT), headers=OCTET)
+            assert put.status_code == 201, put.text
+            go_tgz = go_archive(tmp_path, go_stdio_bot)
+            put = b.put("/api/v1/bots/gopher/versions", content=go_tgz, headers=OCTET)
             assert put.status_code == 201, put.text
             bad = a.put(
                 "/api/v1/bots/bad/versions",
@@ -52,8 +71,10 @@ def test_a_stdio_submission_plays_rated_matches_without_faults(tmp_path: Path) -
                 rows: list[dict[str, Any]] = a.get("/api/v1/leaderboard").json()
                 return {r["ref"] for r in rows if r["matches"] > 0}
 
-            wait_until(lambda: rated() >= {"piped@1", "grpc@1"}, 240, what="both to be rated")
-            matches = a.get("/api/v1/matches", params={"bot": "piped"}).json()
-            rows = matches if isinstance(matches, list) else matches["matches"]
-            assert rows, matches
-            assert all("faults" in m and not m["faults"] for m in rows), rows
+            everyone = {"piped@1", "gopher@1", "grpc@1"}
+            wait_until(lambda: rated() >= everyone, 240, what="all three to be rated")
+            for bot in ("piped", "gopher"):
+                matches = a.get("/api/v1/matches", params={"bot": bot}).json()
+                rows = matches if isinstance(matches, list) else matches["matches"]
+                assert rows, matches
+                assert all("faults" in m and not m["faults"] for m in rows), rows

@@ -92,6 +92,15 @@ def test_the_node_stdio_bot_plays_every_game(tmp_path: Path, game: str) -> None:
     assert data["seats"][0]["bot"] == "stdio-random-js"
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("game", game_ids())
+def test_the_go_stdio_bot_plays_every_game(tmp_path: Path, game: str, go_stdio_bot: Path) -> None:
+    # Built by tests/go_bot.py (make go-bot): a missing Go fails here, saying so.
+    data, _ = play(tmp_path, game, grpc_and(f"stdio:{go_stdio_bot}", game))
+    assert_clean(data)
+    assert data["seats"][0]["bot"] == "stdio-random-go"
+
+
 #: A stdio bot that plays at random and misbehaves once, at its third decision (``MISCHIEF``).
 HOSTILE = """\
 import json, os, random, sys, time
@@ -170,14 +179,18 @@ def test_stdio_without_a_command_is_one_line(tmp_path: Path) -> None:
     assert error == "arena: error: stdio: needs a command, e.g. stdio:./my-bot"
 
 
-def test_replay_ask_takes_a_stdio_bot_through_its_match(tmp_path: Path) -> None:
-    # Seeded by its seat's seed, the random stdio bot makes the same choices when replay ask
-    # takes it through the whole match again.
-    play(tmp_path, "whist", [PY_BOT] * 4, "--option", "points_to_win=1")
+@pytest.mark.parametrize("language", ["python", "go"])
+def test_replay_ask_takes_a_stdio_bot_through_its_match(
+    tmp_path: Path, language: str, request: pytest.FixtureRequest
+) -> None:
+    # Seeded by its seat's seed (Python: ARENA_SEED; Go: MatchStart.botSeed), the random stdio
+    # bot makes the same choices when replay ask takes it through the whole match again.
+    bot = PY_BOT if language == "python" else f"stdio:{request.getfixturevalue('go_stdio_bot')}"
+    play(tmp_path, "whist", [bot] * 4, "--option", "points_to_win=1")
     (record,) = (tmp_path / "out").glob("*.jsonl.gz")
     argv = [ARENA, "replay", "ask", str(record), "--replay-all", "--seat", "0", "--no-sandbox"]
     done = subprocess.run(
-        [*argv, "--bot", PY_BOT], capture_output=True, text=True, timeout=300, check=False
+        [*argv, "--bot", bot], capture_output=True, text=True, timeout=300, check=False
     )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert "0 differ" in done.stdout, done.stdout

@@ -19,9 +19,10 @@ ROOT = Path(__file__).resolve().parents[3]
 NODE = shutil.which("node")
 
 
-def bots() -> str:
+def bots(go: Path) -> str:
     py = f"{sys.executable} {ROOT / 'reference_bots/stdio/random_bot.py'}"
     text = f'[[bots]]\nname = "py"\nprotocol = "stdio"\ncommand = "{py}"\n'
+    text += f'[[bots]]\nname = "go"\nprotocol = "stdio"\ncommand = "{go}"\n'
     text += '[[bots]]\nname = "random"\n[[bots]]\nname = "rules"\n'
     if NODE is not None:
         js = f"{NODE} {ROOT / 'reference_bots/stdio/random_bot.js'}"
@@ -31,17 +32,19 @@ def bots() -> str:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("restart", ["on_failure", "per_match"])
-def test_stdio_bots_play_a_tournament_beside_grpc_bots(tmp_path: Path, restart: str) -> None:
+def test_stdio_bots_play_a_tournament_beside_grpc_bots(
+    tmp_path: Path, restart: str, go_stdio_bot: Path
+) -> None:
     config = (
         f'game = "tennis"\nplayers = 2\nseed = 3\nconcurrency = 2\noutput = "out"\n'
-        f'restart = "{restart}"\n[options]\nsets_to_win = 1\n{bots()}'
+        f'restart = "{restart}"\n[options]\nsets_to_win = 1\n{bots(go_stdio_bot)}'
     )
     played_tournament(tmp_path, config)
     out = tmp_path / "out"
     with sqlite3.connect(out / DB_NAME) as con:
         rows = con.execute("SELECT match_id, seats, status FROM matches").fetchall()
     played = {name for _, seats, _ in rows for name in json.loads(seats)}
-    assert played == ({"py", "random", "rules"} | ({"js"} if NODE else set()))
+    assert played == ({"py", "go", "random", "rules"} | ({"js"} if NODE else set()))
     for match_id, _, status in rows:
         assert status == "done"
         record = read_record(out / "records" / f"{match_id}.jsonl.gz")
