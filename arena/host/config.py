@@ -21,6 +21,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from ipaddress import IPv4Network, IPv6Network, ip_network
 from pathlib import Path
 from typing import Any, Literal
 
@@ -84,6 +85,7 @@ SECTION_KEYS: Mapping[str, tuple[str, ...]] = {
         "min_body_rate",
         "max_connections_per_address",
         "max_connections",
+        "trusted_proxies",
     ),
     "limits": (
         "address_requests_per_minute",
@@ -241,6 +243,9 @@ class HttpConfig:
     max_connections_per_address: int = 32
     #: Connections open at once in all; more are closed at once.
     max_connections: int = 512
+    #: Reverse proxies in front of the host (addresses or networks): a request from one of them
+    #: is the client its ``X-Forwarded-For`` names (arena/host/api/forwarded.py).
+    trusted_proxies: tuple[IPv4Network | IPv6Network, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -468,7 +473,19 @@ def _http(c: Checker) -> HttpConfig:
             "http.max_connections_per_address", d.max_connections_per_address, 1
         ),
         max_connections=c.int_("http.max_connections", d.max_connections, 1),
+        trusted_proxies=_networks(c, "http.trusted_proxies"),
     )
+
+
+def _networks(c: Checker, key: str) -> tuple[IPv4Network | IPv6Network, ...]:
+    """A list of addresses or networks (``"10.0.0.0/8"``, ``"::1"``)."""
+    value = c.raw.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise c.fail(key, f"must be a list of addresses or networks; got {value!r}")
+    try:
+        return tuple(ip_network(v.strip(), strict=False) for v in value)
+    except ValueError as err:
+        raise c.fail(key, f"not an address or network: {err}") from None
 
 
 def _seconds(c: Checker, key: str, default: float) -> float:

@@ -25,6 +25,7 @@ import arena.host.api.status as status
 import arena.host.api.submissions as submissions
 from arena.host.api.deps import HostState
 from arena.host.api.errors import add_error_handlers
+from arena.host.api.forwarded import ForwardedFor
 from arena.host.api.limits import RateLimit
 from arena.host.metrics import CompetitionCollector, HostMetrics, ResponseCounter
 from arena.host.store import NotFound
@@ -65,6 +66,8 @@ def create_app(host: HostState) -> FastAPI:
     # Outside that: the 429s are counted too.
     app.state.metrics = HostMetrics(CompetitionCollector(host.store, host.live_bots, host.parts))
     app.add_middleware(ResponseCounter, metrics=app.state.metrics)
+    # Outermost: behind a trusted proxy, every part above sees the forwarded client.
+    app.add_middleware(ForwardedFor, trusted=host.config.http.trusted_proxies)
     for module in ROUTERS:
         app.include_router(module.router)
     # The web face: pages drawn from this API, at paths of their own (arena/web/pages.py).

@@ -5,8 +5,8 @@ quotas on new versions (:func:`check_quota`). Over a limit: 429 with ``Retry-Aft
 seconds) and the usual one-line ``{"detail": ...}``; over the stored-bytes quota, which no wait
 lifts: 409.
 
-The client address is the connection's (ASGI ``client``): a host behind a proxy sees the proxy's
-(docs/hosting.md), and ``X-Forwarded-For`` is never trusted.
+The client address is the connection's (ASGI ``client``), or behind a proxy named in
+``[http] trusted_proxies`` the client it forwards (arena/host/api/forwarded.py).
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from ipaddress import ip_network
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,9 @@ import httpx
 import pytest
 
 from arena.cli.main import main
+from arena.errors import ArenaError
 from arena.host.api import HostState, create_app
+from arena.host.api.forwarded import forwarded_client
 from arena.host.client import RemoteClient, RemoteError
 from arena.host.config import check_competition
 from arena.host.ladder import Standings
@@ -70,12 +73,13 @@ class Limited:
 
 
 @contextmanager
-def limited(tmp_path: Path, **limits: int) -> Iterator[Limited]:
+def limited(tmp_path: Path, http: dict[str, Any] | None = None, **limits: int) -> Iterator[Limited]:
     raw: dict[str, Any] = {
         "game": "whist",
         "options": {"points_to_win": 1, "games_per_rubber": 1},
         "authors": {"invite_code": INVITE},
         "limits": {**ROOMY, **limits},
+        "http": http or {},
     }
     config = check_competition(raw, "test", "cup")
     directory = tmp_path / "competition"
@@ -332,3 +336,69 @@ def test_the_client_reads_a_bare_429_from_a_proxy(tmp_path: Path) -> None:
     with serving(proxy) as url, pytest.raises(RemoteError) as err:
         RemoteClient(url).status()
     assert str(err.value) == "HTTP 429: too many requests; try again in 7 s"
+
+
+def test_behind_a_trusted_proxy_each_forwarded_client_is_limited_alone(tmp_path: Path) -> None:
+    proxy = {"trusted_proxies": ["127.0.0.1", "10.0.0.0/8"]}
+    with limited(tmp_path, proxy, auth_failures=2, auth_window_s=60, auth_lockout_s=60) as host:
+        _, token = host.store.add_author("alice")
+        bad = {"Authorization": "Bearer cau_not-a-token"}
+        right = {"Authorization": f"Bearer {token}"}
+
+        def via_proxy(client: str, **headers: str) -> dict[str, str]:
+            # What the client claimed, then what each proxy saw (the second one a trusted hop).
+            return {"X-Forwarded-For": f"6.6.6.6, {client}, 10.1.2.3", **headers}
+
+        with host.client() as proxy_conn, host.client(address="127.0.0.2") as direct:
+            for _ in range(2):
+                got = proxy_conn.get("/api/v1/me", headers=via_proxy("203.0.113.5", **bad))
+                assert got.status_code == 401
+            _too_many(proxy_conn.get("/api/v1/me", headers=via_proxy("203.0.113.5", **right)))
+            # Another client through the same proxy, and the proxy's own calls, go on.
+            assert (
+                proxy_conn.get("/api/v1/me", headers=via_proxy("203.0.113.6", **right)).status_code
+                == 200
+            )
+            assert proxy_conn.get("/api/v1/me", headers=right).status_code == 200
+            # The guesser cannot hide behind a claimed address (only the proxy's hop counts).
+            spoof = {"X-Forwarded-For": "198.51.100.7, 203.0.113.5", **right}
+            _too_many(proxy_conn.get("/api/v1/me", headers=spoof))
+            # An address the host does not trust forwards nothing: its header is ignored.
+            for _ in range(2):
+                assert (
+                    direct.get(
+                        "/api/v1/me", headers={"X-Forwarded-For": "203.0.113.9", **bad}
+                    ).status_code
+                    == 401
+                )
+            _too_many(
+                direct.get("/api/v1/me", headers={"X-Forwarded-For": "203.0.113.10", **right})
+            )
+            assert (
+                proxy_conn.get("/api/v1/me", headers=via_proxy("203.0.113.9", **right)).status_code
+                == 200
+            )
+
+
+@pytest.mark.parametrize(
+    ("header", "client"),
+    [
+        ("203.0.113.5", "203.0.113.5"),
+        ("1.2.3.4, 203.0.113.5, 10.0.0.1", "203.0.113.5"),
+        ("10.0.0.2, 10.0.0.1", "10.0.0.2"),
+        ("2001:db8::1", "2001:db8::1"),
+        ("not-an-address, 10.0.0.1", None),
+        ("", None),
+    ],
+)
+def test_the_forwarded_client_is_the_rightmost_untrusted_hop(
+    header: str, client: str | None
+) -> None:
+    assert forwarded_client(header, [ip_network("10.0.0.0/8")]) == client
+
+
+def test_trusted_proxies_must_be_addresses_or_networks() -> None:
+    for value, why in (("10.0.0.1", "must be a list"), (["10.0.0.300"], "not an address")):
+        raw = {"game": "whist", "http": {"trusted_proxies": value}}
+        with pytest.raises(ArenaError, match=f"http.trusted_proxies.*{why}"):
+            check_competition(raw, "test", "cup")
