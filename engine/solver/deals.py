@@ -51,6 +51,8 @@ class TrickDeal(Deal):
     def __init__(self, trump: int, hands: list[int], nxt: list[int], maxside: list[bool]) -> None:
         self.trump = trump
         super().__init__(hands, nxt, maxside, [], [], 0, [0] * len(hands))
+        #: Packed suit holdings (13 bits per hand) -> their relative code (:func:`_suit_code`).
+        self.codes: dict[int, int] = {}
 
     def legal(self, seat: int) -> int:
         tc = self.trick_cards
@@ -70,6 +72,56 @@ class TrickDeal(Deal):
 
     def end_value(self, winner: int) -> int | None:
         return None if self.hands[winner] else 0
+
+    def key(self) -> tuple[int, ...]:
+        # By relative ranks: per suit, who holds each card still in play, top down. The 2 and the
+        # 5 held by one hand when the 3 and 4 are gone play as the 2 and the 3 would: one entry.
+        hands = self.hands
+        codes = self.codes
+        out = [self.leader]
+        for shift in (0, 13, 26, 39):
+            packed = 0
+            for i, h in enumerate(hands):
+                packed |= (h >> shift & 0x1FFF) << 13 * i
+            code = codes.get(packed)
+            if code is None:
+                code = codes[packed] = _suit_code(packed, len(hands))
+            out.append(code)
+        return tuple(out)
+
+    def left(self) -> int:
+        return self.hands[self.leader].bit_count()
+
+    def quick_tricks(self) -> int:
+        # The leader's top cards, cashed one after the other: each trump at the top of the
+        # trumps, and each card at the top of a plain suit while every opponent holding trumps
+        # still has a card of that suit to follow with (so cannot ruff it yet).
+        hands, leader, trump = self.hands, self.leader, self.trump
+        mine = hands[leader]
+        side = self.maxside[leader]
+        ruffers = [
+            h for s, h in enumerate(hands) if self.maxside[s] != side and h & SUIT_MASKS[trump]
+        ]
+        present = 0
+        for h in hands:
+            present |= h
+        total = 0
+        for suit in range(4):
+            mask = SUIT_MASKS[suit]
+            there = present & mask
+            held = mine & mask
+            seq = 0
+            while there:
+                top = there.bit_length() - 1
+                if not held >> top & 1:
+                    break
+                seq += 1
+                there ^= 1 << top
+            if seq and suit != trump:
+                for h in ruffers:
+                    seq = min(seq, (h & mask).bit_count())
+            total += seq
+        return total
 
     def runs(self, seat: int) -> list[list[int]]:
         # The same runs as Deal.runs, on bits: within a suit, card numbers ascend with rank.
@@ -270,6 +322,17 @@ class SpoilFiveDeal(SpoilDeal):
     def _jinx(self) -> Callable[[], None]:
         self.jinxer = self.leader
         return lambda: setattr(self, "jinxer", -1)
+
+
+def _suit_code(packed: int, hands: int) -> int:
+    """Who holds each card of one suit still in play, from the top: a base-``hands`` number
+    after a leading 1 (so that lengths differ)."""
+    code = 1
+    for rank in range(12, -1, -1):
+        for i in range(hands):
+            if packed >> (13 * i + rank) & 1:
+                code = code * hands + i
+    return code
 
 
 def _bits(mask: int) -> list[int]:
