@@ -7,11 +7,11 @@ every legal action in each of them, then averages. The same worlds serve every a
 world every action's rollouts draw the same random numbers (common random numbers): the luck of
 the deal, which dwarfs what one card changes, cancels from the comparison of two actions.
 
-A world is valued exactly by ``solve(world)`` when one is given and it takes the position (an
-exact double-dummy solver: every card is known in a world), otherwise by rollouts: the action is
-applied and play goes on to the game's horizon by a playout policy (uniformly random legal moves
-unless one is given; the arena passes the search bot's). Both give values in the game's own
-units, counted from the decision to the horizon (:data:`MEASURES`):
+A world is valued exactly by ``solve(world)`` when one is given and it takes the position (the
+double-dummy solver, :func:`solver_for`: every card is known in a world), otherwise by rollouts:
+the action is applied and play goes on to the game's horizon by a playout policy (uniformly
+random legal moves unless one is given; the arena passes the search bot's). Both give values in
+the game's own units, counted from the decision to the horizon (:data:`MEASURES`):
 
 * whist: tricks the seat's side wins from here to the end of the deal;
 * tennis whist: tricks the seat wins from here to the end of the round;
@@ -36,6 +36,8 @@ from typing import Protocol
 from engine.core import Action, Event, MatchState
 from engine.errors import EngineError
 from engine.games.forty_five import side_names
+from engine.solver import SolverError, unit
+from engine.solver import solve as solve_exactly
 
 __all__ = [
     "MEASURES",
@@ -48,6 +50,7 @@ __all__ = [
     "analyze",
     "measure_for",
     "random_policy",
+    "solver_for",
 ]
 
 #: An exact valuation of a world: each legal action's value by its position in
@@ -91,6 +94,25 @@ class _RandomPlayout:
 def random_policy(world: MatchState) -> Callable[[], Playout]:
     """The default playout policy: uniformly random legal moves for every seat."""
     return _RandomPlayout
+
+
+def solver_for(game_id: str, max_nodes: int | None = None) -> Solve | None:
+    """The exact solver (:func:`engine.solver.solve`) as a :data:`Solve` for ``game_id``, or
+    ``None`` for a game it does not solve. A world it does not take (a decision outside trick
+    play, more than ``max_nodes`` nodes of search) it declines: that decision is rolled out."""
+    try:
+        unit(game_id)
+    except SolverError:
+        return None
+
+    def exact(world: MatchState) -> Mapping[int, float] | None:
+        try:
+            solution = solve_exactly(world, max_nodes=max_nodes)
+        except SolverError:  # SolverLimit included: too big to solve within the budget
+            return None
+        return dict(enumerate(float(v) for v in solution.values))
+
+    return exact
 
 
 # --- what a horizon is worth, per game -------------------------------------------------------

@@ -26,7 +26,7 @@ from arena.records.format import Record, RecordError, read_record
 from arena.records.replay import replay, start_state
 from arena.records.view import seat_index
 from engine import MatchState
-from engine.analysis import Analysis, Policy, Solve, analyze, measure_for
+from engine.analysis import Analysis, Policy, Solve, analyze, measure_for, solver_for
 from engine.seeds import derive_seed
 
 #: Per game: the losses, in its unit, from which a decision is an inaccuracy, a mistake and a
@@ -43,6 +43,9 @@ THRESHOLDS: dict[str, tuple[float, float, float]] = {
 CLASSES = ("best", "good", "inaccuracy", "mistake", "blunder")
 #: A loss below this is a tie with the best (float sums of the same values).
 TIE = 1e-9
+#: Search nodes an exact solve of one world may take (about 0.1 s in Python); a decision with a
+#: world past it is valued by rollouts (in whist, the first few tricks of a deal).
+EXACT_NODES = 10_000
 #: Costliest decisions listed per seat.
 COSTLIEST = 5
 
@@ -53,9 +56,10 @@ def exact_solver(game_id: str) -> Solve | None:
     The one place a solver is plugged in: a callable that takes a world (every card known)
     and returns each legal action's value by its position in ``world.legal_actions()``, in the
     game's units (:data:`engine.analysis.MEASURES`), or ``None`` for a position it does not
-    take (then that decision is valued by rollouts).
+    take (then that decision is valued by rollouts). Today: the engine's double-dummy solver
+    (whist, tennis whist, forty-five, spoil five) within :data:`EXACT_NODES` per world.
     """
-    return None
+    return solver_for(game_id, EXACT_NODES)
 
 
 def classify(game_id: str, loss: float) -> str:
@@ -396,7 +400,7 @@ def report_text(result: RecordAnalysis) -> str:
     if result.decisions:
         lines.append(
             f"{'step':>5} {'seat':<4} {result.span:>5}  {'played':<12} {'best':<12} "
-            f"{'loss':>6} {'±':>5}  {'class':<10} values (best first)"
+            f"{'loss':>6} {'±':>5}  {'class':<10} {'method':<7} values (best first)"
         )
     for d in result.decisions:
         ranked = sorted(d.analysis.values, key=lambda v: -v.mean)
@@ -404,7 +408,7 @@ def report_text(result: RecordAnalysis) -> str:
         lines.append(
             f"{d.step:>5} {seat_names.get(d.seat, str(d.seat)):<4} {d.deal:>5}  "
             f"{d.chosen:<12} {d.best:<12} {d.loss:>6.2f} {d.loss_se:>5.2f}  {d.klass:<10} "
-            f"{values}"
+            f"{d.analysis.method:<7} {values}"
         )
     for summary in result.seats:
         lines.extend(["", *_seat_lines(summary, result)])
@@ -412,7 +416,7 @@ def report_text(result: RecordAnalysis) -> str:
 
 
 def _seat_lines(x: SeatSummary, result: RecordAnalysis) -> list[str]:
-    counts = ", ".join(f"{x.classes[k]} {k}" for k in CLASSES[2:][::-1])
+    counts = ", ".join(_count(x.classes[k], k) for k in CLASSES[2:][::-1])
     lines = [
         f"{x.name} ({x.bot}): {x.decisions} decisions analysed, {x.forced} forced, in "
         f"{x.deals} {result.span}{'s' * (x.deals != 1)}; expected loss {x.loss_per_deal:.2f} "
@@ -424,6 +428,12 @@ def _seat_lines(x: SeatSummary, result: RecordAnalysis) -> list[str]:
             f"{result.unit} ({d.klass})"
         )
     return lines
+
+
+def _count(n: int, word: str) -> str:
+    if n == 1:
+        return f"1 {word}"
+    return f"{n} {word[:-1]}ies" if word.endswith("y") else f"{n} {word}s"
 
 
 @contextmanager
