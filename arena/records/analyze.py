@@ -242,9 +242,9 @@ def _select(
     per seat, the number of decisions, the seat names and the seats analysed."""
     pending: list[_Pending] = []
     forced: dict[int, list[int]] = {}
-    horizon = measure_for(str(record.header.get("game"))).horizon
+    start = start_state(record, where)  # the header checked before anything is read from it
+    horizon = measure_for(start.game.id).horizon
     seen = ended = steps = deals = 0
-    start = start_state(record, where)
     names = tuple(start.game.seat_names(start.config))
     seats = _seats(settings, names)
     for step in replay(record, where):
