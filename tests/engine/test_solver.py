@@ -9,7 +9,9 @@ convention). Positions are random endings of seeded random matches: small enough
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import pytest
 
@@ -289,3 +291,12 @@ def test_solutions_are_deterministic() -> None:
     first, second = solve(state), solve(state)
     assert first == second
     assert isinstance(first, Solution)
+
+
+def test_the_docs_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    text = (Path(__file__).parents[2] / "docs" / "engine.md").read_text()
+    section = text[text.index("## Solving a deal") :]
+    match = re.search(r"```python\n(.*?)```", section, re.S)
+    assert match is not None
+    exec(compile(match.group(1), "docs/engine.md", "exec"), {})
+    assert capsys.readouterr().out.startswith("tricks {'play:")
