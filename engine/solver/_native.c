@@ -158,6 +158,24 @@ static int quick_tricks(const S *s) {
     return total;
 }
 
+/* The top trumps one player holds in sequence each win a trick whoever leads (nothing beats
+   them, and the holder plays each in its own trick): tricks for the holder's side. */
+static int top_trumps(const S *s, int *holder) {
+    u64 trumps = SUIT << (13 * s->trump), pr = 0;
+    for (int i = 0; i < s->n; i++) pr |= s->hands[i] & trumps;
+    *holder = -1;
+    if (!pr) return 0;
+    int top = top_bit(pr), seq = 0;
+    for (int i = 0; i < s->n; i++)
+        if (s->hands[i] >> top & 1) *holder = i;
+    u64 held = s->hands[*holder];
+    while (pr && (held >> top_bit(pr) & 1)) {
+        seq++;
+        pr ^= 1ULL << top_bit(pr);
+    }
+    return seq;
+}
+
 static void make_key(const S *s, u64 *key) {
     u64 pr = 0;
     for (int i = 0; i < s->n; i++) pr |= s->hands[i];
@@ -233,12 +251,17 @@ static int value(S *s, int alpha, int beta) {
             lo = e->lo;
             hi = e->hi;
         } else {
-            hi = popc(s->hands[s->leader]);
-            int sure = quick_tricks(s);
-            if (s->maxside[s->leader])
-                lo = sure;
-            else
-                hi -= sure;
+            int left = popc(s->hands[s->leader]), holder, sure = quick_tricks(s);
+            int trumps = top_trumps(s, &holder), ours = s->maxside[s->leader];
+            /* The leader's quick tricks, and the top trumps of another player (the leader's own
+               are among its quick tricks already): each wins a trick of its own. */
+            int lead_side = sure, other = 0;
+            if (holder >= 0 && s->maxside[holder] != ours) other = trumps;
+            if (holder >= 0 && holder != s->leader && s->maxside[holder] == ours) lead_side += trumps;
+            if (lead_side > left) lead_side = left;
+            if (lead_side + other > left) other = left - lead_side;
+            lo = ours ? lead_side : other;
+            hi = left - (ours ? other : lead_side);
         }
         if (lo >= beta || lo == hi) return lo;
         if (hi <= alpha) return hi;
