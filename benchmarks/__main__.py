@@ -58,7 +58,9 @@ def _search(quick: bool, out: Path) -> dict[str, Any]:
 def _solver(quick: bool, out: Path) -> dict[str, Any]:
     from benchmarks.solver_bench import run_solver
 
-    return run_solver(deals=2 if quick else 6, max_nodes=200_000 if quick else 1_000_000)
+    # A full whist deal takes the C search from a few to over a hundred million nodes (about a
+    # million a second): the budget keeps the section to a minute or two.
+    return run_solver(deals=2 if quick else 4, max_nodes=2_000_000 if quick else 20_000_000)
 
 
 def _protocol(quick: bool, out: Path) -> dict[str, Any]:

@@ -103,9 +103,12 @@ def solver_rows(s: dict[str, Any]) -> list[Row]:
     """The exact solver: solves per CPU second per game, whist's beside endplay (DDS)."""
     rows: list[Row] = []
     for label, g in s["subjects"].items():
+        if "missing" in g:
+            rows.append((f"solver {label}: solves/s", g["missing"], "", ""))
+            continue
         value = f"{_n(g['solves_per_s'], 2)} ({_n(g['nodes_per_solve'])} nodes each)"
         if g["over_budget"]:
-            value += f"; {g['over_budget']}/{g['positions']} over {s['max_nodes']:,} nodes"
+            value += f"; {g['over_budget']}/{g['positions']} over {g['max_nodes']:,} nodes"
         ref = g.get("endplay_solves_per_s")
         ours = g["solves_per_s"]
         rows.append(

@@ -19,16 +19,19 @@ from typing import Any
 import engine
 from engine import MatchState
 from engine.cards import CARD_TEXT
-from engine.solver import SolverLimit, solvable, solve
+from engine.solver import NATIVE, SolverLimit, solvable, solve
 
-#: (row label, game, players, tricks played before the position).
+#: (row label, game, players, tricks played before the position, C search). Whist and tennis
+#: whist search in C where it is built (engine/solver/_native.c), spoil's games in Python; the
+#: Python rows of whist time the reference search on the same positions.
 SUBJECTS = (
-    ("whist, full deal", "whist", 4, 0),
-    ("whist, 8 cards left", "whist", 4, 4),
-    ("tennis_whist 4p, round 1 (8 cards)", "tennis_whist", 4, 0),
-    ("forty_five 4p, full deal", "forty_five", 4, 0),
-    ("forty_five 2p, full deal", "forty_five", 2, 0),
-    ("spoil_five 5p, full deal", "spoil_five", 5, 0),
+    ("whist, full deal (C)", "whist", 4, 0, True),
+    ("whist, 8 cards left (C)", "whist", 4, 4, True),
+    ("whist, 8 cards left (Python)", "whist", 4, 4, False),
+    ("tennis_whist 4p, round 1, 8 cards (C)", "tennis_whist", 4, 0, True),
+    ("forty_five 4p, full deal", "forty_five", 4, 0, False),
+    ("forty_five 2p, full deal", "forty_five", 2, 0, False),
+    ("spoil_five 5p, full deal", "spoil_five", 5, 0, False),
 )
 
 
@@ -81,8 +84,13 @@ def endplay_values(state: MatchState) -> dict[str, int] | None:
 def run_solver(deals: int, max_nodes: int) -> dict[str, Any]:
     """Solves per second for each subject over ``deals`` seeded deals, and endplay's on whist."""
     rows: dict[str, Any] = {}
-    for label, game, players, tricks in SUBJECTS:
+    for label, game, players, tricks, native in SUBJECTS:
+        if native and not NATIVE:
+            rows[label] = {"missing": "engine/solver/_native.c is not built"}
+            continue
         positions = [position(game, players, seed, tricks) for seed in range(deals)]
+        # The Python search visits some 20-60 thousand nodes a second, C about a million.
+        budget = max_nodes if native else max_nodes // 40
         solved = over = nodes = 0
         seconds = 0.0
         agree = compared = 0
@@ -90,7 +98,7 @@ def run_solver(deals: int, max_nodes: int) -> dict[str, Any]:
         for state in positions:
             t0 = time.process_time()
             try:
-                sol = solve(state, max_nodes=max_nodes)
+                sol = solve(state, max_nodes=budget, native=native)
             except SolverLimit:
                 over += 1
                 seconds += time.process_time() - t0
@@ -99,7 +107,7 @@ def run_solver(deals: int, max_nodes: int) -> dict[str, Any]:
                 seconds += time.process_time() - t0
                 solved += 1
                 nodes += sol.nodes
-            if game == "whist":
+            if game == "whist" and native:
                 t0 = time.process_time()
                 theirs = endplay_values(state)
                 ep_seconds += time.process_time() - t0
@@ -112,12 +120,13 @@ def run_solver(deals: int, max_nodes: int) -> dict[str, Any]:
             "positions": len(positions),
             "solved": solved,
             "over_budget": over,
+            "max_nodes": budget,
             "solves_per_s": solved / seconds if solved and seconds else None,
             "nodes_per_solve": nodes / solved if solved else None,
             "nodes_per_s": nodes / seconds if seconds else None,
         }
-        if game == "whist" and ep_seconds:
+        if game == "whist" and native and ep_seconds:
             row["endplay_solves_per_s"] = len(positions) / ep_seconds
             row["endplay_agrees"] = f"{agree}/{compared}"
         rows[label] = row
-    return {"subjects": rows, "max_nodes": max_nodes}
+    return {"subjects": rows}
