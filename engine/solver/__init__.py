@@ -19,8 +19,15 @@ from dataclasses import dataclass
 from functools import partial
 
 from engine.core import Action, MatchState
-from engine.solver.deals import UNITS, build
+from engine.solver.deals import UNITS, TrickDeal, build
 from engine.solver.search import INF, Search, SolverError, SolverLimit
+
+try:  # the C search of whist and tennis whist (engine/solver/_native.c), where it is built
+    import engine.solver._native as _native
+
+    NATIVE = True
+except ImportError:  # pragma: no cover - a build without a C compiler
+    NATIVE = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +91,9 @@ def solvable(state: MatchState) -> str | None:
     return None
 
 
-def solve(state: MatchState, *, max_nodes: int | None = None) -> Solution:
+def solve(
+    state: MatchState, *, max_nodes: int | None = None, native: bool | None = None
+) -> Solution:
     """The value of every legal action of the seat to move, with every card known.
 
     ``state`` is left unchanged. ``max_nodes`` bounds the work: past it :class:`SolverLimit` is
@@ -93,9 +102,17 @@ def solve(state: MatchState, *, max_nodes: int | None = None) -> Solution:
     trick play (tennis whist's nomination of trumps, a dealer robbing a turned-up ace). Spoil's
     decisions inside trick play are solved as actions like the cards: the ace of trumps' holder
     announcing, robbing or staying silent, and claim or jinx after tricks 1-3.
+
+    Whist and tennis whist run the C search (where :data:`NATIVE`: it is built) unless ``native``
+    is False; ``native=True`` insists that it is built (:class:`SolverError` otherwise). Both give
+    the same values; node counts differ a little. Spoil's games always search in Python.
     """
     deal = build(state)
     actions = state.legal_actions()
+    if native and not NATIVE:
+        raise SolverError("the solver's C search is not built here (engine/solver/_native.c)")
+    if isinstance(deal, TrickDeal) and native is not False and NATIVE:
+        return _solve_native(state, deal, actions, max_nodes)
     search = Search(deal, max_nodes)
     seat = deal.to_move()
     choice = deal.decision()
@@ -126,6 +143,36 @@ def solve(state: MatchState, *, max_nodes: int | None = None) -> Solution:
     )
 
 
+def _solve_native(
+    state: MatchState, deal: TrickDeal, actions: tuple[Action, ...], max_nodes: int | None
+) -> Solution:
+    limit = max_nodes if max_nodes is not None else 1 << 62
+    found = _native.solve(
+        deal.hands,
+        deal.nxt,
+        [int(m) for m in deal.maxside],
+        deal.trump,
+        deal.trick_cards,
+        deal.trick_seats,
+        deal.leader,
+        limit,
+    )
+    if found is None:
+        raise SolverLimit(f"the search took more than {limit} nodes")
+    pairs, nodes = found
+    by_card = dict(pairs)
+    if len(by_card) != len(actions):
+        raise AssertionError(f"solver plays {sorted(by_card)} != legal {actions}")
+    return Solution(
+        game=state.game.id,
+        seat=deal.to_move(),
+        unit=UNITS[state.game.id],
+        actions=actions,
+        values=tuple(by_card[_card(a)] for a in actions),
+        nodes=nodes,
+    )
+
+
 def _card(action: Action) -> int:
     # The trick games' plays are actions 0..51 of their spaces: the index is the card.
     if action.kind != "play" or not 0 <= action.index < 52:
@@ -133,4 +180,4 @@ def _card(action: Action) -> int:
     return action.index
 
 
-__all__ = ["INF", "Solution", "SolverError", "SolverLimit", "solvable", "solve", "unit"]
+__all__ = ["INF", "NATIVE", "Solution", "SolverError", "SolverLimit", "solvable", "solve", "unit"]

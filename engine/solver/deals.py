@@ -89,10 +89,41 @@ class TrickDeal(Deal):
             out.append(code)
         return tuple(out)
 
-    def left(self) -> int:
-        return self.hands[self.leader].bit_count()
+    def bounds(self) -> tuple[int, int]:
+        # The leader's quick tricks, and the top trumps of another player (the leader's own are
+        # among its quick tricks already): each wins a trick of its own.
+        left = self.hands[self.leader].bit_count()
+        ours = self.maxside[self.leader]
+        lead_side, other = self.quick_tricks(), 0
+        holder, trumps = self.top_trumps()
+        if holder >= 0 and self.maxside[holder] != ours:
+            other = trumps
+        elif holder >= 0 and holder != self.leader:
+            lead_side += trumps
+        lead_side = min(lead_side, left)
+        other = min(other, left - lead_side)
+        return (lead_side, left - other) if ours else (other, left - lead_side)
+
+    def top_trumps(self) -> tuple[int, int]:
+        """The player holding the top trump and how many top trumps it holds in sequence: each
+        wins a trick whoever leads (nothing beats them; each is played in a trick of its own).
+        (-1, 0) when no trump is left."""
+        mask = SUIT_MASKS[self.trump]
+        trumps = 0
+        for h in self.hands:
+            trumps |= h & mask
+        if not trumps:
+            return -1, 0
+        top = trumps.bit_length() - 1
+        holder = next(s for s, h in enumerate(self.hands) if h >> top & 1)
+        held, seq = self.hands[holder], 0
+        while trumps and held >> (trumps.bit_length() - 1) & 1:
+            seq += 1
+            trumps ^= 1 << (trumps.bit_length() - 1)
+        return holder, seq
 
     def quick_tricks(self) -> int:
+        """Tricks the leader is sure to cash with its top cards (see below)."""
         # The leader's top cards, cashed one after the other: each trump at the top of the
         # trumps, and each card at the top of a plain suit while every opponent holding trumps
         # still has a card of that suit to follow with (so cannot ruff it yet).

@@ -85,14 +85,10 @@ class Deal(ABC):
         """After a trick won by ``winner`` (already counted): the deal's final value when it is
         over, else ``None`` (for additive deals, the value of what is left: 0)."""
 
-    def left(self) -> int:
-        """Tricks left to play, at a trick start (additive deals)."""
-        return 0
-
-    def quick_tricks(self) -> int:
-        """At a trick start of an additive deal: tricks the leader's side is sure to win from
-        here (a lower bound; 0 knows nothing)."""
-        return 0
+    def bounds(self) -> tuple[int, int]:
+        """At a trick start of an additive deal: bounds on the value from here, (0, tricks left)
+        or tighter (a game's sure tricks)."""
+        return -INF, INF
 
     def present(self) -> int:
         """Every card still in play: the hands and the trick (a card that waits to join a hand
@@ -276,13 +272,7 @@ class Search:
             else:
                 lo, hi = -INF, INF
                 if deal.additive:
-                    # Tricks from here: none to all that are left, and the leader's quick tricks.
-                    lo, hi = 0, deal.left()
-                    sure = deal.quick_tricks()
-                    if deal.maxside[deal.leader]:
-                        lo = sure
-                    else:
-                        hi -= sure
+                    lo, hi = deal.bounds()
                     if lo >= beta or lo == hi:
                         return lo
                     if hi <= alpha:

@@ -9,14 +9,16 @@ convention). Positions are random endings of seeded random matches: small enough
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import pytest
 
 import engine
 from engine import Event, MatchState
 from engine.games.forty_five import deal_points
-from engine.solver import Solution, SolverError, SolverLimit, solvable, solve, unit
+from engine.solver import NATIVE, Solution, SolverError, SolverLimit, solvable, solve, unit
 
 #: (events of one action) -> (value they add, whether the deal ended).
 Scorer = Callable[[Sequence[Event]], tuple[int, bool]]
@@ -156,6 +158,8 @@ def test_solver_matches_brute_force_on_random_endings(
         assert sol.actions == state.legal_actions()
         assert list(sol.values) == brute_values(state), f"{game} {players} seed {seed}"
         assert sol.unit == unit(game)
+        if game in ("whist", "tennis_whist"):  # the Python search too, where C was the default
+            assert solve(state, native=False).values == sol.values
 
 
 def full_deal(game: str, players: int, seed: int, **options: object) -> MatchState:
@@ -289,3 +293,29 @@ def test_solutions_are_deterministic() -> None:
     first, second = solve(state), solve(state)
     assert first == second
     assert isinstance(first, Solution)
+
+
+def test_the_docs_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    text = (Path(__file__).parents[2] / "docs" / "engine.md").read_text()
+    section = text[text.index("## Solving a deal") :]
+    match = re.search(r"```python\n(.*?)```", section, re.S)
+    assert match is not None
+    exec(compile(match.group(1), "docs/engine.md", "exec"), {})
+    assert capsys.readouterr().out.startswith("tricks {'play:")
+
+
+@pytest.mark.skipif(not NATIVE, reason="engine/solver/_native.c is not built")
+@pytest.mark.parametrize(("game", "players", "cards"), [("whist", 4, 6), ("tennis_whist", 3, 5)])
+def test_the_c_search_gives_the_python_searchs_values(game: str, players: int, cards: int) -> None:
+    for seed in range(8):
+        state = ending(game, players, seed, cards)
+        native, python = solve(state, native=True), solve(state, native=False)
+        assert native.values == python.values
+        assert native.actions == python.actions
+    with pytest.raises(SolverLimit, match="more than 10 nodes"):
+        solve(engine.make("whist", players=4, seed=1), max_nodes=10, native=True)
+
+
+def test_native_true_for_a_game_without_the_c_search_solves_in_python() -> None:
+    state = ending("forty_five", 2, 1, 3)
+    assert solve(state, native=True).values == solve(state).values
