@@ -4,7 +4,9 @@ by ``determinize``, exactly where the solver takes the position and by rollouts 
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -189,3 +191,12 @@ def _last_cards(state: MatchState) -> bool:
     """Every hand holds at most one card (and the seat to move has one legal play)."""
     views = [state.observation(s).to_dict() for s in range(state.num_seats)]
     return len(state.legal_actions()) == 1 and all(len(v.get("hand", ())) <= 1 for v in views)
+
+
+def test_the_docs_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    text = (Path(__file__).parents[2] / "docs" / "engine.md").read_text()
+    section = text[text.index("## Analysing a decision") :]
+    match = re.search(r"```python\n(.*?)```", section, re.S)
+    assert match is not None
+    exec(compile(match.group(1), "docs/engine.md", "exec"), {})
+    assert re.fullmatch(r"exact points play:\w\w \d+\.\d\d ± \d+\.\d\d\n", capsys.readouterr().out)
