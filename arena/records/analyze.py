@@ -123,6 +123,8 @@ class Decision:
     loss_se: float
     #: Its class (:data:`CLASSES`).
     klass: str
+    #: Whether the referee played it for a faulted seat (its fallback, not the bot's choice).
+    fallback: bool = False
 
     @property
     def best(self) -> str:
@@ -180,6 +182,7 @@ class _Pending:
     deal: int
     chosen: str
     state: MatchState
+    fallback: bool
 
 
 def analyze_path(
@@ -220,8 +223,11 @@ def analyze_record(
         loss, se = analysis.loss(item.chosen)
         klass = classify(game, loss)
         done.append(
-            Decision(item.step, item.seat, item.deal, item.chosen, analysis, loss, se, klass)
-        )
+            Decision(
+                item.step, item.seat, item.deal, item.chosen, analysis, loss, se, klass,
+                item.fallback,
+            )
+        )  # fmt: skip
         if progress is not None:
             progress(len(done), len(pending))
     bots = [f"{s['bot_name']} {s['bot_version']}".strip() for s in record.header["seats"]]
@@ -262,14 +268,17 @@ def _select(
         seen = len(state.events)
         deals = ended + 1
         seat = state.to_move
+        if step.number == settings.at and seat not in seats:
+            who = "nobody" if seat is None else f"{names[seat]}'s (seat {seat})"
+            raise UsageError(f"decision {settings.at} is {who}, not one of --seat's")
         if seat not in seats or not _wanted(settings, step.number, ended + 1, len(pending)):
             continue
         assert seat is not None
         if len(state.legal_actions()) < 2:
             forced.setdefault(seat, []).append(ended + 1)
             continue
-        chosen = str(step.entry.get("action"))
-        pending.append(_Pending(step.number, seat, ended + 1, chosen, state.clone()))
+        chosen, fallback = str(step.entry.get("action")), step.entry.get("fallback") is True
+        pending.append(_Pending(step.number, seat, ended + 1, chosen, state.clone(), fallback))
     if settings.at is not None and not 0 <= settings.at < steps:
         raise UsageError(
             f"--at {settings.at} is out of range: the record has {steps} decisions "
@@ -357,6 +366,7 @@ def _decision_json(d: Decision) -> dict[str, Any]:
         "loss": _r(d.loss),
         "loss_se": _r(d.loss_se),
         "class": d.klass,
+        "fallback": d.fallback,
         "actions": [
             {"action": v.action.text, "mean": _r(v.mean), "se": _r(v.se), "n": v.n}
             for v in d.analysis.values
@@ -410,12 +420,13 @@ def report_text(result: RecordAnalysis) -> str:
             f"{'loss':>6} {'±':>5}  {'class':<10} {'method':<7} values (best first)"
         )
     for d in result.decisions:
+        note = "  (played by the referee: a fallback)" if d.fallback else ""
         ranked = sorted(d.analysis.values, key=lambda v: -v.mean)
         values = "  ".join(f"{v.action.text} {v.mean:.2f}" for v in ranked)
         lines.append(
             f"{d.step:>5} {seat_names.get(d.seat, str(d.seat)):<4} {d.deal:>5}  "
             f"{d.chosen:<12} {d.best:<12} {d.loss:>6.2f} {d.loss_se:>5.2f}  {d.klass:<10} "
-            f"{d.analysis.method:<7} {values}"
+            f"{d.analysis.method:<7} {values}{note}"
         )
     for summary in result.seats:
         lines.extend(["", *_seat_lines(summary, result)])

@@ -16,6 +16,7 @@ import pytest
 
 from arena.cli.main import main
 from arena.records.analyze import CLASSES, THRESHOLDS
+from tests.arena.records.viewer_records import timed_record
 from tests.arena.replay_truth import GAMES, make_record
 from tests.engine.planted import blunder_record
 
@@ -153,6 +154,7 @@ def test_a_progress_bar_on_a_terminal_only(tmp_path: Path) -> None:
         (["--seat", "X"], "unknown seat 'X'"),
         (["--at", "500"], "--at 500 is out of range: the record has 52 decisions"),
         (["--deal", "3"], "--deal 3 is out of range"),
+        (["--at", "1", "--seat", "N"], "decision 1 is W's (seat 3), not one of --seat's"),
     ],
 )
 def test_a_bad_choice_is_one_line(
@@ -182,3 +184,14 @@ def test_worlds_out_of_range_is_refused(worlds: str, capsys: pytest.CaptureFixtu
     assert last.endswith(
         f"argument --worlds: expected a whole number from 1 to 10000; got {worlds!r}"
     )
+
+
+def test_a_fallback_is_marked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Decision 3 timed out and the referee played its fallback: analysed, and said so."""
+    record = timed_record(tmp_path, "whist", 4)
+    assert 3 in record.fallback_steps
+    found = analysed(capsys, str(record.path), "--worlds", "2", "--deal", "1", "--limit", "6")
+    flags = {d["step"]: d["fallback"] for d in found["decisions"]}
+    assert flags[3] is True and not any(v for k, v in flags.items() if k not in (3, 5))
+    code, text, _ = run(capsys, str(record.path), "--worlds", "2", "--at", "3")
+    assert code == 0 and "(played by the referee: a fallback)" in text
