@@ -8,10 +8,12 @@ STAMP := $(VENV)/.installed
   bytecode cpp-bot proto-tools web browser screenshots playthroughs test-cluster test-browser test-sandbox \
   test-host go-bot test-languages go-grpc-tools
 
-# arena/protocol/_wire.c is compiled by the install: an edit to it reinstalls. The Python SDK
+# arena/protocol/_wire.c and engine/solver/_native.c are compiled by the install: an edit to
+# either reinstalls. The Python SDK
 # (sdk/python, `cardarena`) and the engine (engine/, `cardarena-engine`) are distributions of
 # their own, which the arena depends on.
-$(STAMP): pyproject.toml sdk/python/pyproject.toml engine/pyproject.toml arena/protocol/_wire.c
+$(STAMP): pyproject.toml sdk/python/pyproject.toml engine/pyproject.toml arena/protocol/_wire.c \
+  engine/setup.py engine/solver/_native.c
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ./engine -e ./sdk/python -e '.[dev,rl,cluster]'

@@ -21,7 +21,16 @@ import trio
 from arena.logging import configure
 from benchmarks.common import OUT_DIR, load_now, machine
 
-SECTIONS = ("engine", "search", "protocol", "tournament", "cluster", "scale", "ratings")
+SECTIONS = (
+    "engine",
+    "search",
+    "solver",
+    "protocol",
+    "tournament",
+    "cluster",
+    "scale",
+    "ratings",
+)
 
 
 def _engine(quick: bool, out: Path) -> dict[str, Any]:
@@ -44,6 +53,14 @@ def _search(quick: bool, out: Path) -> dict[str, Any]:
     return run_search(
         seeds=2 if quick else 4, iterations=50 if quick else 200, rounds=1 if quick else 3
     )
+
+
+def _solver(quick: bool, out: Path) -> dict[str, Any]:
+    from benchmarks.solver_bench import run_solver
+
+    # A full whist deal takes the C search from a few to over a hundred million nodes (about a
+    # million a second): the budget keeps the section to a minute or two.
+    return run_solver(deals=2 if quick else 4, max_nodes=2_000_000 if quick else 20_000_000)
 
 
 def _protocol(quick: bool, out: Path) -> dict[str, Any]:
@@ -115,6 +132,7 @@ def _ratings(quick: bool, out: Path) -> dict[str, Any]:
 RUNNERS: dict[str, Callable[[bool, Path], dict[str, Any]]] = {
     "engine": _engine,
     "search": _search,
+    "solver": _solver,
     "protocol": _protocol,
     "tournament": _tournament,
     "cluster": _cluster,

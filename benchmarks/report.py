@@ -99,6 +99,29 @@ def search_rows(s: dict[str, Any]) -> list[Row]:
     return rows
 
 
+def solver_rows(s: dict[str, Any]) -> list[Row]:
+    """The exact solver: solves per CPU second per game, whist's beside endplay (DDS)."""
+    rows: list[Row] = []
+    for label, g in s["subjects"].items():
+        if "missing" in g:
+            rows.append((f"solver {label}: solves/s", g["missing"], "", ""))
+            continue
+        value = f"{_n(g['solves_per_s'], 2)} ({_n(g['nodes_per_solve'])} nodes each)"
+        if g["over_budget"]:
+            value += f"; {g['over_budget']}/{g['positions']} over {g['max_nodes']:,} nodes"
+        ref = g.get("endplay_solves_per_s")
+        ours = g["solves_per_s"]
+        rows.append(
+            (
+                f"solver {label}: solves/s",
+                value,
+                f"endplay {_n(ref, 1)}, agrees {g['endplay_agrees']}" if ref else "",
+                _ratio(ours / ref) if ref and ours else "",
+            )
+        )
+    return rows
+
+
 def protocol_rows(s: dict[str, Any]) -> list[Row]:
     rows: list[Row] = []
     for n in ("1", "8"):
@@ -385,6 +408,7 @@ def ratings_rows(s: dict[str, Any]) -> list[Row]:
 ROWS = {
     "engine": engine_rows,
     "search": search_rows,
+    "solver": solver_rows,
     "protocol": protocol_rows,
     "tournament": tournament_rows,
     "cluster": cluster_rows,

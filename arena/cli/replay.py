@@ -1,4 +1,4 @@
-"""``arena replay …``: verify, show, ask and html on match records."""
+"""``arena replay …``: verify, show, ask, html and analyze on match records."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from arena.cli.arguments import TIMEOUT, add_sandbox_argument
+from arena.cli.arguments import NON_NEGATIVE, POSITIVE, TIMEOUT, add_sandbox_argument, number
 from arena.errors import ArenaError, UsageError
 
 
@@ -73,6 +73,34 @@ def _cmd_ask(args: argparse.Namespace) -> int:
             path, args.bot, args.timeout, sys.stdout, sandbox, args.seat, args.at
         )
     return ask_command(path, args.at, args.bot, args.timeout, sys.stdout, sandbox)
+
+
+#: ``replay analyze --worlds``: a count that ends.
+WORLDS = number(int, 1, "a whole number from 1 to 10000", 10_000)
+
+
+def _cmd_analyze(args: argparse.Namespace) -> int:
+    import json
+
+    from arena.records.analyze import Settings, analyze_path, progress_bar, report_json, report_text
+    from reference_bots.search.playout import search_policy
+
+    settings = Settings(
+        worlds=args.worlds,
+        seed=args.seed,
+        seats=tuple(args.seat or ()),
+        at=args.at,
+        deal=args.deal,
+        limit=args.limit,
+        policy="search",
+    )
+    with progress_bar(sys.stderr) as tell:
+        result = analyze_path(Path(args.file), settings, search_policy, tell)
+    if args.json:
+        print(json.dumps(report_json(result)))
+    else:
+        print(report_text(result))
+    return 0
 
 
 def add_replay_parser(sub: Any) -> None:
@@ -159,3 +187,42 @@ def add_replay_parser(sub: Any) -> None:
     )
     add_sandbox_argument(ap, "the bot")
     ap.set_defaults(handler=_cmd_ask)
+    _add_analyze_parser(rsub)
+
+
+def _add_analyze_parser(rsub: Any) -> None:
+    np = rsub.add_parser(
+        "analyze",
+        help="what each decision cost: every legal action valued, losses classed, per seat",
+        description="Replay the record and, at every decision of the chosen seats that had a "
+        "choice, value each legal action over worlds drawn from what that seat knew (exactly "
+        "where a solver takes the position, else by rollouts of the search bot's policy to the "
+        "end of the deal: tricks in whist and tennis whist, points in forty-five, chips in "
+        "spoil five, games in tennis). Prints each decision's values, the played action's loss "
+        "against the best and its class (inaccuracy, mistake, blunder: thresholds per game in "
+        "docs/analysis.md), and per seat the expected loss per deal and the costliest "
+        "decisions. The same seed gives the same output.",
+    )
+    np.add_argument("file", metavar="FILE", help="match record (.jsonl.gz)")
+    np.add_argument(
+        "--seat",
+        action="append",
+        metavar="S",
+        help="only seat S's decisions (number or name; repeat for several); default every seat",
+    )
+    np.add_argument(
+        "--worlds", type=WORLDS, default=32, metavar="N", help="worlds drawn per decision"
+    )
+    np.add_argument("--seed", type=int, default=0, metavar="K", help="seed of the worlds")
+    np.add_argument("--at", type=NON_NEGATIVE, metavar="K", help="only decision K")
+    np.add_argument(
+        "--deal",
+        type=POSITIVE,
+        metavar="N",
+        help="only deal N (round in tennis whist, game in tennis), from 1",
+    )
+    np.add_argument(
+        "--limit", type=POSITIVE, metavar="N", help="at most the first N decisions with a choice"
+    )
+    np.add_argument("--json", action="store_true", help="print one JSON object (docs/analysis.md)")
+    np.set_defaults(handler=_cmd_analyze)

@@ -1,0 +1,83 @@
+"""docs/analysis.md stays true: its example commands run as written, its JSON example has the
+fields ``--json`` prints, and its thresholds table is the one the analyser classes by."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from arena.cli.main import main
+from arena.records.analyze import THRESHOLDS
+from tests.arena.replay_truth import make_record
+
+PAGE = Path(__file__).resolve().parents[3] / "docs" / "analysis.md"
+
+
+def block(language: str) -> str:
+    """The page's first fenced block of ``language``."""
+    found = re.search(rf"```{language}\n(.*?)```", PAGE.read_text(), re.S)
+    assert found is not None, f"no {language} block in {PAGE}"
+    return found.group(1)
+
+
+@pytest.mark.slow
+def test_the_example_commands_run_as_written(tmp_path: Path) -> None:
+    """`arena match` (four bot processes, boxed as by default) then the analysis of E."""
+    bin_dir = str(Path(sys.executable).parent)
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    done = subprocess.run(
+        ["bash", "-euc", block("sh")],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "classes by loss in tricks: inaccuracy >= 0.3, mistake >= 0.6, blunder >= 0.9" in (
+        done.stdout
+    )
+    assert re.search(r"^E \(random 1\): \d+ decisions analysed", done.stdout, re.M), done.stdout
+    assert "expected loss" in done.stdout
+
+
+def keys(value: Any) -> Any:
+    """The shape of a JSON value: objects' keys, lists' first items."""
+    if isinstance(value, dict):
+        return {k: keys(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [keys(value[0])] if value else []
+    return type(value).__name__ if not isinstance(value, int | float) else "number"
+
+
+def test_the_json_example_has_the_printed_fields(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    documented = json.loads(block("json"))
+    path = make_record(tmp_path, "whist", 4)
+    assert main(["replay", "analyze", str(path), "--worlds", "2", "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["seats"][0]["costliest"], "a random seat that loses nothing"
+    printed["seats"] = printed["seats"][:1]
+    assert keys(documented) == keys(printed)
+
+
+def test_the_thresholds_table_is_the_analysers() -> None:
+    rows = re.findall(r"^\| ([a-z ,-]+) \| (\w+) \| ≥ ([\d.]+) \| ≥ ([\d.]+) \| ≥ ([\d.]+) \|$",
+                      PAGE.read_text(), re.M)  # fmt: skip
+    table: dict[str, tuple[float, float, float]] = {}
+    for games, _, *limits in rows:
+        for game in games.split(", "):
+            table[game.replace(" ", "_").replace("-", "_")] = (
+                float(limits[0]),
+                float(limits[1]),
+                float(limits[2]),
+            )
+    assert table == THRESHOLDS
