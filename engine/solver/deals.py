@@ -299,9 +299,13 @@ class FortyFiveDeal(SpoilDeal):
         if self.done < TRICKS_PER_DEAL:
             return None
         ours = sum(t for s, t in enumerate(self.tricks_won) if self.maxside[s])
-        if ours >= 3:
-            return deal_points(ours, self.scoring)
-        return -deal_points(TRICKS_PER_DEAL - ours, self.scoring)
+        return _side_points(ours, self.scoring)
+
+    def bounds(self) -> tuple[int, int]:
+        # Between winning no more tricks and winning all that are left (points rise with tricks).
+        ours = sum(t for s, t in enumerate(self.tricks_won) if self.maxside[s])
+        left = TRICKS_PER_DEAL - self.done
+        return _side_points(ours, self.scoring), _side_points(ours + left, self.scoring)
 
 
 class SpoilFiveDeal(SpoilDeal):
@@ -336,6 +340,17 @@ class SpoilFiveDeal(SpoilDeal):
     def key(self) -> tuple[int, ...]:
         return (*super().key(), self.jinxer)
 
+    def bounds(self) -> tuple[int, int]:
+        # Worst: another player's jinx won (-1); best: the pool with a jinx, or a spoil when the
+        # mover cannot take three tricks any more (or another's jinx can at best fail).
+        mover, jinxer = self.mover, self.jinxer
+        if jinxer == mover:
+            return self.stake, self.won(mover, True)
+        if jinxer >= 0:
+            return -1, self.stake
+        can_win = self.tricks_won[mover] + TRICKS_PER_DEAL - self.done >= 3
+        return -1, self.won(mover, True) if can_win else self.stake
+
     def decision(self) -> tuple[int, Options] | None:
         leader = self.leader
         if not self.trick_cards and self.jinxer < 0 and self.tricks_won[leader] == 3:
@@ -364,6 +379,13 @@ def _suit_code(packed: int, hands: int) -> int:
             if packed >> (13 * i + rank) & 1:
                 code = code * hands + i
     return code
+
+
+def _side_points(tricks: int, scoring: str) -> int:
+    """Forty-five's deal value for a side that ends with ``tricks`` of the five."""
+    if tricks >= 3:
+        return deal_points(tricks, scoring)
+    return -deal_points(TRICKS_PER_DEAL - tricks, scoring)
 
 
 def _bits(mask: int) -> list[int]:

@@ -86,8 +86,9 @@ class Deal(ABC):
         over, else ``None`` (for additive deals, the value of what is left: 0)."""
 
     def bounds(self) -> tuple[int, int]:
-        """At a trick start of an additive deal: bounds on the value from here, (0, tricks left)
-        or tighter (a game's sure tricks)."""
+        """At a trick start: bounds on the value from here (additive deals: within 0 to the
+        tricks left, tighter by a game's sure tricks; others: the best and worst outcomes still
+        possible)."""
         return -INF, INF
 
     def present(self) -> int:
@@ -270,14 +271,12 @@ class Search:
                     return hi
                 alpha, beta = max(alpha, lo), min(beta, hi)
             else:
-                lo, hi = -INF, INF
-                if deal.additive:
-                    lo, hi = deal.bounds()
-                    if lo >= beta or lo == hi:
-                        return lo
-                    if hi <= alpha:
-                        return hi
-                    alpha, beta = max(alpha, lo), min(beta, hi)
+                lo, hi = deal.bounds()
+                if lo >= beta or lo == hi:
+                    return lo
+                if hi <= alpha:
+                    return hi
+                alpha, beta = max(alpha, lo), min(beta, hi)
             a0, b0 = alpha, beta
         choice = deal.decision()
         if choice is not None:
