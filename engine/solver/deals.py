@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from engine.cards import JACK, SUIT_MASKS, card
+from engine.cards import JACK, SUIT_MASKS, card, cards_list
 from engine.core import MatchState
 from engine.games.forty_five import FortyFiveState, deal_points
 from engine.games.spoil_five import SpoilFiveState
@@ -252,7 +252,7 @@ class SpoilDeal(Deal):
             return None
         # As SpoilTableState offers them: announce, rob discarding each card, stay silent.
         options: Options = [self._announce]
-        options += [self._robber(c) for c in _bits(self.hands[seat])]
+        options += [self._robber(c) for c in cards_list(self.hands[seat])]
         if not self.must_rob:
             options.append(self._silent)
         return seat, options
@@ -386,15 +386,6 @@ def _side_points(tricks: int, scoring: str) -> int:
     if tricks >= 3:
         return deal_points(tricks, scoring)
     return -deal_points(TRICKS_PER_DEAL - tricks, scoring)
-
-
-def _bits(mask: int) -> list[int]:
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
 
 
 def build(state: MatchState) -> Deal:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 
+from engine.cards import cards_list
 from engine.errors import EngineError
 
 #: Beyond every value a deal can take (chips, points or tricks).
@@ -170,7 +171,7 @@ class Deal(ABC):
         legal = self.legal(seat)
         keyf = self.order_key
         fixed = self.unmergeable()
-        ordered = sorted(_cards(self.present()), key=keyf)
+        ordered = sorted(cards_list(self.present()), key=keyf)
         runs: list[list[int]] = []
         run: list[int] = []
         prev = -1
@@ -217,15 +218,6 @@ class Deal(ABC):
         winners = sorted((c for c in cards if power(c, led) > best), key=lambda c: power(c, led))
         rest = sorted((c for c in cards if power(c, led) <= best), key=self.order_key)
         return winners + rest if not ours else rest + winners
-
-
-def _cards(mask: int) -> list[int]:
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
 
 
 class Search:
