@@ -231,6 +231,27 @@ class SpoilDeal(Deal):
     def unmergeable(self) -> int:
         return self.fixed
 
+    def runs(self, seat: int) -> list[list[int]]:
+        # Deal.runs without sorting every card in play: each legal card looks up its class's
+        # cards above it (a table per SpoilRules) for the first one still in play.
+        legal = self.legal(seat)
+        present = self.present()
+        fixed = self.fixed
+        above = _above(self.rules)
+        power = self.rules.power
+        top: dict[int, int] = {}
+        for c in sorted(cards_list(legal), key=power.__getitem__, reverse=True):
+            top[c] = c
+            if fixed >> c & 1:
+                continue
+            nxt = next((a for a in above[c] if present >> a & 1), -1)
+            if nxt >= 0 and legal >> nxt & 1 and not fixed >> nxt & 1:
+                top[c] = top[nxt]
+        runs: dict[int, list[int]] = {}
+        for c, t in top.items():  # descending power: each run's top comes first
+            runs.setdefault(t, []).append(c)
+        return list(runs.values())
+
     def present(self) -> int:
         m = super().present()
         return m | (1 << self.pending if self.pending >= 0 else 0)
@@ -379,6 +400,31 @@ def _suit_code(packed: int, hands: int) -> int:
             if packed >> (13 * i + rank) & 1:
                 code = code * hands + i
     return code
+
+
+#: Per SpoilRules: for each card, the cards of its class (its plain suit, or the trumps) that
+#: rank above it, weakest first (SpoilDeal.runs).
+_ABOVE: dict[SpoilRules, tuple[tuple[int, ...], ...]] = {}
+
+
+def _above(rules: SpoilRules) -> tuple[tuple[int, ...], ...]:
+    table = _ABOVE.get(rules)
+    if table is None:
+        power = rules.power
+
+        def cls(c: int) -> int:
+            return 4 if rules.trump_mask >> c & 1 else c // 13
+
+        table = _ABOVE[rules] = tuple(
+            tuple(
+                sorted(
+                    (a for a in range(52) if cls(a) == cls(c) and power[a] > power[c]),
+                    key=power.__getitem__,
+                )
+            )
+            for c in range(52)
+        )
+    return table
 
 
 def _side_points(tricks: int, scoring: str) -> int:
