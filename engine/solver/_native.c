@@ -16,6 +16,7 @@
 #define MAXP 6
 #define INF (1 << 20)
 #define TABLE_BITS 20
+#define BUCKET 4
 
 typedef uint64_t u64;
 
@@ -193,8 +194,8 @@ static void make_key(const S *s, u64 *key) {
     }
 }
 
-/* The two-entry bucket of a key: the entry holding it, else NULL and *free_slot the entry to
-   replace (an unused one, else the one with fewer cards left: the smaller search to redo). */
+/* The bucket of a key (BUCKET entries): the entry holding it, else NULL and *free_slot the entry
+   to replace (an unused one, else the one with fewest cards left: the smallest search to redo). */
 static Entry *slot(const S *s, const u64 *key, Entry **free_slot) {
     u64 h = (u64)s->leader * 0x9E3779B97F4A7C15ULL;
     for (int i = 0; i < s->n; i++) {
@@ -202,11 +203,14 @@ static Entry *slot(const S *s, const u64 *key, Entry **free_slot) {
         h *= 0xBF58476D1CE4E5B9ULL;
     }
     h ^= h >> 31;
-    Entry *b = &s->table[(h & ((1ULL << TABLE_BITS) - 1)) & ~1ULL];
-    for (int i = 0; i < 2; i++)
+    Entry *b = &s->table[(h & ((1ULL << TABLE_BITS) - 1)) & ~(u64)(BUCKET - 1)];
+    Entry *spare = &b[0];
+    for (int i = 0; i < BUCKET; i++) {
         if (b[i].used && b[i].leader == s->leader && !memcmp(b[i].key, key, sizeof(u64) * MAXP))
             return &b[i];
-    if (free_slot) *free_slot = !b[0].used ? &b[0] : !b[1].used ? &b[1] : b[0].left <= b[1].left ? &b[0] : &b[1];
+        if (spare->used && (!b[i].used || b[i].left < spare->left)) spare = &b[i];
+    }
+    if (free_slot) *free_slot = spare;
     return NULL;
 }
 
