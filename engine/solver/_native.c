@@ -16,12 +16,14 @@
 #define MAXP 6
 #define INF (1 << 20)
 #define TABLE_BITS 20
+#define BUCKET 4
 
 typedef uint64_t u64;
 
 typedef struct {
     u64 key[MAXP]; /* each hand's cards by relative rank, 13 bits a suit */
     int8_t leader, used, lo, hi;
+    int8_t left; /* cards a hand at the entry's position: deeper searches are kept longer */
 } Entry;
 
 typedef struct {
@@ -192,14 +194,24 @@ static void make_key(const S *s, u64 *key) {
     }
 }
 
-static Entry *slot(const S *s, const u64 *key) {
+/* The bucket of a key (BUCKET entries): the entry holding it, else NULL and *free_slot the entry
+   to replace (an unused one, else the one with fewest cards left: the smallest search to redo). */
+static Entry *slot(const S *s, const u64 *key, Entry **free_slot) {
     u64 h = (u64)s->leader * 0x9E3779B97F4A7C15ULL;
     for (int i = 0; i < s->n; i++) {
         h ^= key[i] + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2);
         h *= 0xBF58476D1CE4E5B9ULL;
     }
     h ^= h >> 31;
-    return &s->table[h & ((1ULL << TABLE_BITS) - 1)];
+    Entry *b = &s->table[(h & ((1ULL << TABLE_BITS) - 1)) & ~(u64)(BUCKET - 1)];
+    Entry *spare = &b[0];
+    for (int i = 0; i < BUCKET; i++) {
+        if (b[i].used && b[i].leader == s->leader && !memcmp(b[i].key, key, sizeof(u64) * MAXP))
+            return &b[i];
+        if (spare->used && (!b[i].used || b[i].left < spare->left)) spare = &b[i];
+    }
+    if (free_slot) *free_slot = spare;
+    return NULL;
 }
 
 static int value(S *s, int alpha, int beta);
@@ -246,8 +258,8 @@ static int value(S *s, int alpha, int beta) {
     u64 key[MAXP];
     if (start) {
         make_key(s, key);
-        Entry *e = slot(s, key);
-        if (e->used && e->leader == s->leader && !memcmp(e->key, key, sizeof key)) {
+        Entry *e = slot(s, key, NULL);
+        if (e) {
             lo = e->lo;
             hi = e->hi;
         } else {
@@ -293,8 +305,10 @@ static int value(S *s, int alpha, int beta) {
         } else {
             lo = hi = best;
         }
-        Entry *e = slot(s, key);
+        Entry *spare = NULL, *e = slot(s, key, &spare);
+        if (!e) e = spare;
         memcpy(e->key, key, sizeof key);
+        e->left = (int8_t)popc(s->hands[s->leader]);
         e->leader = (int8_t)s->leader;
         e->used = 1;
         e->lo = (int8_t)lo;

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from engine.cards import JACK, SUIT_MASKS, card
+from engine.cards import JACK, SUIT_MASKS, card, cards_list
 from engine.core import MatchState
 from engine.games.forty_five import FortyFiveState, deal_points
 from engine.games.spoil_five import SpoilFiveState
@@ -231,6 +231,27 @@ class SpoilDeal(Deal):
     def unmergeable(self) -> int:
         return self.fixed
 
+    def runs(self, seat: int) -> list[list[int]]:
+        # Deal.runs without sorting every card in play: each legal card looks up its class's
+        # cards above it (a table per SpoilRules) for the first one still in play.
+        legal = self.legal(seat)
+        present = self.present()
+        fixed = self.fixed
+        above = _above(self.rules)
+        power = self.rules.power
+        top: dict[int, int] = {}
+        for c in sorted(cards_list(legal), key=power.__getitem__, reverse=True):
+            top[c] = c
+            if fixed >> c & 1:
+                continue
+            nxt = next((a for a in above[c] if present >> a & 1), -1)
+            if nxt >= 0 and legal >> nxt & 1 and not fixed >> nxt & 1:
+                top[c] = top[nxt]
+        runs: dict[int, list[int]] = {}
+        for c, t in top.items():  # descending power: each run's top comes first
+            runs.setdefault(t, []).append(c)
+        return list(runs.values())
+
     def present(self) -> int:
         m = super().present()
         return m | (1 << self.pending if self.pending >= 0 else 0)
@@ -252,7 +273,7 @@ class SpoilDeal(Deal):
             return None
         # As SpoilTableState offers them: announce, rob discarding each card, stay silent.
         options: Options = [self._announce]
-        options += [self._robber(c) for c in _bits(self.hands[seat])]
+        options += [self._robber(c) for c in cards_list(self.hands[seat])]
         if not self.must_rob:
             options.append(self._silent)
         return seat, options
@@ -299,9 +320,13 @@ class FortyFiveDeal(SpoilDeal):
         if self.done < TRICKS_PER_DEAL:
             return None
         ours = sum(t for s, t in enumerate(self.tricks_won) if self.maxside[s])
-        if ours >= 3:
-            return deal_points(ours, self.scoring)
-        return -deal_points(TRICKS_PER_DEAL - ours, self.scoring)
+        return _side_points(ours, self.scoring)
+
+    def bounds(self) -> tuple[int, int]:
+        # Between winning no more tricks and winning all that are left (points rise with tricks).
+        ours = sum(t for s, t in enumerate(self.tricks_won) if self.maxside[s])
+        left = TRICKS_PER_DEAL - self.done
+        return _side_points(ours, self.scoring), _side_points(ours + left, self.scoring)
 
 
 class SpoilFiveDeal(SpoilDeal):
@@ -336,6 +361,17 @@ class SpoilFiveDeal(SpoilDeal):
     def key(self) -> tuple[int, ...]:
         return (*super().key(), self.jinxer)
 
+    def bounds(self) -> tuple[int, int]:
+        # Worst: another player's jinx won (-1); best: the pool with a jinx, or a spoil when the
+        # mover cannot take three tricks any more (or another's jinx can at best fail).
+        mover, jinxer = self.mover, self.jinxer
+        if jinxer == mover:
+            return self.stake, self.won(mover, True)
+        if jinxer >= 0:
+            return -1, self.stake
+        can_win = self.tricks_won[mover] + TRICKS_PER_DEAL - self.done >= 3
+        return -1, self.won(mover, True) if can_win else self.stake
+
     def decision(self) -> tuple[int, Options] | None:
         leader = self.leader
         if not self.trick_cards and self.jinxer < 0 and self.tricks_won[leader] == 3:
@@ -366,13 +402,36 @@ def _suit_code(packed: int, hands: int) -> int:
     return code
 
 
-def _bits(mask: int) -> list[int]:
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
+#: Per SpoilRules: for each card, the cards of its class (its plain suit, or the trumps) that
+#: rank above it, weakest first (SpoilDeal.runs).
+_ABOVE: dict[SpoilRules, tuple[tuple[int, ...], ...]] = {}
+
+
+def _above(rules: SpoilRules) -> tuple[tuple[int, ...], ...]:
+    table = _ABOVE.get(rules)
+    if table is None:
+        power = rules.power
+
+        def cls(c: int) -> int:
+            return 4 if rules.trump_mask >> c & 1 else c // 13
+
+        table = _ABOVE[rules] = tuple(
+            tuple(
+                sorted(
+                    (a for a in range(52) if cls(a) == cls(c) and power[a] > power[c]),
+                    key=power.__getitem__,
+                )
+            )
+            for c in range(52)
+        )
+    return table
+
+
+def _side_points(tricks: int, scoring: str) -> int:
+    """Forty-five's deal value for a side that ends with ``tricks`` of the five."""
+    if tricks >= 3:
+        return deal_points(tricks, scoring)
+    return -deal_points(TRICKS_PER_DEAL - tricks, scoring)
 
 
 def build(state: MatchState) -> Deal:

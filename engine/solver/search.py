@@ -14,6 +14,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 
+from engine.cards import cards_list
 from engine.errors import EngineError
 
 #: Beyond every value a deal can take (chips, points or tricks).
@@ -86,8 +87,9 @@ class Deal(ABC):
         over, else ``None`` (for additive deals, the value of what is left: 0)."""
 
     def bounds(self) -> tuple[int, int]:
-        """At a trick start of an additive deal: bounds on the value from here, (0, tricks left)
-        or tighter (a game's sure tricks)."""
+        """At a trick start: bounds on the value from here (additive deals: within 0 to the
+        tricks left, tighter by a game's sure tricks; others: the best and worst outcomes still
+        possible)."""
         return -INF, INF
 
     def present(self) -> int:
@@ -169,7 +171,7 @@ class Deal(ABC):
         legal = self.legal(seat)
         keyf = self.order_key
         fixed = self.unmergeable()
-        ordered = sorted(_cards(self.present()), key=keyf)
+        ordered = sorted(cards_list(self.present()), key=keyf)
         runs: list[list[int]] = []
         run: list[int] = []
         prev = -1
@@ -218,15 +220,6 @@ class Deal(ABC):
         return winners + rest if not ours else rest + winners
 
 
-def _cards(mask: int) -> list[int]:
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
-
-
 class Search:
     """Alpha-beta over a :class:`Deal`, with a transposition table of value bounds."""
 
@@ -270,14 +263,12 @@ class Search:
                     return hi
                 alpha, beta = max(alpha, lo), min(beta, hi)
             else:
-                lo, hi = -INF, INF
-                if deal.additive:
-                    lo, hi = deal.bounds()
-                    if lo >= beta or lo == hi:
-                        return lo
-                    if hi <= alpha:
-                        return hi
-                    alpha, beta = max(alpha, lo), min(beta, hi)
+                lo, hi = deal.bounds()
+                if lo >= beta or lo == hi:
+                    return lo
+                if hi <= alpha:
+                    return hi
+                alpha, beta = max(alpha, lo), min(beta, hi)
             a0, b0 = alpha, beta
         choice = deal.decision()
         if choice is not None:
