@@ -58,14 +58,14 @@
   function stopClock() { if (state.clock !== null) clearInterval(state.clock); state.clock = null; }
 
   // --- the move panel ----------------------------------------------------------------------
-  function myHand() { return document.querySelector('[data-seat-hand="' + state.seat + '"]'); }
+  /* The cards of the seat's hands (a tennis seat may hold two players' hands). */
+  function myCards() {
+    return document.querySelectorAll('[data-seat-hand="' + state.seat + '"] [data-card]');
+  }
   function drawActions() {
     var box = $("pl-actions");
     box.replaceChildren();
-    var hand = myHand();
-    if (hand) hand.querySelectorAll("[data-card]").forEach(function (c) {
-      c.classList.remove("pl-legal", "pl-focus");
-    });
+    myCards().forEach(function (c) { c.classList.remove("pl-legal", "pl-focus"); });
     $("pl-move").hidden = state.pending === null;
     document.body.dataset.pending = state.pending === null ? "" : String(state.pending);
     if (state.pending === null) return;
@@ -79,15 +79,13 @@
       b.addEventListener("click", function () { send(i); });
       box.appendChild(b);
     });
-    if (!hand) return;
-    hand.querySelectorAll("[data-card]").forEach(function (c) {
+    myCards().forEach(function (c) {
       var code = c.getAttribute("data-card");
       var i = state.legal.indexOf("play:" + code);
       if (i < 0) return;
       c.classList.add("pl-legal");
       if (i === state.focus) c.classList.add("pl-focus");
       c.setAttribute("data-index", String(i));
-      c.addEventListener("click", function () { send(i); });
     });
   }
   function send(i) {
@@ -206,4 +204,9 @@
     if (!state.ended) status("lost the bridge; retrying\u2026", true);
   };
   document.addEventListener("keydown", onKey);
+  // One listener for the highlighted cards, whichever drawing they are in now.
+  document.addEventListener("click", function (e) {
+    var card = e.target && e.target.closest ? e.target.closest("svg.pl-legal") : null;
+    if (card) send(parseInt(card.getAttribute("data-index"), 10));
+  });
 })();
