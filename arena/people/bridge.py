@@ -89,6 +89,10 @@ class PeopleBridge:
             waits: list[asyncio.Future[Any]] = [done, stopped]
             await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
             stopped.cancel()
+            if done.done():
+                # A seat's own failure (a bug here, not the person's doing) is the run's error.
+                failed = [r for r in done.result() if isinstance(r, Exception)]
+                self.error = failed[0] if failed else None
             if not stop.is_set():
                 await _linger(self.desks, stop)
         finally:
@@ -128,17 +132,24 @@ async def hold_seat(desk: Desk, address: str, token: str) -> None:
             await call.write(codec.hello_to_proto(hello))
             while (raw := await call.read()) is not EOF:
                 msg = codec.proto_to_plain(cast(rpc.ServerMessage, raw))
-                desk.take(msg)
+                try:
+                    desk.take(msg)
+                except Exception as err:
+                    desk.publish(_error(f"the bridge failed: {type(err).__name__}: {err}"))
+                    raise
                 if isinstance(msg, messages.Rejected):
-                    desk.publish({"type": "error", "fault": "", "message": msg.reason, "code": ""})
+                    desk.publish(_error(msg.reason))
                     return
                 if isinstance(msg, messages.MatchEnd):
                     return
         except grpc.RpcError as err:
             code = err.code() if isinstance(err, grpc.Call) else None
-            desk.publish(
-                {"type": "error", "fault": "", "message": f"connection lost ({code})", "code": ""}
-            )
+            desk.publish(_error(f"connection lost ({code})"))
         finally:
             writer.cancel()
             call.cancel()
+
+
+def _error(message: str) -> dict[str, Any]:
+    """A page message for the bridge's own trouble (not a fault the referee charged)."""
+    return {"type": "error", "fault": "", "message": message, "code": ""}

@@ -16,11 +16,12 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import structlog
 import trio
 from cardarena.messages import TimeControl
 
 from arena.bots.sandbox import Limits
-from arena.errors import ArenaError, UsageError
+from arena.errors import UsageError
 from arena.match import DEFAULT_OUT, CommandMatch, play_commands
 from arena.people.bridge import LINGER_S, PeopleBridge
 from arena.people.clock import PEOPLE_TIME
@@ -28,6 +29,8 @@ from arena.people.desk import Desk
 from arena.policy import FaultPolicy
 from arena.server import MatchSpec
 from engine import OptionValue, get_game
+
+log = structlog.get_logger("arena.people")
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,7 +127,9 @@ async def play_people(
             bridge.stop()
             await trio.to_thread.run_sync(thread.join)
         if bridge.error is not None:
-            raise ArenaError(f"the people's bridge failed: {bridge.error}")
+            # The match itself is whole (the referee played the seat's fault rules): its record
+            # is still written; the bridge's trouble is said, for a bug report.
+            log.error("the people's bridge failed", error=repr(bridge.error))
 
     try:
         played = await play_commands(

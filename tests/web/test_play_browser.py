@@ -7,7 +7,6 @@ the referee rules. Its screenshot is ``play-whist.png`` (``make screenshots``)."
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -17,12 +16,12 @@ from playwright.sync_api import Browser, Page
 from arena.cli.main import main
 from arena.records.format import read_record
 from tests.arena.people.running import RULES, SHORT_WHIST, arena_play
-from tests.arena.replay_truth import card_tokens, engine_steps, hidden_now
+from tests.arena.replay_truth import engine_steps, hidden_now
 from tests.web.conftest import WatchedPage
+from tests.web.test_viewer_browser import shown_tokens
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "out" / "screenshots"
-SUITS = {"\u2663": "C", "\u2666": "D", "\u2665": "H", "\u2660": "S"}
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
@@ -31,14 +30,8 @@ WAIT_MS = 30_000
 
 
 def shown_cards(page: Page) -> set[str]:
-    """Every card the page shows: card elements, and cards in its text (``10♥`` as ``TH``)."""
-    cards: list[str] = page.eval_on_selector_all(
-        "[data-card]", "els => els.map(e => e.dataset.card)"
-    )
-    text = page.inner_text("body")
-    for rank, suit in re.findall(r"(10|[2-9JQKA])([\u2663\u2666\u2665\u2660])", text):
-        cards.append(("T" if rank == "10" else rank) + SUITS[suit])
-    return set(cards) | set(card_tokens(text))
+    """Every card the whole page shows (the viewer and the page's own panels)."""
+    return shown_tokens(page, "body")
 
 
 def next_turn(page: Page, after: str) -> str:
