@@ -75,6 +75,7 @@ def test_a_person_plays_whist_to_the_end_by_clicking(
         while rid:
             assert page.locator("#pl-move").is_visible()
             assert page.locator("#pl-clock").inner_text().startswith("move ")
+            assert page.title().startswith("\u25cf Your move")
             seen.append(shown_cards(page))
             if turn == 4:
                 SHOTS.mkdir(parents=True, exist_ok=True)

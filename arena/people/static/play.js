@@ -68,6 +68,9 @@
     myCards().forEach(function (c) { c.classList.remove("pl-legal", "pl-focus"); });
     $("pl-move").hidden = state.pending === null;
     document.body.dataset.pending = state.pending === null ? "" : String(state.pending);
+    // Another tab in front still shows whose move it is.
+    if (state.doc) document.title = (state.pending === null ? "" : "\u25cf Your move \u00b7 ") +
+      state.doc.meta.title + " \u00b7 seat " + state.doc.meta.seat_names[state.seat];
     if (state.pending === null) return;
     state.legal.forEach(function (code, i) {
       var b = el("button", "pl-action" + (i === state.focus ? " pl-focus" : ""));
