@@ -8,12 +8,16 @@ engine, as any bot may hold them): the seat's own observation, its legal actions
 events it was sent. The public part of an observation, what :meth:`engine.Game.present` is given
 as the viewer's is, leaves out every part that differs between seats in a state rebuilt from
 that observation (:meth:`engine.Game.restore`, its hidden cards drawn at random); the other
-seats' hand sizes come from the same state (sizes are plain to see at a table).
+seats' hand sizes come from the same state (sizes are plain to see at a table). Between the
+seat's decisions that state is advanced by each event the seat is sent (:func:`follow`), and the
+page shows each new position; an event it cannot explain (chance the seat cannot see) ends it
+until the next decision.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -22,7 +26,7 @@ from typing import Any
 from cardarena import messages
 
 from arena.records.view import FieldPath, differing_paths, event_text, without_paths
-from engine import EngineError, Event, Game, MatchConfig, get_game
+from engine import EngineError, Event, Game, MatchConfig, MatchState, get_game
 
 #: Page messages a desk keeps for a page that (re)connects: a match's worth, bounded.
 MAX_FEED = 20_000
@@ -45,6 +49,11 @@ class Table:
     seen: list[Event] = field(default_factory=list)
     #: Parts of observations found private so far (kept for the whole match, as the viewer does).
     private: set[FieldPath] = field(default_factory=set)
+    #: Between the seat's decisions: a state consistent with its last observation and every
+    #: event since (``None`` once an event is not one it would produce), and the events of the
+    #: last action it applied still to come.
+    live: MatchState | None = None
+    expected: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -151,6 +160,21 @@ class Desk:
         }
         self._since.append(shown)
         self.publish({"type": "event", "event": shown})
+        if follow(table, event) and not table.expected:
+            self._view()
+
+    def _view(self) -> None:
+        """The table as it stands now, between the seat's decisions (the timeline's next step)."""
+        table = self.table
+        state = table.live if table else None
+        if table is None or state is None or state.to_move is None:
+            return  # the end is the result's to show
+        observation = state.observation(table.seat).to_dict()
+        step = seat_step(table, observation, self._steps, [], self._since, state.clone())
+        step["seat"] = state.to_move
+        self._steps += 1
+        self._since = []
+        self.publish({"type": "view", "step": step})
 
     def _decision(self, msg: messages.Decision) -> None:
         table = self.table
@@ -158,7 +182,9 @@ class Desk:
             return
         self.pending = msg
         legal = [action_text(a) for a in msg.legal]
-        step = seat_step(table, msg.observation, self._steps, legal, self._since)
+        state = rebuild(table, msg.observation, self._steps)
+        table.live, table.expected = (state.clone() if state else None), []
+        step = seat_step(table, msg.observation, self._steps, legal, self._since, state)
         self._steps += 1
         self._since = []
         self.publish(
@@ -198,21 +224,60 @@ class Desk:
         self.publish({"type": "end", "result": result})
 
 
+def _canonical(kind: str, data: Any) -> str:
+    return json.dumps([kind, data], sort_keys=True, separators=(",", ":"))
+
+
+def rebuild(table: Table, observation: dict[str, Any], number: int) -> MatchState | None:
+    """A full state showing ``observation`` to the seat (:meth:`Game.restore`; the hidden
+    parts drawn at random), or ``None`` for a game that cannot."""
+    try:
+        return table.game.restore(table.config, observation, table.seen, random.Random(number))
+    except (EngineError, NotImplementedError):
+        return None
+
+
+def follow(table: Table, event: Event) -> bool:
+    """Advance ``table.live`` by ``event``: the next event of the action it last applied, or
+    the first the seat sees of one legal action now (the first that matches); whether it did.
+    An event it cannot explain ends the live state until the seat's next decision (a deal the
+    rebuilt state would draw otherwise, say): what it shows is never a guess."""
+    state = table.live
+    if state is None:
+        return False
+    key = _canonical(event.kind, event.data)
+    if table.expected:
+        if table.expected.pop(0) == key:
+            return True
+        table.live = None
+        return False
+    if state.to_move is not None:
+        for action in state.legal_actions():
+            trial = state.clone()
+            told = [
+                _canonical(e.kind, e.data) for e in trial.apply(action) if e.visible_to(table.seat)
+            ]
+            if told and told[0] == key:
+                table.live, table.expected = trial, told[1:]
+                return True
+    table.live = None
+    return False
+
+
 def seat_step(
     table: Table,
     observation: dict[str, Any],
     number: int,
     legal: list[str],
     events: list[dict[str, Any]],
+    state: MatchState | None,
 ) -> dict[str, Any]:
-    """The viewer's step for the seat's decision ``number``: its observation as the seat's own
-    ``private`` entry, the shared part as ``public``, the game's presentation of that part."""
+    """The viewer's step ``number`` of the seat's view: its observation as the seat's own
+    ``private`` entry, the shared part as ``public``, the game's presentation of that part;
+    ``state``, one that shows it that observation, gives the parts that differ between seats
+    and the hand sizes."""
     game, config, seat = table.game, table.config, table.seat
     sizes: list[int] | None = None
-    try:
-        state = game.restore(config, observation, table.seen, random.Random(number))
-    except (EngineError, NotImplementedError):
-        state = None
     if state is not None:
         views = [state.observation(s).to_dict() for s in range(state.num_seats)]
         table.private |= differing_paths(views)

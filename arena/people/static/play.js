@@ -161,6 +161,12 @@
       document.body.dataset.seat = String(m.seat);
     },
     event: function (m) { liveEvent(m.event.text, m.event.to ? "cav-private" : ""); },
+    // The table between the seat's decisions, as the events it was sent move it on.
+    view: function (m) {
+      state.doc.steps.push(m.step);
+      show();
+      drawActions();
+    },
     decision: function (m) {
       state.doc.steps.push(m.step);
       state.pending = m.request_id;

@@ -75,3 +75,46 @@ def test_a_timeout_closes_the_decision_and_the_end_tells_the_result() -> None:
     assert end["result"]["forfeited_by"] == "P1" and end["result"]["faults"] == [
         {"seat": 0, "kind": "timeout", "detail": "no answer"}
     ]
+
+
+def test_between_decisions_the_table_moves_on_with_the_events_and_never_guesses() -> None:
+    # Tennis's chance (the serve deck) is in nearly every exchange: its pages move on at the
+    # seat's decisions only, the live state ending at the first draw it cannot know.
+    for game_id, players, options, seat, moves_on in [
+        ("whist", None, {"points_to_win": "1", "games_per_rubber": "1"}, 1, True),
+        ("spoil_five", 4, {}, 2, True),
+        ("forty_five", 4, {"points_to_win": "15"}, 3, True),
+        ("tennis", 4, {}, 1, False),
+    ]:
+        game = get_game(game_id)
+        config = game.configure(players, options)
+        state = game.new_match(config, 5)
+        desk = Desk(seat=seat, secret="s")
+        desk.take(start(game_id, game.num_seats(config), options))
+        views = seq = 0
+        rid = 0
+        while state.to_move is not None:
+            if state.to_move == seat:
+                rid += 1
+                legal = tuple(messages.Action(a.kind, a.arg) for a in state.legal_actions())
+                obs = state.observation(seat).to_dict()
+                desk.take(messages.Decision(rid, "m1", seat, game_id, obs, "", legal, 1, 0))
+                assert desk.answer(rid, 0) == ""
+            before = len(state.events)
+            state.apply(state.legal_actions()[0])
+            for event in state.events[before:]:
+                seq += 1
+                if event.visible_to(seat):
+                    private = event.to is not None
+                    desk.take(messages.EventInfo("m1", seq, event.kind, dict(event.data), private))
+                last = desk.feed[-1]
+                if last["type"] == "view":
+                    views += 1
+                    desk.feed.append({"type": "seen"})
+                    truth = state.observation(seat).to_dict()
+                    step = last["step"]
+                    mine = step["private"][seat]
+                    assert {k: truth[k] for k in mine} == mine, (game_id, seq)
+                    assert all(truth[k] == v for k, v in step["public"].items()), (game_id, seq)
+                    assert step["seat"] == state.to_move
+        assert bool(views) == moves_on, game_id
