@@ -54,6 +54,9 @@ class Table:
     #: last action it applied still to come.
     live: MatchState | None = None
     expected: list[str] = field(default_factory=list)
+    #: The state before the action being followed, and its events received so far.
+    anchor: MatchState | None = None
+    got: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -64,6 +67,9 @@ class Desk:
     seat: int
     #: The secret in the page's URL.
     secret: str
+    #: Players at the table (the match's rules, which its MatchStart gives as seats only: two
+    #: seats of tennis may be two players or two sides of four); ``None``: one per seat.
+    players: int | None = None
     #: Every page message so far (a page that connects late is sent them all first).
     feed: list[dict[str, Any]] = field(default_factory=list)
     #: The pages listening now.
@@ -123,7 +129,7 @@ class Desk:
 
     def _start(self, msg: messages.MatchStart) -> None:
         game = get_game(msg.game)
-        config = game.configure(len(msg.players), dict(msg.options))
+        config = game.configure(self.players or len(msg.players), dict(msg.options))
         names = tuple(game.seat_names(config))
         self.table = Table(game, config, names, self.seat)
         tc = msg.time_control
@@ -169,7 +175,12 @@ class Desk:
         state = table.live if table else None
         if table is None or state is None or state.to_move is None:
             return  # the end is the result's to show
-        observation = state.observation(table.seat).to_dict()
+        # Fields a rebuilt state may not reproduce (a window of recent events) are left out.
+        observation = {
+            k: v
+            for k, v in state.observation(table.seat).to_dict().items()
+            if k not in table.game.restore_unchecked
+        }
         step = seat_step(table, observation, self._steps, [], self._since, state.clone())
         step["seat"] = state.to_move
         self._steps += 1
@@ -183,7 +194,7 @@ class Desk:
         self.pending = msg
         legal = [action_text(a) for a in msg.legal]
         state = rebuild(table, msg.observation, self._steps)
-        table.live, table.expected = (state.clone() if state else None), []
+        table.live, table.expected, table.got = (state.clone() if state else None), [], []
         step = seat_step(table, msg.observation, self._steps, legal, self._since, state)
         self._steps += 1
         self._since = []
@@ -238,30 +249,50 @@ def rebuild(table: Table, observation: dict[str, Any], number: int) -> MatchStat
 
 
 def follow(table: Table, event: Event) -> bool:
-    """Advance ``table.live`` by ``event``: the next event of the action it last applied, or
-    the first the seat sees of one legal action now (the first that matches); whether it did.
-    An event it cannot explain ends the live state until the seat's next decision (a deal the
-    rebuilt state would draw otherwise, say): what it shows is never a guess."""
-    state = table.live
-    if state is None:
+    """Advance ``table.live`` by ``event``; whether it did. The events of one action come
+    one by one: the first starts an action (``table.anchor`` is the state before it), each next
+    one continues it. A state explains them when one of its legal actions makes the seat see
+    them, in order; the hidden cards (and hidden chance) of the anchor are drawn again
+    (:meth:`MatchState.determinize`) until some state does, at most :data:`REDEALS` times:
+    another seat's card is in its hand there. An event nothing explains ends the live state
+    until the seat's next decision: what the page shows is never a guess."""
+    if table.live is None:
         return False
     key = _canonical(event.kind, event.data)
-    if table.expected:
-        if table.expected.pop(0) == key:
-            return True
+    if table.expected and table.expected[0] == key:
+        table.expected.pop(0)
+        table.got.append(key)
+        return True
+    if not table.expected:  # a new action
+        table.anchor, table.got = table.live, []
+    table.got.append(key)
+    found = _explain(table.anchor, table.got, table.seat, random.Random(len(table.seen)))
+    if found is None:
         table.live = None
         return False
-    if state.to_move is not None:
-        for action in state.legal_actions():
-            trial = state.clone()
-            told = [
-                _canonical(e.kind, e.data) for e in trial.apply(action) if e.visible_to(table.seat)
-            ]
-            if told and told[0] == key:
-                table.live, table.expected = trial, told[1:]
-                return True
-    table.live = None
-    return False
+    table.live, table.expected = found
+    return True
+
+
+#: How many times :func:`follow` draws the hidden parts again to explain an event.
+REDEALS = 48
+
+
+def _explain(
+    anchor: MatchState | None, got: list[str], seat: int, rng: random.Random
+) -> tuple[MatchState, list[str]] | None:
+    """A state after one legal action from ``anchor`` (or from it with its hidden parts drawn
+    again) whose events the seat sees begin with ``got``, and the rest of them; ``None``."""
+    if anchor is None or anchor.to_move is None:
+        return None
+    for attempt in range(REDEALS):
+        start = anchor if attempt == 0 else anchor.determinize(seat, rng)
+        for action in start.legal_actions():
+            trial = start.clone()
+            told = [_canonical(e.kind, e.data) for e in trial.apply(action) if e.visible_to(seat)]
+            if told[: len(got)] == got:
+                return trial, told[len(got) :]
+    return None
 
 
 def seat_step(

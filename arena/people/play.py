@@ -38,6 +38,8 @@ class Seating:
     """Who plays where: ``commands[seat]`` is a bot command, or ``None`` for a person."""
 
     commands: tuple[str | None, ...]
+    #: Players at the table.
+    players: int
 
     @property
     def people(self) -> tuple[int, ...]:
@@ -74,7 +76,8 @@ def seat_people(
             f"{len(people)} --human, give {wanted} --bot; got {len(bots)}"
         )
     queue = iter(bots)
-    return Seating(tuple(None if s in people else next(queue) for s in range(seats)))
+    commands = tuple(None if s in people else next(queue) for s in range(seats))
+    return Seating(commands, config.players)
 
 
 def loopback_listener() -> socket.socket:
@@ -112,7 +115,7 @@ async def play_people(
 
     @asynccontextmanager
     async def attend(spec: MatchSpec, address: str) -> AsyncIterator[None]:
-        desks = [Desk(seat, secrets.token_urlsafe(18)) for seat in seating.people]
+        desks = [Desk(s, secrets.token_urlsafe(18), seating.players) for s in seating.people]
         tokens = [spec.seats[d.seat].token for d in desks]
         bridge = PeopleBridge(desks, tokens, listener)
         thread = threading.Thread(target=bridge.run, args=(address,), name="people", daemon=True)

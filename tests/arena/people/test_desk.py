@@ -5,10 +5,12 @@ but their sizes; answers are taken once, for the open decision only."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from cardarena import messages
 
 from arena.people.desk import Desk
+from arena.records.view import without_paths
 from engine import get_game
 from tests.arena.replay_truth import card_tokens
 
@@ -78,21 +80,20 @@ def test_a_timeout_closes_the_decision_and_the_end_tells_the_result() -> None:
 
 
 def test_between_decisions_the_table_moves_on_with_the_events_and_never_guesses() -> None:
-    # Tennis's chance (the serve deck) is in nearly every exchange: its pages move on at the
-    # seat's decisions only, the live state ending at the first draw it cannot know.
-    for game_id, players, options, seat, moves_on in [
-        ("whist", None, {"points_to_win": "1", "games_per_rubber": "1"}, 1, True),
-        ("spoil_five", 4, {}, 2, True),
-        ("forty_five", 4, {"points_to_win": "15"}, 3, True),
-        ("tennis", 4, {}, 1, False),
+    for game_id, players, options, seat in [
+        ("whist", None, {"points_to_win": "1", "games_per_rubber": "1"}, 1),
+        ("spoil_five", 4, {}, 2),
+        ("forty_five", 4, {"points_to_win": "15"}, 3),
+        ("tennis", 4, {}, 1),
+        ("tennis", 2, {}, 0),
+        ("tennis_whist", 3, {"sets_to_win": "1"}, 2),
     ]:
         game = get_game(game_id)
         config = game.configure(players, options)
         state = game.new_match(config, 5)
-        desk = Desk(seat=seat, secret="s")
+        desk = Desk(seat=seat, secret="s", players=config.players)
         desk.take(start(game_id, game.num_seats(config), options))
-        views = seq = 0
-        rid = 0
+        views = seq = rid = actions = 0
         while state.to_move is not None:
             if state.to_move == seat:
                 rid += 1
@@ -102,6 +103,7 @@ def test_between_decisions_the_table_moves_on_with_the_events_and_never_guesses(
                 assert desk.answer(rid, 0) == ""
             before = len(state.events)
             state.apply(state.legal_actions()[0])
+            actions += 1
             for event in state.events[before:]:
                 seq += 1
                 if event.visible_to(seat):
@@ -112,9 +114,19 @@ def test_between_decisions_the_table_moves_on_with_the_events_and_never_guesses(
                     views += 1
                     desk.feed.append({"type": "seen"})
                     truth = state.observation(seat).to_dict()
+                    assert desk.table is not None
+                    shared = without_paths(truth, frozenset(desk.table.private))
+                    assert not game.restore_unchecked & step_keys(last["step"]), game_id
                     step = last["step"]
                     mine = step["private"][seat]
                     assert {k: truth[k] for k in mine} == mine, (game_id, seq)
-                    assert all(truth[k] == v for k, v in step["public"].items()), (game_id, seq)
+                    wrong = {k: v for k, v in step["public"].items() if shared[k] != v}
+                    assert not wrong, (game_id, seq, wrong)
                     assert step["seat"] == state.to_move
-        assert bool(views) == moves_on, game_id
+        # Most actions are followed (the others' cards drawn where the events show them).
+        assert views >= actions // 2, (game_id, views, actions)
+
+
+def step_keys(step: dict[str, Any]) -> set[str]:
+    """The observation fields a step carries, shared or the seat's own."""
+    return set(step["public"]) | {k for p in step["private"] for k in p}
