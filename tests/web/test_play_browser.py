@@ -83,6 +83,9 @@ def test_a_person_plays_whist_to_the_end_by_clicking(
             play_by_hand(page, turn)
             rid, turn = next_turn(page, rid), turn + 1
         assert "the match is over" in page.inner_text("#pl-status")
+        # Between the person's moves the table moved on: the timeline holds the others' plays.
+        steps_shown = int(page.inner_text(".cav-step-label").split("/")[1].split()[0]) + 1
+        assert steps_shown > 2 * len(seen)
         summary = page.inner_text("#pl-result")
         status, record = run.finish()
     assert status == 0, run.errors
