@@ -19,7 +19,8 @@ import contextlib
 import dataclasses
 import functools
 import secrets
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -58,6 +59,11 @@ from engine import EngineError, OptionValue, get_game
 DEFAULT_OUT = Path("out/matches")
 
 
+#: What plays the seats no command plays (a person's bridge, arena/people): entered with the
+#: registered match and the server's TCP address before the bots start, left after the match.
+Attend = Callable[[MatchSpec, str], AbstractAsyncContextManager[object]]
+
+
 @dataclass(frozen=True, slots=True)
 class CommandMatch:
     """What :func:`play_commands` produced."""
@@ -72,7 +78,7 @@ class CommandMatch:
 
 async def play_commands(
     game_id: str,
-    commands: Sequence[str],
+    commands: Sequence[str | None],
     *,
     players: int | None = None,
     options: Mapping[str, OptionValue] | None = None,
@@ -85,6 +91,7 @@ async def play_commands(
     via_unix: bool = False,
     sandbox: Limits | None = None,
     games: int = 1,
+    attend: Attend | None = None,
 ) -> CommandMatch | list[CommandMatch]:
     """Play one match between bot ``commands`` (one per seat) and write its record; with
     ``games`` > 1, that many matches (seeds derived from ``seed``, ids ``MATCH_ID-gN``) on the
@@ -94,7 +101,8 @@ async def play_commands(
     Raises ``ConfigError``/:class:`UsageError` for a bad game configuration or the wrong number
     of commands, and :class:`~arena.bots.launch.NotInBox` for a sandboxed command that names what
     its box does not show, before any bot is started. Nothing it starts outlives it
-    (:func:`~arena.bots.reaper.bot_run`).
+    (:func:`~arena.bots.reaper.bot_run`). A ``None`` command is a seat played by whatever
+    ``attend`` connects with the seat's token (one match only).
     """
     game = get_game(game_id)
     config = game.configure(players, options or {})
@@ -116,19 +124,31 @@ async def play_commands(
     rules = MatchRules(config, time_control or TimeControl(), fault_policy)
     seat_specs = [SeatSpec(new_token()) for _ in commands]
     spec = MatchSpec.of(rules, match_id, seat_specs, seed, connect_timeout_s)
-    programs = [BotProgram.of_command(c) for c in commands]
+    programs = [None if c is None else BotProgram.of_command(c) for c in commands]
     if games > 1:
-        return await _play_series(spec, programs, games, out_dir, via_unix, sandbox)
+        bots = [p for p in programs if p is not None]
+        if len(bots) < len(programs):
+            raise UsageError("a series (--games) is for bot commands only")
+        return await _play_series(spec, bots, games, out_dir, via_unix, sandbox)
     logs = tuple(out_dir / LOGS_DIR / seat_log_name(match_id, seat) for seat in range(seats))
     # Checked before anything is made: a command its box does not show would forfeit the match.
-    labels = [f"seat {seat} (--bot {c!r})" for seat, c in enumerate(commands)]
-    check = list(zip(labels, programs, strict=True))
+    check = [
+        (f"seat {seat} (--bot {c!r})", p)
+        for seat, (c, p) in enumerate(zip(commands, programs, strict=True))
+        if p is not None
+    ]
     async with boxed_arena(sandbox, (out_dir, arena_home()), check=check) as arena:
         make_output_dir(out_dir)  # before the match: its record and logs need somewhere to go
         arena.server.register(spec)
-        launches = [BotLaunch(p, log) for p, log in zip(programs, logs, strict=True)]
+        launches = [
+            None if p is None else BotLaunch(p, log) for p, log in zip(programs, logs, strict=True)
+        ]
         address = arena.address(via_unix)
-        outcome = await run_with_bots(arena.server, spec, launches, address, arena.box.confinement)
+        attended = attend(spec, arena.address()) if attend else contextlib.nullcontext()
+        async with attended:
+            outcome = await run_with_bots(
+                arena.server, spec, launches, address, arena.box.confinement
+            )
     path = out_dir / record_name(match_id)
     write_record(path, outcome.header, outcome.entries, outcome.result_dict())
     return CommandMatch(outcome, path, logs)

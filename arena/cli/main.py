@@ -10,6 +10,7 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import arena.cli.grpc_env  # noqa: F401  (first: before anything imports grpc)
 from arena.cli.arguments import (
@@ -17,6 +18,7 @@ from arena.cli.arguments import (
     DEFAULT_TIME,
     GAMES,
     MOVE_MS,
+    NON_NEGATIVE,
     POSITIVE,
     SECONDS,
     TIMEOUT,
@@ -32,7 +34,11 @@ from arena.cli.tournament import add_tournament_parsers
 from arena.cli.worker import add_worker_parser
 from arena.errors import ArenaError, UsageError
 from arena.logging import add_log_format_option, add_log_level_option
+from arena.people.clock import PEOPLE_TIME
 from engine import EngineError, game_ids, get_game
+
+if TYPE_CHECKING:
+    from cardarena.messages import TimeControl
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -80,6 +86,7 @@ def _add_arena_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     games = ", ".join(game_ids())
     _add_serve_parser(sub, games)
     _add_match_parser(sub, games)
+    _add_play_parser(sub, games)
     _add_bot_parser(sub)
 
 
@@ -89,15 +96,23 @@ def _add_table_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--option", action="append", default=[], metavar="K=V", help="game option")
 
 
-def _add_clock_options(parser: argparse.ArgumentParser) -> None:
-    """The time control and the fault policy: ``serve`` and ``match`` alike."""
+def _add_clock_options(
+    parser: argparse.ArgumentParser, default: TimeControl = DEFAULT_TIME, *aliases: str
+) -> None:
+    """The time control and the fault policy: ``serve``, ``match`` and ``play`` alike (``play``
+    with people's defaults, and ``aliases``: its ``--human-move-ms``)."""
     parser.add_argument(
-        "--move-ms", type=MOVE_MS, default=DEFAULT_TIME.move_ms, help="milliseconds per decision"
+        "--move-ms",
+        *[f"--{a}move-ms" for a in aliases],
+        type=MOVE_MS,
+        default=default.move_ms,
+        help="milliseconds per decision",
     )
     parser.add_argument(
         "--bank-ms",
+        *[f"--{a}bank-ms" for a in aliases],
         type=BANK_MS,
-        default=DEFAULT_TIME.bank_ms,
+        default=default.bank_ms,
         help="milliseconds of bank per seat and match",
     )
     parser.add_argument("--strict", action="store_true", help="the first fault forfeits")
@@ -150,27 +165,9 @@ def _add_match_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser], 
     )
     mp.add_argument("game", help=f"game id ({games})")
     _add_table_options(mp)
-    mp.add_argument(
-        "--bot",
-        action="append",
-        required=True,
-        metavar="CMD",
-        help="the next seat's bot command, e.g. 'arena bot rules', image:IMAGE [CMD] for a "
-        "Docker image, or stdio:CMD for a bot speaking JSON lines on its stdin and stdout "
-        "(once per seat)",
-    )
-    mp.add_argument(
-        "--seed", type=int, default=None, help="match seed (default: a fresh one nobody can guess)"
-    )
-    mp.add_argument("--out", type=Path, default=Path("out/matches"), help="record directory")
+    _add_bot_options(mp, "once per seat", required=True)
     _add_clock_options(mp)
-    mp.add_argument(
-        "--connect-timeout",
-        type=TIMEOUT,
-        default=20.0,
-        metavar="S",
-        help="seconds to wait for every bot to connect",
-    )
+    _add_connect_option(mp)
     mp.add_argument("--unix", action="store_true", help="bots connect over the Unix socket")
     mp.add_argument(
         "--games",
@@ -195,6 +192,68 @@ def _add_match_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser], 
     add_log_level_option(mp, "warning", "server")
     add_log_format_option(mp)
     mp.set_defaults(handler=_cmd_match)
+
+
+def _add_bot_options(parser: argparse.ArgumentParser, seats: str, required: bool) -> None:
+    """``--bot``, ``--seed`` and ``--out``: ``match`` and ``play`` alike."""
+    parser.add_argument(
+        "--bot",
+        action="append",
+        required=required,
+        default=None if required else [],
+        metavar="CMD",
+        help="the next seat's bot command, e.g. 'arena bot rules', image:IMAGE [CMD] for a "
+        "Docker image, or stdio:CMD for a bot speaking JSON lines on its stdin and stdout "
+        f"({seats})",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=None, help="match seed (default: a fresh one nobody can guess)"
+    )
+    parser.add_argument("--out", type=Path, default=Path("out/matches"), help="record directory")
+
+
+def _add_connect_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--connect-timeout",
+        type=TIMEOUT,
+        default=20.0,
+        metavar="S",
+        help="seconds to wait for every bot to connect",
+    )
+
+
+def _cmd_play(args: argparse.Namespace) -> int:
+    from arena.cli.play import run_play_command
+
+    return run_play_command(args)
+
+
+def _add_play_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser], games: str) -> None:
+    pp = sub.add_parser(
+        "play",
+        help="play a match yourself in the browser, against bot commands",
+        description="Start a match on loopback with a person in each --human SEAT and the --bot "
+        "commands in the other seats, in seat order; print each person's page (a local URL "
+        "with a secret) and play. The time control holds for every seat (docs/play.md).",
+    )
+    pp.add_argument("game", help=f"game id ({games})")
+    pp.add_argument(
+        "--human",
+        action="append",
+        type=NON_NEGATIVE,
+        required=True,
+        metavar="SEAT",
+        help="a seat a person plays, from 0 (repeat for more people)",
+    )
+    _add_table_options(pp)
+    _add_bot_options(pp, "one per seat no person plays", required=False)
+    _add_clock_options(pp, PEOPLE_TIME, "human-")
+    _add_connect_option(pp)
+    pp.add_argument("--open", action="store_true", help="open each page in the web browser")
+    add_sandbox_argument(pp)
+    add_log_level_option(pp, "warning", "server")
+    add_log_format_option(pp)
+    pp.set_defaults(handler=_cmd_play)
 
 
 def _add_bot_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -188,6 +188,21 @@ def _private_paths(frames: Sequence[Frame]) -> frozenset[FieldPath]:
     return frozenset(found)
 
 
+def differing_paths(views: Sequence[Mapping[str, Any]]) -> set[FieldPath]:
+    """The parts of one moment's observations (one per seat, ``to_dict()`` form) that differ
+    between seats: what a live view (arena/people) keeps out of the public part."""
+    found: set[FieldPath] = set()
+    _differing(list(views), (), found)
+    return found
+
+
+def without_paths(data: Mapping[str, Any], private: frozenset[FieldPath]) -> dict[str, Any]:
+    """``data`` with the parts at ``private`` (and its ``seat``) removed: the public part."""
+    public: dict[str, Any] = _without(dict(data), private, ())
+    public.pop("seat", None)
+    return public
+
+
 def _differing(values: list[Any], path: FieldPath, found: set[FieldPath]) -> None:
     """Add to ``found`` where ``values`` (one per seat) differ: inside objects with the same
     keys and lists of objects of the same length, as deep as they agree; else at ``path``."""
@@ -232,9 +247,7 @@ def public_view(rep: Replayed, frame: Frame) -> dict[str, Any]:
     between seats anywhere in the match removed, inner parts too (tennis players keep their
     names and hand sizes, not their hands). A part is private for the whole match, not only
     where it differs, so that even a coincidence (no seat holding a robbed ace) tells nothing."""
-    data: dict[str, Any] = _without(frame.data[0], rep.private_paths, ())
-    data.pop("seat", None)
-    return data
+    return without_paths(frame.data[0], rep.private_paths)
 
 
 def presentation(rep: Replayed, frame: Frame) -> Presentation:

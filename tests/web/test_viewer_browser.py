@@ -60,12 +60,13 @@ def containers(page: Page) -> list[dict[str, Any]]:
     return found
 
 
-def shown_tokens(page: Page) -> set[str]:
-    """Every card the page shows: its card elements and its text (``10♥`` read back as ``TH``)."""
+def shown_tokens(page: Page, where: str = "#viewer") -> set[str]:
+    """Every card the page shows: its card elements and the text of ``where`` (``10♥`` read
+    back as ``TH``)."""
     cards: list[str] = page.eval_on_selector_all(
         "[data-card]", "els => els.map(e => e.dataset.card)"
     )
-    text = page.inner_text("#viewer")
+    text = page.inner_text(where)
     for rank, suit in re.findall(r"(10|[2-9JQKA])([\u2663\u2666\u2665\u2660])", text):
         cards.append(("T" if rank == "10" else rank) + SUITS[suit])
     return set(cards) | set(card_tokens(text))
