@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from cardarena.bot import Bot, RandomBot
 
+from arena.cli.tournament import PAR_REFERENCES, par_reference
 from arena.par import MatchPar, Reference, match_par, reference_scores, summarize
 from arena.rating_model import cluster_mean
 from arena.tournament.par import PAR_NAME, tournament_par
@@ -165,3 +166,11 @@ def test_one_deal_gives_no_interval() -> None:
     table = summarize("rules", [MatchPar("m0", 1, {"a": 1.0}), MatchPar("m1", 1, {"a": 0.0})])
     assert table.bots[0].plus_minus is None
     assert table.render().splitlines()[1].split() == ["a", "+0.500", "-", "2", "1"]
+
+
+@pytest.mark.parametrize("name", PAR_REFERENCES)
+def test_every_reference_replays_the_same_match_twice(name: str) -> None:
+    reference = par_reference(name)
+    assert reference.label == ("search@64" if name == "search" else name)
+    twice = {reference_scores("spoil_five", 3, {"rounds": 1}, 7, reference) for _ in range(2)}
+    assert len(twice) == 1
