@@ -14,12 +14,13 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
 from arena.par import MatchPar, ParTable, Reference, match_par, reference_scores, summarize
 from arena.sqlite import SQLiteStore, serialized
-from arena.tournament.store import Store, StoredMatch, StoreError
+from arena.tournament.store import Store, StoreError
 from arena.version import arena_version
 from engine import EngineError, get_game
 
@@ -94,27 +95,40 @@ def _is_number(x: object) -> bool:
 
 
 def _setup(identity: Mapping[str, Any]) -> tuple[str, int, dict[str, Any], str]:
-    """Game, players and options of the stored tournament, checked against this engine, and
-    the cache key of that table. A game whose rules changed since cannot replay the deals."""
+    """Game, players and options of the stored table (a tournament's or a competition's
+    identity), checked against this engine, and the cache key of that table. A game whose rules
+    changed since cannot replay the deals."""
     game = str(identity["game"])
     try:
         spec = get_game(game)
         spec.configure(int(identity["players"]), dict(identity["options"]))
     except EngineError as err:
-        raise StoreError(f"par: the tournament's table cannot be replayed here ({err})") from None
+        raise StoreError(f"par: the table cannot be replayed here ({err})") from None
     stored = identity.get("game_version")
     if stored is not None and stored != spec.version:
         raise StoreError(
-            f"par: the tournament played {game} version {stored}, this engine has version "
-            f"{spec.version}: its deals cannot be replayed"
+            f"par: the matches were played with {game} version {stored}, this engine has "
+            f"version {spec.version}: their deals cannot be replayed"
         )
     table = {k: identity.get(k) for k in ("game", "game_version", "players", "options")}
     key = json.dumps(table, sort_keys=True)
     return game, int(identity["players"]), dict(identity["options"]), key
 
 
-def _scores(m: StoredMatch) -> list[float]:
-    assert m.result is not None
+@dataclass(frozen=True, slots=True)
+class Played:
+    """A finished match as par reads it."""
+
+    match_id: str
+    #: Its engine seed (secret: never shown).
+    seed: int
+    #: The bot (or version) of each seat.
+    seats: tuple[str, ...]
+    #: ``Result.to_dict()``.
+    result: Mapping[str, Any]
+
+
+def _scores(m: Played) -> list[float]:
     scores = m.result.get("scores")
     if not isinstance(scores, list) or len(scores) != len(m.seats):
         raise StoreError(f"match {m.match_id!r}: its result's scores are damaged")
@@ -123,22 +137,22 @@ def _scores(m: StoredMatch) -> list[float]:
     return [float(s) for s in scores]
 
 
-def tournament_par(
-    store: Store,
+def par_over(
+    identity: Mapping[str, Any],
+    finished: Sequence[Played],
     reference: Reference,
+    cache_path: Path,
     progress: Callable[[int, int], None] = lambda done, total: None,
 ) -> ParTable:
-    """Par per match and per bot over the finished matches of ``store`` not ended by a forfeit
-    (a forfeit's scores are 1 and 0, not the game's units). Reference scores missing from the
-    cache beside the store are computed in process and cached; ``progress(done, total)`` after
-    each of those deals. ``StoreError`` (one line) for a table that cannot be replayed."""
-    identity = store.stored_config()
-    assert identity is not None
+    """Par per match and per bot over ``finished`` not ended by a forfeit (a forfeit's scores
+    are 1 and 0, not the game's units), on the table of ``identity`` (game, game_version,
+    players, options). Reference scores missing from the cache at ``cache_path`` are computed
+    in process and cached; ``progress(done, total)`` after each of those deals. ``StoreError``
+    (one line) for a table that cannot be replayed or a damaged cache."""
     game, players, options, setup = _setup(identity)
-    finished = store.matches("done")
-    played = [m for m in finished if m.result and m.result.get("reason") != "forfeit"]
+    played = [m for m in finished if m.result.get("reason") != "forfeit"]
     key = f"{reference.label} {arena_version()}"
-    with ParCache(store.path.with_name(PAR_NAME)) as cache:
+    with ParCache(cache_path) as cache:
         known = cache.scores(key, setup)
         # A deal's first match names it in messages (seeds are as secret as the cards).
         missing = {m.seed: m.match_id for m in played if m.seed not in known}
@@ -162,3 +176,19 @@ def tournament_par(
             raise StoreError(f"{PAR_NAME}: the cached scores of match {m.match_id!r} are damaged")
         matches.append(MatchPar(m.match_id, m.seed, match_par(m.seats, _scores(m), ref)))
     return summarize(reference.label, matches, len(finished) - len(played))
+
+
+def tournament_par(
+    store: Store,
+    reference: Reference,
+    progress: Callable[[int, int], None] = lambda done, total: None,
+) -> ParTable:
+    """:func:`par_over` the finished matches of a tournament, cached beside its results."""
+    identity = store.stored_config()
+    assert identity is not None
+    finished = [
+        Played(m.match_id, m.seed, m.seats, m.result)
+        for m in store.matches("done")
+        if m.result is not None
+    ]
+    return par_over(identity, finished, reference, store.path.with_name(PAR_NAME), progress)
