@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from cardarena.bot import Bot
 
@@ -25,6 +25,9 @@ from arena.rating_model import cluster_mean, cluster_quantile
 from engine.local import play
 from engine.options import OptionValue
 from engine.registry import get_game
+
+#: The strategies par may be measured against: the reference bots (``arena bot NAME``).
+REFERENCES: Final = ("rules", "random", "search")
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,8 +21,6 @@ if TYPE_CHECKING:
     from arena.tournament.report import Standings
     from arena.tournament.store import Store
 
-#: The strategies par may be measured against (docs/ratings.md, "Par: luck-adjusted scores").
-PAR_REFERENCES = ("rules", "random", "search")
 #: The search reference's iterations per decision: a fixed count (not a time budget), so its
 #: moves, and the par, are the same on every machine.
 SEARCH_REFERENCE_ITERATIONS = 64
@@ -105,13 +103,14 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
     overrides = _overrides(args)
     config = load_config(None if args.config is None else Path(args.config), overrides)
     sandbox = sandbox_for(config, args)
+    reference = _wanted_reference(args)  # a bad name before anything is played
     with cluster_for(args.dask) as cluster:
         standings = run_tournament(config, feedback_for(quiet=args.quiet), sandbox, cluster=cluster)
-    if args.par or args.reference is not None:
+    if reference is not None:
         from arena.tournament.store import open_existing
 
         with open_existing(config.output) as store:
-            _add_par(standings, store, args.reference)
+            _add_par(standings, store, reference)
     if args.json:
         print(json.dumps(standings.to_dict()))
     else:
@@ -120,9 +119,15 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
 
 
 def par_reference(name: str) -> Reference:
-    """The reference bot called ``name``, built fresh for every seat of every replayed match."""
-    from arena.par import Reference
+    """The reference bot called ``name`` (one of :data:`arena.par.REFERENCES`), built fresh for
+    every seat of every replayed match; :class:`UsageError` for another name."""
+    from arena.par import REFERENCES, Reference
     from reference_bots.catalog import make_bot
+
+    if name not in REFERENCES:
+        raise UsageError(
+            f"--reference: unknown reference {name!r} (known: {', '.join(REFERENCES)})"
+        )
 
     if name == "search":
         n = SEARCH_REFERENCE_ITERATIONS
@@ -130,9 +135,16 @@ def par_reference(name: str) -> Reference:
     return Reference(name, lambda: make_bot(name, None))
 
 
-def _add_par(standings: Standings, store: Store, reference: str | None) -> None:
-    """Par against ``reference`` (default rules) beside the standings; on a terminal a line on
-    stderr counts the deals replayed."""
+def _wanted_reference(args: argparse.Namespace) -> Reference | None:
+    """The reference ``--par`` / ``--reference`` ask for (rules by default), or ``None``."""
+    if not args.par and args.reference is None:
+        return None
+    return par_reference(args.reference or "rules")
+
+
+def _add_par(standings: Standings, store: Store, reference: Reference) -> None:
+    """Par against ``reference`` beside the standings; on a terminal a line on stderr counts
+    the deals replayed."""
     import sys
 
     from arena.tournament.par import tournament_par
@@ -142,7 +154,7 @@ def _add_par(standings: Standings, store: Store, reference: str | None) -> None:
             end = "\n" if done == total else ""
             print(f"\rpar: replaying deals {done}/{total}", end=end, file=sys.stderr, flush=True)
 
-    standings.par = tournament_par(store, par_reference(reference or "rules"), progress)
+    standings.par = tournament_par(store, reference, progress)
 
 
 def _add_par_arguments(p: argparse.ArgumentParser) -> None:
@@ -154,9 +166,10 @@ def _add_par_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--reference",
-        choices=PAR_REFERENCES,
         default=None,
-        help="the reference strategy for --par (default rules; implies --par)",
+        metavar="NAME",
+        help="the reference strategy for --par: rules (the default), random or search; implies "
+        "--par",
     )
 
 
@@ -225,8 +238,9 @@ def _cmd_ratings(args: argparse.Namespace) -> int:
     with open_existing(Path(args.directory)) as store:
         result = standings(store)
         title = store.meta("name") or result.game
-        if args.par or args.reference is not None:
-            _add_par(result, store, args.reference)
+        reference = _wanted_reference(args)
+        if reference is not None:
+            _add_par(result, store, reference)
     if args.json:
         print(json.dumps(result.to_dict()))
     else:

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 from cardarena.bot import Bot, RandomBot
 
-from arena.cli.tournament import PAR_REFERENCES, par_reference
-from arena.par import MatchPar, Reference, match_par, reference_scores, summarize
+from arena.cli.tournament import par_reference
+from arena.errors import UsageError
+from arena.par import REFERENCES, MatchPar, Reference, match_par, reference_scores, summarize
 from arena.rating_model import cluster_mean
 from arena.tournament.par import PAR_NAME, tournament_par
 from arena.tournament.schedule import build_schedule
@@ -168,9 +169,14 @@ def test_one_deal_gives_no_interval() -> None:
     assert table.render().splitlines()[1].split() == ["a", "+0.500", "-", "2", "1"]
 
 
-@pytest.mark.parametrize("name", PAR_REFERENCES)
+@pytest.mark.parametrize("name", REFERENCES)
 def test_every_reference_replays_the_same_match_twice(name: str) -> None:
     reference = par_reference(name)
     assert reference.label == ("search@64" if name == "search" else name)
     twice = {reference_scores("spoil_five", 3, {"rounds": 1}, 7, reference) for _ in range(2)}
     assert len(twice) == 1
+
+
+def test_an_unknown_reference_is_one_line() -> None:
+    with pytest.raises(UsageError, match=r"^--reference: unknown reference 'gib' \(known: rules"):
+        par_reference("gib")
