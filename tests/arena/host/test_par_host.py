@@ -1,0 +1,133 @@
+"""The ladder's par on a competition (``[ladder] par``; arena/host/par.py): computed by a part
+of its own off the request path, cached in private/par.sqlite, served at
+``/leaderboard/par`` over a real HTTP server."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+import pytest
+import trio
+import trio.testing
+
+from arena.errors import ArenaError
+from arena.host.api import HostState, create_app
+from arena.host.config import CompetitionConfig, check_competition
+from arena.host.ladder import Standings
+from arena.host.par import ParKeeper
+from arena.host.store import CompetitionStore
+from arena.layout import PRIVATE_DIR
+from arena.par import Reference
+from arena.ratings import fit_ratings
+from arena.registry import hash_token
+from arena.tournament.par import PAR_NAME
+from engine.local import play
+from engine.seeds import derive_seed
+from reference_bots.catalog import RulesOrRandomBot
+from tests.arena.host.serving import ADMIN, serving, validated_versions
+
+WHIST = {"points_to_win": 1, "games_per_rubber": 1}
+RULES = Reference("rules", RulesOrRandomBot)
+
+
+def config(par: object = "rules") -> CompetitionConfig:
+    return check_competition(
+        {"game": "whist", "options": WHIST, "ladder": {"par": par}}, "test", "cup"
+    )
+
+
+def ladder_of_copies(store: CompetitionStore, units: int) -> tuple[str, str]:
+    """Two versions that play as the rules bot does, ``units`` duplicate deals between them,
+    each played in process as the ladder's arena plays it; their refs."""
+    a, b = validated_versions(store, ("a", "b"))
+    for u in range(units):
+        seed = derive_seed(1, "unit", u)
+        seatings = [(a, b) * 2, (b, a) * 2]
+        unit = store.next_unit_id()
+        ids = [f"u{unit}-r{r}" for r in range(2)]
+        matches = [(ids[r], r, seatings[r]) for r in range(2)]
+        store.create_unit("ladder", seed, (a, b), matches, unit_id=unit)
+        for match_id, _, seats in matches:
+            result = play("whist", [RulesOrRandomBot() for _ in seats], seed=seed, options=WHIST)
+            assert store.commit_match(match_id, result[0].result, [], None)
+    refs = {v.id: v.ref for v in store.versions()}
+    return refs[a], refs[b]
+
+
+def test_the_ladder_key_takes_a_reference_or_nothing() -> None:
+    assert config().ladder.par == "rules"
+    assert config("").ladder.par == ""
+    assert check_competition({"game": "whist"}, "test", "cup").ladder.par == ""
+    with pytest.raises(ArenaError) as err:
+        config("gib")
+    assert str(err.value) == (
+        "test: ladder.par: must be \"\" (no par) or one of rules, random, search; got 'gib'"
+    )
+
+
+def test_versions_that_play_as_the_reference_have_par_zero_served_over_http(
+    tmp_path: Path,
+) -> None:
+    cfg = config()
+    directory = tmp_path / "competition"
+    with CompetitionStore(directory, cfg) as store:
+        refs = ladder_of_copies(store, 3)
+        keeper = ParKeeper(store, cfg, RULES, directory)
+        empty = fit_ratings([])
+        state = HostState(
+            store,
+            cfg,
+            directory,
+            standings=lambda: Standings(empty, empty),
+            admin_token_hash=hash_token(ADMIN),
+            changed=lambda: None,
+            par=lambda: keeper.table,
+        )
+        with serving(create_app(state)) as url, httpx.Client(base_url=url) as client:
+            before = client.get("/api/v1/leaderboard/par")
+            assert before.status_code == 200, before.text
+            assert before.json() == {"reference": "rules", "rows": []}  # not computed yet
+            keeper.refresh()
+            board = client.get("/api/v1/leaderboard/par").json()
+    assert board["reference"] == "rules"
+    assert sorted(r["ref"] for r in board["rows"]) == sorted(refs)
+    for row in board["rows"]:
+        assert row == {**row, "par": 0.0, "plus_minus": 0.0, "matches": 6, "deals": 3}
+    assert (directory / PRIVATE_DIR / PAR_NAME).exists()  # the seeds stay private
+
+
+def test_the_keeper_refreshes_in_the_background(tmp_path: Path) -> None:
+    cfg = config()
+    directory = tmp_path / "competition"
+    with CompetitionStore(directory, cfg) as store:
+        ladder_of_copies(store, 1)
+        keeper = ParKeeper(store, cfg, RULES, directory, interval_s=30.0)
+
+        async def main() -> None:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(keeper.run)
+                while keeper.table is None:
+                    await trio.sleep(0.01)
+                nursery.cancel_scope.cancel()
+
+        trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0.01))
+    assert keeper.table is not None and len(keeper.table.matches) == 2
+
+
+def test_without_par_the_board_is_empty(tmp_path: Path) -> None:
+    cfg = config("")
+    directory = tmp_path / "competition"
+    with CompetitionStore(directory, cfg) as store:
+        empty = fit_ratings([])
+        state = HostState(
+            store,
+            cfg,
+            directory,
+            standings=lambda: Standings(empty, empty),
+            admin_token_hash=hash_token(ADMIN),
+            changed=lambda: None,
+        )
+        with serving(create_app(state)) as url:
+            board = httpx.get(f"{url}/api/v1/leaderboard/par").json()
+    assert board == {"reference": "", "rows": []}
