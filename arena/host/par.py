@@ -38,13 +38,14 @@ class ParKeeper:
         config: CompetitionConfig,
         reference: Reference,
         directory: Path,
-        interval_s: float = PAR_INTERVAL_S,
+        interval_s: float | None = None,
     ) -> None:
+        """``interval_s``: seconds between two refreshes (default :data:`PAR_INTERVAL_S`)."""
         self._store = store
         self._identity = config.rules.identity()
         self._reference = reference
         self._cache = directory / PRIVATE_DIR / PAR_NAME
-        self._interval_s = interval_s
+        self._interval_s = PAR_INTERVAL_S if interval_s is None else interval_s
         #: The latest table; ``None`` until the first refresh ends.
         self.table: ParTable | None = None
 

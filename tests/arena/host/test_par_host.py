@@ -5,17 +5,21 @@ of its own off the request path, cached in private/par.sqlite, served at
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 import trio
 import trio.testing
 
+import arena.host.par as host_par
+from arena.cli.tournament import par_reference
 from arena.errors import ArenaError
 from arena.host.api import HostState, create_app
 from arena.host.config import CompetitionConfig, check_competition
 from arena.host.ladder import Standings
 from arena.host.par import ParKeeper
+from arena.host.service import HostOptions, Listening, run_host
 from arena.host.store import CompetitionStore
 from arena.layout import PRIVATE_DIR
 from arena.par import Reference
@@ -25,7 +29,10 @@ from arena.tournament.par import PAR_NAME
 from engine.local import play
 from engine.seeds import derive_seed
 from reference_bots.catalog import RulesOrRandomBot
+from tests.arena.host.processes import GOOD_BOT, bot_archive
 from tests.arena.host.serving import ADMIN, serving, validated_versions
+from tests.arena.host.test_host_supervision import CONFIG, _done_matches
+from tests.waiting import async_wait_until, wait_until
 
 WHIST = {"points_to_win": 1, "games_per_rubber": 1}
 RULES = Reference("rules", RulesOrRandomBot)
@@ -131,3 +138,64 @@ def test_without_par_the_board_is_empty(tmp_path: Path) -> None:
         with serving(create_app(state)) as url:
             board = httpx.get(f"{url}/api/v1/leaderboard/par").json()
     assert board == {"reference": "", "rows": []}
+
+
+@pytest.mark.slow
+def test_a_real_host_serves_the_par_of_its_ladder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `arena host`'s own path: the reference from the command line, the part under supervision,
+    # real versions validated and played on the ladder by real bot processes.
+    monkeypatch.setattr(host_par, "PAR_INTERVAL_S", 0.2)
+    directory = tmp_path / "competition"
+    raw = {**CONFIG, "ladder": {"concurrency": 2, "par": "rules"}}
+    config = check_competition(raw, "t", "cup")
+    options = HostOptions(
+        http="127.0.0.1:0", grpc="127.0.0.1:0", no_sandbox=True, par_reference=par_reference
+    )
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            where: Listening = await nursery.start(run_host, config, directory, options)
+            http = httpx.Client(
+                base_url=where.http_url,
+                timeout=30,
+                headers={"Authorization": f"Bearer {where.admin_token}"},
+            )
+
+            def submit() -> None:
+                for name in ("alpha", "beta"):
+                    token = http.post("/api/v1/admin/authors", json={"name": name}).json()["token"]
+                    made = http.put(
+                        f"/api/v1/bots/{name}/versions",
+                        content=bot_archive(GOOD_BOT + f"# {name}\n".encode()),
+                        headers={
+                            "Content-Type": "application/octet-stream",
+                            "Authorization": f"Bearer {token}",
+                        },
+                    )
+                    assert made.status_code == 201, made.text
+
+            def board() -> dict[str, Any]:
+                got: dict[str, Any] = http.get("/api/v1/leaderboard/par").json()
+                return got
+
+            await trio.to_thread.run_sync(submit)
+            await async_wait_until(
+                lambda: _done_matches(directory) >= 4, 180, what="the ladder to play"
+            )
+            # The API from a worker thread: this trio thread serves it.
+            await trio.to_thread.run_sync(
+                lambda: wait_until(
+                    lambda: len(board()["rows"]) == 2, 60, what="the par of both versions"
+                )
+            )
+            served = await trio.to_thread.run_sync(board)
+            http.close()
+            nursery.cancel_scope.cancel()
+        assert served["reference"] == "rules"
+        assert {r["ref"] for r in served["rows"]} == {"alpha@1", "beta@1"}
+        assert all(r["matches"] >= 2 and r["deals"] >= 1 for r in served["rows"])
+
+    trio.run(main)
+    assert (directory / PRIVATE_DIR / PAR_NAME).exists()
