@@ -4,6 +4,7 @@ of its own off the request path, cached in private/par.sqlite, served at
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,16 +23,15 @@ from arena.host.par import ParKeeper
 from arena.host.service import HostOptions, Listening, run_host
 from arena.host.store import CompetitionStore
 from arena.layout import PRIVATE_DIR
-from arena.par import Reference
+from arena.par import ParTable, Reference
 from arena.ratings import fit_ratings
 from arena.registry import hash_token
 from arena.tournament.par import PAR_NAME
 from engine.local import play
 from engine.seeds import derive_seed
 from reference_bots.catalog import RulesOrRandomBot
-from tests.arena.host.processes import GOOD_BOT, bot_archive
 from tests.arena.host.serving import ADMIN, serving, validated_versions
-from tests.arena.host.test_host_supervision import CONFIG, _done_matches
+from tests.arena.host.test_host_supervision import CONFIG, _done_matches, submit_two
 from tests.waiting import async_wait_until, wait_until
 
 WHIST = {"points_to_win": 1, "games_per_rubber": 1}
@@ -62,6 +62,25 @@ def ladder_of_copies(store: CompetitionStore, units: int) -> tuple[str, str]:
     return refs[a], refs[b]
 
 
+def api_state(
+    store: CompetitionStore,
+    cfg: CompetitionConfig,
+    directory: Path,
+    par: Callable[[], ParTable | None],
+) -> HostState:
+    """The API's state over ``store`` with no ratings yet and ``par`` as the keeper's table."""
+    empty = fit_ratings([])
+    return HostState(
+        store,
+        cfg,
+        directory,
+        standings=lambda: Standings(empty, empty),
+        admin_token_hash=hash_token(ADMIN),
+        changed=lambda: None,
+        par=par,
+    )
+
+
 def test_the_ladder_key_takes_a_reference_or_nothing() -> None:
     assert config().ladder.par == "rules"
     assert config("").ladder.par == ""
@@ -81,16 +100,7 @@ def test_versions_that_play_as_the_reference_have_par_zero_served_over_http(
     with CompetitionStore(directory, cfg) as store:
         refs = ladder_of_copies(store, 3)
         keeper = ParKeeper(store, cfg, RULES, directory)
-        empty = fit_ratings([])
-        state = HostState(
-            store,
-            cfg,
-            directory,
-            standings=lambda: Standings(empty, empty),
-            admin_token_hash=hash_token(ADMIN),
-            changed=lambda: None,
-            par=lambda: keeper.table,
-        )
+        state = api_state(store, cfg, directory, lambda: keeper.table)
         with serving(create_app(state)) as url, httpx.Client(base_url=url) as client:
             before = client.get("/api/v1/leaderboard/par")
             assert before.status_code == 200, before.text
@@ -126,15 +136,7 @@ def test_without_par_the_board_is_empty(tmp_path: Path) -> None:
     cfg = config("")
     directory = tmp_path / "competition"
     with CompetitionStore(directory, cfg) as store:
-        empty = fit_ratings([])
-        state = HostState(
-            store,
-            cfg,
-            directory,
-            standings=lambda: Standings(empty, empty),
-            admin_token_hash=hash_token(ADMIN),
-            changed=lambda: None,
-        )
+        state = api_state(store, cfg, directory, lambda: None)
         with serving(create_app(state)) as url:
             board = httpx.get(f"{url}/api/v1/leaderboard/par").json()
     assert board == {"reference": "", "rows": []}
@@ -163,24 +165,11 @@ def test_a_real_host_serves_the_par_of_its_ladder(
                 headers={"Authorization": f"Bearer {where.admin_token}"},
             )
 
-            def submit() -> None:
-                for name in ("alpha", "beta"):
-                    token = http.post("/api/v1/admin/authors", json={"name": name}).json()["token"]
-                    made = http.put(
-                        f"/api/v1/bots/{name}/versions",
-                        content=bot_archive(GOOD_BOT + f"# {name}\n".encode()),
-                        headers={
-                            "Content-Type": "application/octet-stream",
-                            "Authorization": f"Bearer {token}",
-                        },
-                    )
-                    assert made.status_code == 201, made.text
-
             def board() -> dict[str, Any]:
                 got: dict[str, Any] = http.get("/api/v1/leaderboard/par").json()
                 return got
 
-            await trio.to_thread.run_sync(submit)
+            await trio.to_thread.run_sync(submit_two, http)
             await async_wait_until(
                 lambda: _done_matches(directory) >= 4, 180, what="the ladder to play"
             )
