@@ -6,7 +6,8 @@ process (in a worker thread) the deals whose reference scores are not yet cached
 resulting table for the API: a request only reads :attr:`ParKeeper.table`. The cache is
 ``private/par.sqlite`` (it holds the units' seeds, as secret as the cards), a file of its own
 beside the competition's database: derived data, safe to delete, and no change to the
-database's schema. Par counts every finished ladder match to date, whatever the seasons.
+database's schema. Par counts the matches the ladder's leaderboard fits: the current season's
+with ``[seasons] ratings = "reset"``, else every finished ladder match to date.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import structlog
 import trio
 
 from arena.host.config import CompetitionConfig
+from arena.host.seasons import fitted_season
 from arena.host.store import CompetitionStore
 from arena.layout import PRIVATE_DIR
 from arena.par import ParTable, Reference
@@ -42,6 +44,7 @@ class ParKeeper:
     ) -> None:
         """``interval_s``: seconds between two refreshes (default :data:`PAR_INTERVAL_S`)."""
         self._store = store
+        self._config = config
         self._identity = config.rules.identity()
         self._reference = reference
         self._cache = directory / PRIVATE_DIR / PAR_NAME
@@ -50,13 +53,18 @@ class ParKeeper:
         self.table: ParTable | None = None
 
     def refresh(self) -> ParTable:
-        """Par over every finished ladder match now (blocking: the replays run here)."""
-        refs = {v.id: v.ref for v in self._store.versions()}
-        done = {u.id for u in self._store.units("done", "ladder")}
+        """Par over the matches of the ladder's finished units that its leaderboard fits, now
+        (blocking: the replays run here)."""
+        store = self._store
+        season = fitted_season(self._config, store.current_season().number)
+        filters = {"phase": "ladder", "season": season}
+        refs = {v.id: v.ref for v in store.versions()}
+        count = store.finished_matches_count(filters)
+        page = store.finished_matches_page(limit=max(count, 1), filters=filters)
         finished = [
             Played(m.match_id, m.seed, tuple(refs[v] for v in m.seats), m.result)
-            for m in self._store.finished_matches(phase="ladder")
-            if m.unit_id in done and m.result is not None
+            for m, unit_state in reversed(page)  # oldest first
+            if unit_state == "done" and m.result is not None
         ]
         self._cache.parent.mkdir(mode=0o700, exist_ok=True)  # as the admin token's
         self.table = par_over(self._identity, finished, self._reference, self._cache)

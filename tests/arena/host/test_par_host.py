@@ -5,6 +5,7 @@ of its own off the request path, cached in private/par.sqlite, served at
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -16,10 +17,12 @@ import trio.testing
 import arena.host.par as host_par
 from arena.cli.tournament import par_reference
 from arena.errors import ArenaError
+from arena.host.announce import Announcer
 from arena.host.api import HostState, create_app
 from arena.host.config import CompetitionConfig, check_competition
 from arena.host.ladder import Standings
 from arena.host.par import ParKeeper
+from arena.host.seasons import Seasons, parse_time
 from arena.host.service import HostOptions, Listening, run_host
 from arena.host.store import CompetitionStore
 from arena.layout import PRIVATE_DIR
@@ -32,6 +35,7 @@ from engine.seeds import derive_seed
 from reference_bots.catalog import RulesOrRandomBot
 from tests.arena.host.serving import ADMIN, serving, validated_versions
 from tests.arena.host.test_host_supervision import CONFIG, _done_matches, submit_two
+from tests.arena.host.test_seasons import Clock
 from tests.waiting import async_wait_until, wait_until
 
 WHIST = {"points_to_win": 1, "games_per_rubber": 1}
@@ -44,14 +48,17 @@ def config(par: object = "rules") -> CompetitionConfig:
     )
 
 
-def ladder_of_copies(store: CompetitionStore, units: int) -> tuple[str, str]:
-    """Two versions that play as the rules bot does, ``units`` duplicate deals between them,
-    each played in process as the ladder's arena plays it; their refs."""
-    a, b = validated_versions(store, ("a", "b"))
-    for u in range(units):
-        seed = derive_seed(1, "unit", u)
-        seatings = [(a, b) * 2, (b, a) * 2]
+def ladder_of_copies(
+    store: CompetitionStore, units: int, versions: tuple[int, int] | None = None
+) -> tuple[str, str]:
+    """Two versions (new ones unless given) that play as the rules bot does, ``units``
+    duplicate deals between them, each played in process as the ladder's arena plays it; their
+    refs."""
+    a, b = versions or validated_versions(store, ("a", "b"))
+    for _ in range(units):
         unit = store.next_unit_id()
+        seed = derive_seed(1, "unit", unit)
+        seatings = [(a, b) * 2, (b, a) * 2]
         ids = [f"u{unit}-r{r}" for r in range(2)]
         matches = [(ids[r], r, seatings[r]) for r in range(2)]
         store.create_unit("ladder", seed, (a, b), matches, unit_id=unit)
@@ -188,3 +195,26 @@ def test_a_real_host_serves_the_par_of_its_ladder(
 
     trio.run(main)
     assert (directory / PRIVATE_DIR / PAR_NAME).exists()
+
+
+def test_a_reset_season_counts_its_own_matches(tmp_path: Path) -> None:
+    # As the ladder's leaderboard fits them: with ratings = "reset", the current season's only.
+    raw = {"game": "whist", "options": WHIST, "ladder": {"par": "rules"}}
+    cfg = check_competition(
+        {**raw, "seasons": {"length_days": 1, "ratings": "reset"}}, "test", "cup"
+    )
+    with CompetitionStore(tmp_path / "cup", cfg) as store:
+        clock = Clock(parse_time(store.current_season().starts))
+        seasons = Seasons(store, cfg, Announcer(store, cfg), clock)
+        seasons.plan()
+        versions = validated_versions(store, ("a", "b"))
+        ladder_of_copies(store, 3, (versions[0], versions[1]))
+        keeper = ParKeeper(store, cfg, RULES, tmp_path / "cup")
+        assert len(keeper.refresh().matches) == 6
+        clock.now += timedelta(days=1, seconds=1)
+        assert len(seasons.check()) == 1  # season 1 ended
+        assert store.current_season().number == 2
+        assert keeper.refresh().matches == ()  # a new season: nothing counted yet
+        ladder_of_copies(store, 1, (versions[0], versions[1]))
+        table = keeper.refresh()
+    assert [m.match_id for m in table.matches] == ["u4-r0", "u4-r1"]
