@@ -15,6 +15,7 @@ import trio
 import trio.testing
 
 import arena.host.par as host_par
+from arena.cli.main import main
 from arena.cli.tournament import par_reference
 from arena.errors import ArenaError
 from arena.host.announce import Announcer
@@ -99,8 +100,16 @@ def test_the_ladder_key_takes_a_reference_or_nothing() -> None:
     )
 
 
+def remote_par(url: str, capsys: pytest.CaptureFixture[str]) -> list[str]:
+    """``arena remote par`` against ``url``: its lines."""
+    assert main(["remote", "par", "--server", url]) == 0
+    out, err = capsys.readouterr()
+    assert err == ""
+    return out.splitlines()
+
+
 def test_versions_that_play_as_the_reference_have_par_zero_served_over_http(
-    tmp_path: Path,
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     cfg = config()
     directory = tmp_path / "competition"
@@ -112,13 +121,22 @@ def test_versions_that_play_as_the_reference_have_par_zero_served_over_http(
             before = client.get("/api/v1/leaderboard/par")
             assert before.status_code == 200, before.text
             assert before.json() == {"reference": "rules", "rows": []}  # not computed yet
+            assert remote_par(url, capsys) == [
+                "no par against rules yet: it is computed as units finish"
+            ]
             keeper.refresh()
             board = client.get("/api/v1/leaderboard/par").json()
+            lines = remote_par(url, capsys)
     assert board["reference"] == "rules"
     assert sorted(r["ref"] for r in board["rows"]) == sorted(refs)
     for row in board["rows"]:
         assert row == {**row, "par": 0.0, "plus_minus": 0.0, "matches": 6, "deals": 3}
     assert (directory / PRIVATE_DIR / PAR_NAME).exists()  # the seeds stay private
+    # `arena remote par`: the same table for a terminal.
+    assert lines[0].split() == ["version", "par", "±", "matches", "deals"]
+    assert sorted(line.split()[0] for line in lines[1:3]) == sorted(refs)
+    assert all(line.split()[1:] == ["+0.000", "0.000", "6", "3"] for line in lines[1:3])
+    assert lines[3].startswith("par: score per match minus rules's")
 
 
 def test_the_keeper_refreshes_in_the_background(tmp_path: Path) -> None:
@@ -139,14 +157,16 @@ def test_the_keeper_refreshes_in_the_background(tmp_path: Path) -> None:
     assert keeper.table is not None and len(keeper.table.matches) == 2
 
 
-def test_without_par_the_board_is_empty(tmp_path: Path) -> None:
+def test_without_par_the_board_is_empty(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     cfg = config("")
     directory = tmp_path / "competition"
     with CompetitionStore(directory, cfg) as store:
         state = api_state(store, cfg, directory, lambda: None)
         with serving(create_app(state)) as url:
             board = httpx.get(f"{url}/api/v1/leaderboard/par").json()
+            said = remote_par(url, capsys)
     assert board == {"reference": "", "rows": []}
+    assert said == ["this competition measures no par ([ladder] par)"]
 
 
 @pytest.mark.slow
