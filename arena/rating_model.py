@@ -12,7 +12,7 @@ clusters of correlated matches.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Any, Protocol
@@ -21,6 +21,7 @@ import numpy as np
 import numpy.typing as npt
 import scipy.linalg  # type: ignore[import-untyped]
 import scipy.sparse  # type: ignore[import-untyped]
+import scipy.stats  # type: ignore[import-untyped]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -36,6 +37,8 @@ class Side(Protocol):
     def rank(self) -> int: ...
 
 
+#: Two-sided 95 % quantile of the standard normal.
+Z95 = 1.959963984540054
 #: A tied group's stage is averaged exactly over this many subsets at most, then mean-field.
 EXACT_TIE_SUBSETS = 20
 #: Design matrices up to this many cells are dense (fast for small fields), larger ones sparse.
@@ -84,6 +87,38 @@ def cluster_robust(
     k = len(active) / (len(active) - 1.0)
     robust: FloatArray = cov @ (k * meat + np.diag(precision)) @ cov
     return robust
+
+
+def cluster_quantile(clusters: npt.ArrayLike) -> FloatArray:
+    """The 95 % quantile for an estimate measured by the spread of ``clusters`` independent
+    clusters each: Student's t on G − 1 degrees of freedom (Cameron & Miller), or the normal's
+    where G < 2 leaves no spread to measure (the caller keeps its model's variance there)."""
+    g = np.asarray(clusters, dtype=np.float64)
+    safe = np.maximum(g - 1.0, 1.0)
+    quantile: FloatArray = np.where(g >= 2, scipy.stats.t.ppf(0.975, safe), Z95)
+    return quantile
+
+
+def cluster_mean(
+    values: Sequence[float], clusters: Sequence[Hashable]
+) -> tuple[float, float | None, int]:
+    """The mean of ``values``, its cluster-robust standard error and the number of clusters G.
+
+    The same sandwich as :func:`cluster_robust`, for the estimating equation Σ (x − μ) = 0:
+    H = n and g_c = Σ_{i ∈ c} (x_i − x̄), so var = k Σ_c g_c² / n² with k = G/(G − 1). The
+    error is ``None`` for G < 2 (one cluster shows no spread)."""
+    if len(values) != len(clusters) or not values:
+        raise ValueError(f"{len(values)} values for {len(clusters)} cluster ids")
+    x = np.asarray(values, dtype=np.float64)
+    ids: dict[Hashable, int] = {}
+    index = np.array([ids.setdefault(c, len(ids)) for c in clusters], dtype=np.int64)
+    mean = float(x.mean())
+    g = len(ids)
+    if g < 2:
+        return mean, None, g
+    scores = np.bincount(index, x - mean, minlength=g)
+    var = g / (g - 1.0) * float(scores @ scores) / len(x) ** 2
+    return mean, math.sqrt(var), g
 
 
 # An event: its alternatives (linear form, offset) and the linear form of what was chosen.

@@ -29,15 +29,21 @@ import scipy.linalg  # type: ignore[import-untyped]
 import scipy.sparse  # type: ignore[import-untyped]
 import scipy.sparse.csgraph  # type: ignore[import-untyped]
 import scipy.special  # type: ignore[import-untyped]
-import scipy.stats  # type: ignore[import-untyped]
 from threadpoolctl import ThreadpoolController  # type: ignore[import-untyped]
 
-from arena.rating_model import Design, FloatArray, IntArray, Tally, cluster_robust, fit_posterior
+from arena.rating_model import (
+    Z95,
+    Design,
+    FloatArray,
+    IntArray,
+    Tally,
+    cluster_quantile,
+    cluster_robust,
+    fit_posterior,
+)
 
 #: Elo points per unit of natural-log strength.
 ELO_PER_NAT = 400.0 / math.log(10.0)
-#: Two-sided 95 % quantile of the standard normal.
-Z95 = 1.959963984540054
 #: Default prior sd of each rating, in Elo: weak, it matters only for perfect records.
 DEFAULT_PRIOR_SD = 1000.0
 #: Prior sd of the log of Davidson's draw parameter ν (centred on ν = 1: 1/3 draws at parity).
@@ -243,7 +249,7 @@ def fit_ratings(
             # A bot's variance is measured by the spread of its own clusters' scores: with
             # G of them, Student's t on G − 1 degrees of freedom. A bot in one cluster only
             # has no spread to measure; its variance stays the model's.
-            quantile = np.where(seen_in >= 2, scipy.stats.t.ppf(0.975, seen_in - 1.0), Z95)
+            quantile = cluster_quantile(seen_in)
             if (seen_in < 2).any():
                 keep = np.append(seen_in < 2, np.zeros(design.n_params - n, dtype=bool))
                 robust[keep, :] = cov[keep, :]

@@ -189,6 +189,7 @@ def _run(args: argparse.Namespace) -> int:
     import trio
 
     from arena.cli.signals import run_until_stopped
+    from arena.cli.tournament import par_reference
     from arena.host.config import load_competition
     from arena.host.service import ADMIN_TOKEN_FILE, HostOptions, Listening, run_host
     from arena.layout import PRIVATE_DIR
@@ -205,6 +206,7 @@ def _run(args: argparse.Namespace) -> int:
         insecure=args.insecure,
         no_sandbox=args.no_sandbox,
         public_grpc=args.public_grpc,
+        par_reference=par_reference,
     )
 
     async def main() -> None:

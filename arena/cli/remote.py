@@ -232,6 +232,26 @@ def _leaderboard(client: RemoteClient, args: argparse.Namespace) -> int:
     return 0
 
 
+def _par(client: RemoteClient, args: argparse.Namespace) -> int:
+    board = client.par()
+    if args.json:
+        _print_json(board)
+        return 0
+    if not board.reference:
+        print("this competition measures no par ([ladder] par)")
+        return 0
+    if not board.rows:
+        print(f"no par against {board.reference} yet: it is computed as units finish")
+        return 0
+    table = [["version", "par", "±", "matches", "deals"]]
+    for r in board.rows:
+        pm = "-" if r.plus_minus is None else f"{r.plus_minus:.3f}"
+        table.append([r.ref, f"{r.par:+.3f}", pm, str(r.matches), str(r.deals)])
+    _table(table)
+    print(f"par: score per match minus {board.reference}'s in the same seat on the same deal")
+    return 0
+
+
 def _bots(client: RemoteClient, args: argparse.Namespace) -> int:
     bots = client.bots()
     if args.json:
@@ -525,6 +545,14 @@ def add_remote_parser(sub: Subparsers) -> None:
     )
     lb.add_argument(
         "--all", action="store_true", help="retired versions too (marked; left out by default)"
+    )
+    _add(
+        rsub,
+        "par",
+        _par,
+        "none",
+        "each version's par in the ladder: its score per match minus a reference's on the same "
+        "deal (when the competition measures it)",
     )
     _add(rsub, "bots", _bots, "none", "every bot and version")
     _add(rsub, "me", _me, "author", "you, your bots and versions (with why one failed)")

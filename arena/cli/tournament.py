@@ -16,7 +16,14 @@ from arena.logging import add_log_level_option
 if TYPE_CHECKING:
     from arena.bots.sandbox import Limits
     from arena.cluster.task import Cluster
+    from arena.par import Reference
     from arena.tournament.config import TournamentConfig
+    from arena.tournament.report import Standings
+    from arena.tournament.store import Store
+
+#: The search reference's iterations per decision: a fixed count (not a time budget), so its
+#: moves, and the par, are the same on every machine.
+SEARCH_REFERENCE_ITERATIONS = 64
 
 
 @contextlib.contextmanager
@@ -96,13 +103,74 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
     overrides = _overrides(args)
     config = load_config(None if args.config is None else Path(args.config), overrides)
     sandbox = sandbox_for(config, args)
+    reference = _wanted_reference(args)  # a bad name before anything is played
     with cluster_for(args.dask) as cluster:
         standings = run_tournament(config, feedback_for(quiet=args.quiet), sandbox, cluster=cluster)
+    if reference is not None:
+        from arena.tournament.store import open_existing
+
+        with open_existing(config.output) as store:
+            _add_par(standings, store, reference)
     if args.json:
         print(json.dumps(standings.to_dict()))
     else:
         print(standings.render(config.name))
     return 0
+
+
+def par_reference(name: str) -> Reference:
+    """The reference bot called ``name`` (one of :data:`arena.par.REFERENCES`), built fresh for
+    every seat of every replayed match; :class:`UsageError` for another name."""
+    from arena.par import REFERENCES, Reference
+    from reference_bots.catalog import make_bot
+
+    if name not in REFERENCES:
+        raise UsageError(
+            f"--reference: unknown reference {name!r} (known: {', '.join(REFERENCES)})"
+        )
+
+    if name == "search":
+        n = SEARCH_REFERENCE_ITERATIONS
+        return Reference(f"search@{n}", lambda: make_bot("search", None, iterations=n))
+    return Reference(name, lambda: make_bot(name, None))
+
+
+def _wanted_reference(args: argparse.Namespace) -> Reference | None:
+    """The reference ``--par`` / ``--reference`` ask for (rules by default), or ``None``."""
+    if not args.par and args.reference is None:
+        return None
+    return par_reference(args.reference or "rules")
+
+
+def _add_par(standings: Standings, store: Store, reference: Reference) -> None:
+    """Par against ``reference`` beside the standings; on a terminal a line on stderr counts
+    the deals replayed."""
+    import sys
+
+    from arena.tournament.par import tournament_par
+
+    def progress(done: int, total: int) -> None:
+        if sys.stderr.isatty():
+            end = "\n" if done == total else ""
+            print(f"\rpar: replaying deals {done}/{total}", end=end, file=sys.stderr, flush=True)
+
+    standings.par = tournament_par(store, reference, progress)
+
+
+def _add_par_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--par",
+        action="store_true",
+        help="add each bot's par: its score per match minus a reference's in the same seat on "
+        "the same deal, replayed in process (cached in par.sqlite beside the results)",
+    )
+    p.add_argument(
+        "--reference",
+        default=None,
+        metavar="NAME",
+        help="the reference strategy for --par: rules (the default), random or search; implies "
+        "--par",
+    )
 
 
 def _cmd_sprt(args: argparse.Namespace) -> int:
@@ -170,6 +238,9 @@ def _cmd_ratings(args: argparse.Namespace) -> int:
     with open_existing(Path(args.directory)) as store:
         result = standings(store)
         title = store.meta("name") or result.game
+        reference = _wanted_reference(args)
+        if reference is not None:
+            _add_par(result, store, reference)
     if args.json:
         print(json.dumps(result.to_dict()))
     else:
@@ -259,6 +330,7 @@ def add_tournament_parsers(sub: Any) -> None:
     tp.add_argument(
         "--home", default=None, metavar="DIR", help="the arena's state directory (bot registry)"
     )
+    _add_par_arguments(tp)
     tp.set_defaults(handler=_cmd_tournament)
 
     sp = sub.add_parser(
@@ -294,6 +366,7 @@ def add_tournament_parsers(sub: Any) -> None:
     rp = sub.add_parser("ratings", help="print the leaderboard of a tournament directory")
     rp.add_argument("directory", help="a tournament's output directory (or its results.sqlite)")
     rp.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_par_arguments(rp)
     rp.set_defaults(handler=_cmd_ratings)
 
     dp = sub.add_parser("demo", help="a short tournament of the reference bots for every game")

@@ -86,6 +86,25 @@ class LeaderRow(BaseModel):
     provisional: bool = False
 
 
+class ParRow(BaseModel):
+    #: The version, as ``BOT@N``.
+    ref: str
+    #: Its mean score per ladder match minus the reference's in the same seat on the same deal,
+    #: in the game's score units (docs/ratings.md, "Par: luck-adjusted scores").
+    par: float
+    #: Half-width of the 95 % interval; ``None`` from a single deal.
+    plus_minus: float | None
+    matches: int
+    deals: int
+
+
+class ParBoard(BaseModel):
+    #: The reference strategy (``[ladder] par``); ``""``: the competition shows no par.
+    reference: str
+    #: Each version's par, best first; empty until the first computation ends.
+    rows: list[ParRow]
+
+
 class CrossCell(BaseModel):
     #: The versions, as ``BOT@N``: the row's record against the column's.
     row: str

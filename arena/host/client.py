@@ -52,6 +52,7 @@ from arena.host.apitypes import (
     MatchOut,
     Me,
     NewToken,
+    ParBoard,
     Phase,
     RotatedToken,
     SeasonDetail,
@@ -86,6 +87,7 @@ _STATUS: Final = TypeAdapter(Status)
 _LEADER_ROWS: Final = TypeAdapter(list[LeaderRow])
 _CROSS_TABLE: Final = TypeAdapter(CrossTable)
 _HISTORY: Final = TypeAdapter(list[HistoryPoint])
+_PAR: Final = TypeAdapter(ParBoard)
 _BOTS: Final = TypeAdapter(list[BotOut])
 _VERSION: Final = TypeAdapter(VersionOut)
 _MATCHES: Final = TypeAdapter(list[MatchOut])
@@ -258,6 +260,11 @@ class RemoteClient:
     def cross_table(self, phase: Phase = "ladder") -> CrossTable:
         """The phase's cross-table and likelihood of superiority (``/leaderboard/cross-table``)."""
         return self._json(_CROSS_TABLE, "GET", "/leaderboard/cross-table", query={"phase": phase})
+
+    def par(self) -> ParBoard:
+        """Each version's par in the ladder (``/leaderboard/par``; ``[ladder] par``): its
+        reference ``""`` and no rows on a competition without par."""
+        return self._json(_PAR, "GET", "/leaderboard/par")
 
     def rating_history(self, phase: Phase = "ladder") -> list[HistoryPoint]:
         """The phase's leaderboard after each refit (``/leaderboard/history``)."""

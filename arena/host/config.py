@@ -28,6 +28,7 @@ from typing import Any, Literal
 from arena.checks import Checker, read_toml
 from arena.errors import ArenaError
 from arena.host.events.config import EventConfig, check_events
+from arena.par import REFERENCES
 from arena.rules import MatchRules, check_rules
 from arena.tournament.config import (
     builtin_bots,
@@ -72,6 +73,7 @@ SECTION_KEYS: Mapping[str, tuple[str, ...]] = {
         "provisional_matches",
         "provisional_interval",
         "live_grace_s",
+        "par",
     ),
     "validation": ("opponent", "matches"),
     "submissions": ("max_upload_mib", "max_files", "max_unpacked_mib", "allow_images"),
@@ -165,6 +167,9 @@ class LadderConfig:
     provisional_interval: int = DEFAULT_PROVISIONAL_INTERVAL
     #: Seconds a unit waits for a live bot that is not connected before it is given up.
     live_grace_s: int = DEFAULT_LIVE_GRACE_S
+    #: The reference each version's par is measured against (one of
+    #: :data:`arena.par.REFERENCES`), shown beside the ladder's ratings; ``""``: no par.
+    par: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -393,7 +398,18 @@ def _ladder(c: Checker) -> LadderConfig:
         live_grace_s=c.int_(
             "ladder.live_grace_s", DEFAULT_LIVE_GRACE_S, 0, maximum=MAX_LIVE_GRACE_S
         ),
+        par=_par_reference(c),
     )
+
+
+def _par_reference(c: Checker) -> str:
+    """``ladder.par``: ``""`` (off) or a reference's name."""
+    value = c.raw.get("ladder.par", "")
+    if value != "" and value not in REFERENCES:
+        known = ", ".join(REFERENCES)
+        raise c.fail("ladder.par", f'must be "" (no par) or one of {known}; got {value!r}')
+    assert isinstance(value, str)
+    return value
 
 
 def check_units_per_minute(value: object) -> float:

@@ -46,6 +46,7 @@ from arena.host.http import serve_http
 from arena.host.images import remove_partial_tarballs
 from arena.host.ladder import IDLE_POLL_S, Ladder, Wakeup, store_unusable
 from arena.host.live import LiveBots
+from arena.host.par import ParKeeper
 from arena.host.play import MatchPlayer, Player
 from arena.host.remote import ClusterPlayer
 from arena.host.retention import keep_pruning
@@ -55,6 +56,7 @@ from arena.host.supervise import PartStates, supervised
 from arena.host.throttle import Throttle, TokenGate
 from arena.host.validation import validate
 from arena.layout import IMAGES_DIR, LOGS_DIR, PRIVATE_DIR, RECORDS_DIR
+from arena.par import Reference
 from arena.registry import hash_token
 from arena.server import ArenaServer
 
@@ -84,6 +86,9 @@ class HostOptions:
     #: The gRPC address live bots are told (a host behind a proxy or NAT); ``None``: ``grpc``'s
     #: own, or for a wildcard (``0.0.0.0``) the name each API request came by.
     public_grpc: str | None = None
+    #: The reference bots by name, for ``[ladder] par`` (the command line's: only it imports
+    #: the reference bots); ``None``: no par, whatever the config says.
+    par_reference: Callable[[str], Reference] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,6 +255,7 @@ async def _serve(
     seasons = Seasons(store, config, announcer)
     validations = Wakeup()
     parts = PartStates()
+    keeper = _par_keeper(store, config, directory, options)
 
     def changed() -> None:
         # From the API's worker threads and its trio tasks alike: a token is thread-safe.
@@ -277,6 +283,7 @@ async def _serve(
         disconnect_live=lambda ids: live.disconnect(ids, server.disconnect),
         play_unit=lambda unit_id: trio_token.run_sync_soon(ladder.adopt, unit_id),
         running=lambda: [m.match_id for m in server.summaries(running_only=True)],
+        par=lambda: keeper.table if keeper is not None else None,
     )
     app = create_app(state)
     server.token_owner = live.owner
@@ -312,6 +319,8 @@ async def _serve(
         if config.retention.enabled:
             pruning = functools.partial(keep_pruning, store, config.retention)
             nursery.start_soon(functools.partial(watched, "retention", pruning))
+        if keeper is not None:
+            nursery.start_soon(functools.partial(watched, "par", keeper.run))
         task_status.started(listening)
         try:
             await trio.sleep_forever()
@@ -320,6 +329,16 @@ async def _serve(
             if remote is not None:
                 with trio.CancelScope(shield=True):  # a stop still says goodbye to the scheduler
                     await trio.to_thread.run_sync(remote.close)
+
+
+def _par_keeper(
+    store: CompetitionStore, config: CompetitionConfig, directory: Path, options: HostOptions
+) -> ParKeeper | None:
+    """The ladder's par keeper when ``[ladder] par`` names a reference and the host can make
+    it."""
+    if not config.ladder.par or options.par_reference is None:
+        return None
+    return ParKeeper(store, config, options.par_reference(config.ladder.par), directory)
 
 
 def _hypercorn(options: HostOptions) -> HypercornConfig:

@@ -14,6 +14,7 @@ from arena.tournament.store import Store
 from engine import EngineError, Game, MatchConfig, get_game
 
 if TYPE_CHECKING:
+    from arena.par import ParTable
     from arena.ratings import RatingTable
 
 
@@ -36,6 +37,8 @@ class Standings:
     #: Times a bot's strategy failed and the SDK played a fallback instead (no fault: the
     #: referee saw a legal answer; only the bot's logs tell), per bot.
     fallbacks: Counter[str] = field(default_factory=Counter)
+    #: Luck-adjusted scores against a reference, when asked for (arena/tournament/par.py).
+    par: ParTable | None = None
 
     def render(self, title: str = "") -> str:
         """Plain text: cross-table, leaderboard, fault summary."""
@@ -49,6 +52,9 @@ class Standings:
             "Leaderboard (Elo, 95 % interval):",
             self.ratings.render(),
         ]
+        if self.par is not None:
+            order = [r.bot for r in self.ratings.ratings]
+            parts += ["", f"Par against {self.par.reference}:", self.par.render(order)]
         los = self.ratings.render_superiority() if len(self.ratings.ratings) <= 12 else ""
         if los:
             parts += ["", "Likelihood of superiority (%, row stronger than column):", los]
@@ -76,6 +82,7 @@ class Standings:
             "faults": dict(sorted(self.faults.items())),
             "forfeits": dict(sorted(self.forfeits.items())),
             "strategy_failures": dict(sorted(self.fallbacks.items())),
+            **({} if self.par is None else {"par": self.par.to_dict()}),
         }
 
 

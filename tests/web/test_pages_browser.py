@@ -25,7 +25,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "out" / "screenshots"
 
-CONFIG = competition_config("whist-cup")
+# With par against the rules bot: the leaderboard shows its section.
+CONFIG = competition_config("whist-cup", 'par = "rules"\n')
 # Fails its validation, saying so in markup that must show as text, never as HTML.
 BROKEN_BOT = b"import sys\nprint('<b>no model</b> file', file=sys.stderr)\nsys.exit(3)\n"
 RULES_BOT = b"from arena.cli.main import main\nmain(['bot', 'rules'])\n"
@@ -156,6 +157,28 @@ def test_the_leaderboard_sorts_and_draws_its_charts(
     # No chart drew Plot's warning sign (a degenerate scale, data it could not place).
     assert "\u26a0" not in page.locator("main").inner_text()
     shot(page, "leaderboard")
+    same_host(watched_page, host)
+
+
+def test_the_leaderboard_shows_each_versions_par(
+    competition: Competition, watched_page: WatchedPage
+) -> None:
+    host = competition.host
+    with host.client() as c:
+
+        def computed() -> list[dict[str, Any]]:
+            rows: list[dict[str, Any]] = c.get("/api/v1/leaderboard/par").json()["rows"]
+            return rows if len(rows) >= 2 else []
+
+        board = wait_until(computed, 90, what="the ladder's par")
+    page = open_page(watched_page, f"{host.url}/leaderboard")
+    expect(page.get_by_role("heading", name="Par against rules")).to_be_visible()
+    expect(page.locator("#par-note")).to_contain_text("luck-adjusted")
+    # Every version the API listed (a pass since may add one), best first, to 3 decimals.
+    assert {r["ref"] for r in board} <= set(column(page, "#par", "ref"))
+    pars = column(page, "#par", "par")
+    assert all(re.fullmatch(r"-?\d+\.\d{3}", x) for x in pars), pars
+    assert [float(x) for x in pars] == sorted((float(x) for x in pars), reverse=True)
     same_host(watched_page, host)
 
 

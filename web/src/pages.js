@@ -138,6 +138,7 @@ async function leaderboardPage(main) {
     ? h("p", { class: "note", id: "provisional-rule" }, status.provisional_rule)
     : null;
   main.append(section("Standings", table, rule));
+  if (phase === "ladder") await parSection(main);
   const order = rows.map((r) => r.ref);
   main.append(
     section(
@@ -206,6 +207,37 @@ async function leaderboardPage(main) {
 }
 
 // A versions × versions heatmap of ``data`` (rows of {row, column, [fill]}), each cell labelled.
+// Par (docs/ratings.md): each version's score per match minus the reference's in the same seat
+// on the same deal; only where the competition measures it ([ladder] par).
+async function parSection(main) {
+  const board = await api("/leaderboard/par");
+  if (!board.reference) return;
+  const note = h(
+    "p",
+    { class: "note", id: "par-note" },
+    `Mean score per ladder match minus what ${board.reference} scored in the same seat on the same deal (luck-adjusted); ± is the 95 % interval.`,
+  );
+  main.append(
+    section(
+      `Par against ${board.reference}`,
+      board.rows.length === 0
+        ? empty("No par yet: it is computed as units finish.")
+        : sortableTable(
+            [
+              { key: "ref", label: "Version", cell: (r) => botLink(r.ref) },
+              { key: "par", label: "Par", numeric: true, cell: (r) => fmt(r.par, 3) },
+              { key: "plus_minus", label: "± 95 %", numeric: true, sort: (r) => r.plus_minus ?? Infinity, cell: (r) => (r.plus_minus === null ? "–" : fmt(r.plus_minus, 3)) },
+              { key: "matches", label: "Matches", numeric: true },
+              { key: "deals", label: "Deals", numeric: true },
+            ],
+            board.rows,
+            { id: "par", initial: ["par", -1] },
+          ),
+      note,
+    ),
+  );
+}
+
 function heatmap(data, versions, fill, scheme, label, text) {
   return chart({
     marginLeft: 110,

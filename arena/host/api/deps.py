@@ -19,6 +19,7 @@ from arena.host.config import CompetitionConfig
 from arena.host.ladder import Standings
 from arena.host.store import Author, CompetitionStore
 from arena.host.throttle import Throttle
+from arena.par import ParTable
 from arena.registry import hash_token
 
 
@@ -61,6 +62,8 @@ class HostState:
     #: The ids of the matches this host's own arena is playing now (its spectators' board);
     #: matches on a cluster's workers are not among them.
     running: Callable[[], list[str]] = list
+    #: The ladder's latest par table (``[ladder] par``; arena/host/par.py); ``None``: none.
+    par: Callable[[], ParTable | None] = lambda: None
 
 
 def host_state(request: Request) -> HostState:

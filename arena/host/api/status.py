@@ -13,6 +13,8 @@ from arena.host.apitypes import (
     HistoryPoint,
     HistoryRating,
     LeaderRow,
+    ParBoard,
+    ParRow,
     Phase,
     Status,
     Superiority,
@@ -47,6 +49,27 @@ def leaderboard(
         latest=latest,
         retired=all,
     )
+
+
+@router.get("/leaderboard/par", response_model=ParBoard)
+def par(host: Host) -> ParBoard:
+    """Each version's par in the ladder against the competition's reference (``[ladder]
+    par``), computed in the background as matches finish: its mean score per match minus the
+    reference's in the same seat on the same deal, with a 95 % interval."""
+    table = host.par()
+    if table is None:
+        return ParBoard(reference=host.config.ladder.par, rows=[])
+    rows = [
+        ParRow(
+            ref=b.bot,
+            par=round(b.mean, 4),
+            plus_minus=None if b.plus_minus is None else round(b.plus_minus, 4),
+            matches=b.matches,
+            deals=b.deals,
+        )
+        for b in table.bots
+    ]
+    return ParBoard(reference=table.reference, rows=rows)
 
 
 @router.get("/leaderboard/cross-table", response_model=CrossTable)

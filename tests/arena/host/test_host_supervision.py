@@ -98,6 +98,25 @@ def _failing_once(
     return flaky
 
 
+def submit_two(http: httpx.Client) -> list[int]:
+    """Two authors, alpha and beta, each submitting a good bot (``http`` holds the admin's
+    token); the versions' ids."""
+    ids = []
+    for name in ("alpha", "beta"):
+        token = http.post("/api/v1/admin/authors", json={"name": name}).json()["token"]
+        made = http.put(
+            f"/api/v1/bots/{name}/versions",
+            content=bot_archive(GOOD_BOT + f"# {name}\n".encode()),
+            headers={
+                "Content-Type": "application/octet-stream",
+                "Authorization": f"Bearer {token}",
+            },
+        )
+        assert made.status_code == 201, made.text
+        ids.append(made.json()["id"])
+    return ids
+
+
 #: Bytes whose reading raises once the test makes it so.
 POISON = b"poison"
 
@@ -158,23 +177,7 @@ def test_a_part_that_fails_is_logged_and_restarted_while_the_others_serve(
             assert isinstance(reply, pb.ServerMessage)
             assert reply.rejected.reason == "the first message must be Hello"
 
-            def submit() -> list[int]:
-                ids = []
-                for name in ("alpha", "beta"):
-                    token = http.post("/api/v1/admin/authors", json={"name": name}).json()["token"]
-                    made = http.put(
-                        f"/api/v1/bots/{name}/versions",
-                        content=bot_archive(GOOD_BOT + f"# {name}\n".encode()),
-                        headers={
-                            "Content-Type": "application/octet-stream",
-                            "Authorization": f"Bearer {token}",
-                        },
-                    )
-                    assert made.status_code == 201, made.text
-                    ids.append(made.json()["id"])
-                return ids
-
-            ids = await trio.to_thread.run_sync(submit)
+            ids = await trio.to_thread.run_sync(submit_two, http)
 
             def validated() -> bool:
                 statuses = {_status(directory, v) for v in ids}
