@@ -33,11 +33,14 @@ def _children_cpu() -> float:
 
 
 def tournament_run(
-    concurrency: int, matches_per_pairing: int = 2, restart: str = "per_match"
+    concurrency: int,
+    matches_per_pairing: int = 2,
+    restart: str = "per_match",
+    bots: list[dict[str, str]] | None = None,
 ) -> dict[str, Any]:
     """One full round-robin at ``concurrency``; matches per minute and where the CPU went.
     ``restart``: ``per_match`` (a process per seat of every match, the reference) or
-    ``on_failure`` (long-lived processes, arena/pool.py)."""
+    ``on_failure`` (long-lived processes, arena/pool.py); ``bots``: the entries (BOTS)."""
     from arena.tournament.config import load_config
     from arena.tournament.progress import Feedback
     from arena.tournament.runner import run_tournament
@@ -49,7 +52,7 @@ def tournament_run(
                 "name": f"bench-c{concurrency}",
                 "game": "whist",
                 "options": OPTIONS,
-                "bots": BOTS,
+                "bots": BOTS if bots is None else bots,
                 "matches_per_pairing": matches_per_pairing,
                 "concurrency": concurrency,
                 "restart": restart,

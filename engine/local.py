@@ -39,6 +39,7 @@ from cardarena.messages import Result as SdkResult
 from cardarena.messages import clean_note
 
 from engine.core import JSON, Event, Game, MatchConfig, Result
+from engine.core import Action as EngineAction
 from engine.options import OptionValue, option_to_text
 from engine.records import RECORD_SUFFIX, decision_entry, event_entry, match_header, record_bytes
 from engine.registry import get_game
@@ -72,6 +73,8 @@ class LocalMatch:
     record: Path | None = None
     #: The seats' bots (the objects), in seat order.
     seated: tuple[Bot, ...] = field(default=(), repr=False, compare=False)
+    #: Decisions taken in the match, over every seat.
+    decisions: int = 0
 
 
 def play(
@@ -156,9 +159,13 @@ class _Seats:
         for bot in {id(b): b for b in table}.values():
             self.groups.append((bot, tuple(s for s, b in enumerate(table) if b is bot)))
         self.told = [0] * len(self.groups)
+        #: Whether any bot has an event hook (else telling is nothing to do).
+        self.listening = any(bot.wants_events() for bot, _ in self.groups)
 
     def tell(self, events: Sequence[Event], only: Bot | None = None) -> None:
         """Give each bot with an event hook the events it may see that it has not seen."""
+        if not self.listening:
+            return
         for g, (bot, seats) in enumerate(self.groups):
             if only is not None and bot is not only:
                 continue
@@ -194,15 +201,17 @@ def _play_one(
         for first in group:
             bot.start_match(game.id, first, dict(options))
     state = game.new_match(config, seed)
+    # The engine interns its actions, and the SDK's are frozen: one SDK action for each.
+    offers: dict[EngineAction, SdkAction] = {}
     entries: list[dict[str, JSON]] = []
     failures = [0] * n
-    recorded = 0
+    recorded = decisions = 0
     while (seat := state.to_move) is not None:
         bot = table[seat]
         seats.tell(state.events, only=bot)
         legal = state.legal_actions()
-        offered = [SdkAction(a.kind, a.arg) for a in legal]
-        observation = state.observation(seat).to_dict()
+        offered = [offers.get(a) or offers.setdefault(a, SdkAction(a.kind, a.arg)) for a in legal]
+        observation = state.observation(seat).to_dict() if reads_observation(bot) else {}
         started = time.monotonic()
         bot.turn = Turn(match_id, seat, n, options, 0, 0, started)
         index, why = _choose(bot, game.id, observation, offered, match_id)
@@ -215,9 +224,12 @@ def _play_one(
         recorded = len(state.events)
         # Marked as the SDK marks it over the wire (Action.sdk_fallback), so records agree.
         entries.append(
-            decision_entry(seat, len(legal), legal[index].text, ms, False, "", clean_note(why))
+            decision_entry(
+                seat, len(legal), legal[index].text, ms, False, "", why and clean_note(why)
+            )
         )
         state.apply(legal[index])
+        decisions += 1
     entries.extend(event_entry(e) for e in state.events[recorded:])
     seats.tell(state.events)
     result = state.result()
@@ -243,7 +255,17 @@ def _play_one(
         tuple(failures),
         path,
         tuple(table),
+        decisions,
     )
+
+
+def reads_observation(bot: Bot) -> bool:
+    """Whether ``bot``'s ``choose`` may read its observation: all but the SDK's own
+    ``RandomBot.choose`` (which draws an index from ``legal`` alone; a subclass that overrides
+    it, or an instance given another ``choose``, is asked with the observation). The one that
+    does not is given an empty dict: building an observation costs more than the engine's own
+    move (docs/performance.md, "Transports")."""
+    return getattr(bot.choose, "__func__", None) is not RandomBot.choose
 
 
 def _choose(
