@@ -21,7 +21,16 @@ import trio
 from arena.logging import configure
 from benchmarks.common import OUT_DIR, load_now, machine
 
-SECTIONS = ("engine", "search", "protocol", "tournament", "cluster", "scale", "ratings")
+SECTIONS = (
+    "engine",
+    "search",
+    "protocol",
+    "tournament",
+    "transport",
+    "cluster",
+    "scale",
+    "ratings",
+)
 
 
 def _engine(quick: bool, out: Path) -> dict[str, Any]:
@@ -89,6 +98,15 @@ def _tournament(quick: bool, out: Path) -> dict[str, Any]:
     return run_tournaments((1, 4) if quick else (1, 2, 4, 8), 10 if quick else 30)
 
 
+def _transport(quick: bool, out: Path) -> dict[str, Any]:
+    from benchmarks.transport_bench import profile_stdio, run_transports
+
+    result = run_transports(8, repeats=1, rounds=2, slice_s=0.15) if quick else run_transports()
+    # Profiles from a separate run: sampling must not disturb the measured ones.
+    result["profile"] = profile_stdio(out.resolve(), 4 if quick else 8)
+    return result
+
+
 def _cluster(quick: bool, out: Path) -> dict[str, Any]:
     from benchmarks.cluster_bench import run_cluster
 
@@ -117,6 +135,7 @@ RUNNERS: dict[str, Callable[[bool, Path], dict[str, Any]]] = {
     "search": _search,
     "protocol": _protocol,
     "tournament": _tournament,
+    "transport": _transport,
     "cluster": _cluster,
     "scale": _scale,
     "ratings": _ratings,

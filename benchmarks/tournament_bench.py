@@ -37,10 +37,13 @@ def tournament_run(
     matches_per_pairing: int = 2,
     restart: str = "per_match",
     bots: list[dict[str, str]] | None = None,
+    cpu_interval: float = 0.1,
 ) -> dict[str, Any]:
     """One full round-robin at ``concurrency``; matches per minute and where the CPU went.
     ``restart``: ``per_match`` (a process per seat of every match, the reference) or
-    ``on_failure`` (long-lived processes, arena/pool.py); ``bots``: the entries (BOTS)."""
+    ``on_failure`` (long-lived processes, arena/pool.py); ``bots``: the entries (BOTS);
+    ``cpu_interval``: seconds between samples of the bots' CPU (each reads all of /proc, in
+    this process, which runs the arena)."""
     from arena.tournament.config import load_config
     from arena.tournament.progress import Feedback
     from arena.tournament.runner import run_tournament
@@ -61,7 +64,7 @@ def tournament_run(
             },
         )
         c0, w0 = time.process_time(), time.perf_counter()
-        with DescendantCpu() as bots:
+        with DescendantCpu(cpu_interval) as bots:
             standings = run_tournament(config, Feedback())
         wall = time.perf_counter() - w0
         own_cpu = time.process_time() - c0

@@ -39,6 +39,8 @@ TARGET_STDIO_OVER_GRPC = 2.0
 TARGET_IN_PROCESS_SHARE = 0.25
 #: The tournament's seed (tournament_bench's).
 SEED = 7
+#: Matches per pairing of the unmeasured warm-up runs (the fewest a schedule takes).
+WARM_UP_MATCHES_PER_PAIRING = 4
 
 
 def _config(matches_per_pairing: int, concurrency: int, out: Path) -> Any:
@@ -177,7 +179,11 @@ def decision_rates(rounds: int, slice_s: float) -> dict[str, Any]:
 
 
 def _tournament(bots: list[dict[str, str]], matches_per_pairing: int, concurrency: int) -> Any:
-    return tournament_run(concurrency, matches_per_pairing, "on_failure", bots=bots)
+    # The bots' CPU sampled once a second, not ten times: each pass over /proc holds the GIL of
+    # the arena's process, which bounds the stdio run (long-lived bots lose little to it).
+    return tournament_run(
+        concurrency, matches_per_pairing, "on_failure", bots=bots, cpu_interval=1.0
+    )
 
 
 def run_transports(
@@ -189,6 +195,12 @@ def run_transports(
 ) -> dict[str, Any]:
     """``repeats`` alternating rounds of the three runs, then the decision rates."""
     runs: dict[str, list[dict[str, Any]]] = {"grpc": [], "stdio": [], "in_process": []}
+    # Warm-up, not measured: the first tournament of a process imports what its standings need
+    # (the ratings fit: numpy, scipy), a second or more that must not count against whichever
+    # transport runs first.
+    _tournament(BOTS, WARM_UP_MATCHES_PER_PAIRING, concurrency)
+    _tournament(STDIO_BOTS, WARM_UP_MATCHES_PER_PAIRING, concurrency)
+    in_process_run(WARM_UP_MATCHES_PER_PAIRING)
     for _ in range(repeats):
         runs["grpc"].append(_tournament(BOTS, matches_per_pairing, concurrency))
         runs["stdio"].append(_tournament(STDIO_BOTS, matches_per_pairing, concurrency))
@@ -231,6 +243,96 @@ def run_transports(
         "runs": runs,
         "decision_rate": decision_rates(rounds, slice_s),
     }
+
+
+class _BotSpies:
+    """py-spy attached to each stdio bot process this process starts, as each appears (found in
+    /proc by its command line; a wrapper would not do: py-spy writes to the bot's stdout)."""
+
+    def __init__(self, exe: str, out_dir: Path, interval: float = 0.05) -> None:
+        import threading
+
+        self._exe, self._dir, self._interval = exe, out_dir, interval
+        self._spies: dict[int, Any] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="bot-spies", daemon=True)
+
+    def __enter__(self) -> _BotSpies:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        import signal
+        import subprocess
+
+        self._stop.set()
+        self._thread.join()
+        for proc in self._spies.values():
+            proc.send_signal(signal.SIGINT)
+        for proc in self._spies.values():
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+    def _run(self) -> None:
+        import os
+        import subprocess
+
+        from benchmarks.common import proc_table
+        from benchmarks.profiling import RATE
+
+        me = os.getpid()
+        while not self._stop.wait(self._interval):
+            parents, _cpu = proc_table()
+            for pid in parents:
+                if pid in self._spies or not _descends(pid, me, parents):
+                    continue
+                try:
+                    with open(f"/proc/{pid}/cmdline", "rb") as f:
+                        argv = f.read().split(b"\0")
+                except OSError:
+                    continue
+                if not any(arg.endswith(b"random_bot.py") for arg in argv[1:2]):
+                    continue
+                cmd = [self._exe, "record", "--pid", str(pid), "--format", "raw"]
+                cmd += ["--output", str(self._dir / f"bot-{pid}.txt"), "--rate", str(RATE)]
+                cmd += ["--nonblocking", "--function", "--gil"]
+                self._spies[pid] = subprocess.Popen(
+                    cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+                )
+
+
+def _descends(pid: int, root: int, parents: dict[int, int]) -> bool:
+    p, hops = parents.get(pid, 0), 0
+    while p not in (0, 1, root) and hops < 8:
+        p, hops = parents.get(p, 0), hops + 1
+    return p == root
+
+
+def profile_stdio(out: Path, matches_per_pairing: int = 8) -> dict[str, Any]:
+    """py-spy profiles of a stdio round robin run for them alone (sampling must not disturb
+    the measured runs): the arena process (every thread, the GIL holder) and, separately, the
+    bot processes (py-spy attached to each as it starts; one raw file per process, merged)."""
+    from benchmarks.profiling import profiled, py_spy_path, summarize
+
+    exe = py_spy_path()
+    if exe is None:
+        return {"missing": "py-spy not installed; `make bench` installs it"}
+    bot_dir = out / "profile-stdio-bots"
+    bot_dir.mkdir(parents=True, exist_ok=True)
+    for old in bot_dir.glob("*.txt"):
+        old.unlink()
+    with profiled(out / "profile-stdio-arena.txt") as arena, _BotSpies(exe, bot_dir):
+        run = _tournament(STDIO_BOTS, matches_per_pairing, 2)
+    merged = out / "profile-stdio-bots.txt"
+    files = sorted(bot_dir.glob("bot-*.txt"))
+    merged.write_text("".join(f.read_text(errors="replace") for f in files))
+    # A bot's expected samples: its processes' lifetimes are not known here, so none.
+    bots_summary = summarize(merged, 0) if files else {"missing": "py-spy wrote no bot profile"}
+    bots_summary.update(processes=len(files), file=str(merged))
+    kept = ("matches", "wall_s", "faults", "forfeits", "bot_processes")
+    return {**{k: run[k] for k in kept}, "arena": arena, "bots": bots_summary}
 
 
 def main(argv: list[str] | None = None) -> int:
