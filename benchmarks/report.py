@@ -285,6 +285,16 @@ def transport_rows(s: dict[str, Any]) -> list[Row]:
             _ratio(s.get("in_process_over_grpc")),
         ),
     ]
+    cpu = s.get("cpu_ms_per_match")
+    if cpu:
+        rows.append(
+            (
+                "transport CPU ms per match, arena + bots: stdio",
+                f"{cpu['stdio']['arena']:.1f} + {cpu['stdio']['bots']:.1f}",
+                f"gRPC {cpu['grpc']['arena']:.1f} + {cpu['grpc']['bots']:.1f}",
+                _ratio(s.get("grpc_cpu_over_stdio_cpu")),
+            )
+        )
     rates = s["decision_rate"]
     engine = f"engine random playouts {_n(rates['engine']['decisions_per_cpu_s'])}"
     for key, label in (

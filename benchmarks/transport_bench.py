@@ -179,10 +179,10 @@ def decision_rates(rounds: int, slice_s: float) -> dict[str, Any]:
 
 
 def _tournament(bots: list[dict[str, str]], matches_per_pairing: int, concurrency: int) -> Any:
-    # The bots' CPU sampled once a second, not ten times: each pass over /proc holds the GIL of
-    # the arena's process, which bounds the stdio run (long-lived bots lose little to it).
+    # The bots' CPU sampled four times a second, not ten: each pass over /proc holds the GIL of
+    # the arena's process, which the stdio run waits on (long-lived bots lose little to it).
     return tournament_run(
-        concurrency, matches_per_pairing, "on_failure", bots=bots, cpu_interval=1.0
+        concurrency, matches_per_pairing, "on_failure", bots=bots, cpu_interval=0.25
     )
 
 
@@ -216,6 +216,7 @@ def run_transports(
         return float(statistics.median(r["matches_per_min"] for r in runs[name]))
 
     faults = sum(r["faults"] + r["forfeits"] for name in ("grpc", "stdio") for r in runs[name])
+    cpu = {name: cpu_per_match(runs[name]) for name in runs}
     return {
         "config": {
             "game": "whist",
@@ -240,8 +241,32 @@ def run_transports(
         if best("grpc")
         else None,
         "faults_and_forfeits": faults,
+        # CPU per match (medians): what the machine's load moves much less than the rates.
+        "cpu_ms_per_match": cpu,
+        "grpc_cpu_over_stdio_cpu": round(cpu["grpc"]["total"] / cpu["stdio"]["total"], 2)
+        if cpu["stdio"]["total"]
+        else None,
         "runs": runs,
         "decision_rate": decision_rates(rounds, slice_s),
+    }
+
+
+def cpu_per_match(runs: list[dict[str, Any]]) -> dict[str, float]:
+    """Milliseconds of CPU per match, medians over ``runs``: the arena's process (server,
+    referee, store, records; all of the in-process run), the bot processes, both; and the share
+    of the wall time the arena's process was busy."""
+
+    def median_of(values: list[float]) -> float:
+        return round(statistics.median(values), 2)
+
+    arena = [r.get("server_cpu_s", r.get("cpu_s", 0.0)) / r["matches"] * 1000 for r in runs]
+    bots = [r.get("bot_processes_cpu_s", 0.0) / r["matches"] * 1000 for r in runs]
+    busy = [r.get("server_cpu_s", r.get("cpu_s", 0.0)) / r["wall_s"] for r in runs]
+    return {
+        "arena": median_of(arena),
+        "bots": median_of(bots),
+        "total": median_of([a + b for a, b in zip(arena, bots, strict=True)]),
+        "arena_busy": median_of(busy),
     }
 
 

@@ -201,8 +201,10 @@ def _play_one(
         for first in group:
             bot.start_match(game.id, first, dict(options))
     state = game.new_match(config, seed)
-    # The engine interns its actions, and the SDK's are frozen: one SDK action for each.
-    offers: dict[EngineAction, SdkAction] = {}
+    # The engine interns its actions, and the SDK's are frozen: one SDK action for each, found
+    # by identity (an engine action's hash is computed from its fields at every call).
+    offers: dict[int, SdkAction] = {}
+    interned: list[EngineAction] = []  # alive while their ids are keys
     entries: list[dict[str, JSON]] = []
     failures = [0] * n
     recorded = decisions = 0
@@ -210,7 +212,7 @@ def _play_one(
         bot = table[seat]
         seats.tell(state.events, only=bot)
         legal = state.legal_actions()
-        offered = [offers.get(a) or offers.setdefault(a, SdkAction(a.kind, a.arg)) for a in legal]
+        offered = [offers.get(id(a)) or _offer(offers, interned, a) for a in legal]
         observation = state.observation(seat).to_dict() if reads_observation(bot) else {}
         started = time.monotonic()
         bot.turn = Turn(match_id, seat, n, options, 0, 0, started)
@@ -219,15 +221,14 @@ def _play_one(
         if index is None:
             failures[seat] += 1
             index = 0  # the SDK's fallback: the referee sees a legal answer
-        for event in state.events[recorded:]:
-            entries.append(event_entry(event))
-        recorded = len(state.events)
-        # Marked as the SDK marks it over the wire (Action.sdk_fallback), so records agree.
-        entries.append(
-            decision_entry(
-                seat, len(legal), legal[index].text, ms, False, "", why and clean_note(why)
+        if out is not None:
+            entries.extend(event_entry(event) for event in state.events[recorded:])
+            recorded = len(state.events)
+            # Marked as the SDK marks it over the wire (Action.sdk_fallback), so records agree.
+            fallback = why and clean_note(why)
+            entries.append(
+                decision_entry(seat, len(legal), legal[index].text, ms, False, "", fallback)
             )
-        )
         state.apply(legal[index])
         decisions += 1
     entries.extend(event_entry(e) for e in state.events[recorded:])
@@ -257,6 +258,15 @@ def _play_one(
         tuple(table),
         decisions,
     )
+
+
+def _offer(
+    offers: dict[int, SdkAction], interned: list[EngineAction], a: EngineAction
+) -> SdkAction:
+    """The SDK's action for ``a``, made the first time it is offered in a match."""
+    interned.append(a)
+    made = offers[id(a)] = SdkAction(a.kind, a.arg)
+    return made
 
 
 def reads_observation(bot: Bot) -> bool:
