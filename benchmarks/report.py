@@ -505,11 +505,19 @@ def limits(results: dict[str, Any]) -> list[str]:
             "the machine's capacity"
         )
     stdio = sections.get("transport", {}).get("profile", {})
-    for part, who in (("arena", "arena process"), ("bots", "stdio bot processes")):
-        prof = stdio.get(part, {})
-        if prof.get("by_part"):
-            parts = ", ".join(f"{k} {v:.0%}" for k, v in list(prof["by_part"].items())[:5])
-            out.append(f"stdio round robin, {who} (py-spy): {parts}")
+    if stdio.get("arena", {}).get("by_part"):
+        prof = stdio["arena"]
+        parts = ", ".join(f"{k} {v:.0%}" for k, v in list(prof["by_part"].items())[:5])
+        out.append(
+            f"stdio round robin, arena process (py-spy, GIL holder; interpreter busy "
+            f"{prof['interpreter_busy']:.0%}): {parts}"
+        )
+    if stdio.get("bots", {}).get("top_self"):
+        top = ", ".join(
+            f"{x['function'].split(' (')[0]} {x['share']:.0%}"
+            for x in stdio["bots"]["top_self"][:5]
+        )
+        out.append(f"stdio round robin, bot processes (py-spy, self time): {top}")
     cprof = sections.get("cluster", {}).get("profile", {})
     if cprof.get("by_part_after_start_up"):
         parts = ", ".join(

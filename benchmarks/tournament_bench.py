@@ -38,12 +38,14 @@ def tournament_run(
     restart: str = "per_match",
     bots: list[dict[str, str]] | None = None,
     cpu_interval: float = 0.1,
+    count_decisions: bool = True,
 ) -> dict[str, Any]:
     """One full round-robin at ``concurrency``; matches per minute and where the CPU went.
     ``restart``: ``per_match`` (a process per seat of every match, the reference) or
     ``on_failure`` (long-lived processes, arena/pool.py); ``bots``: the entries (BOTS);
     ``cpu_interval``: seconds between samples of the bots' CPU (each reads all of /proc, in
-    this process, which runs the arena)."""
+    this process, which runs the arena); ``count_decisions``: read every record afterwards for
+    ``decisions_per_match`` (a profiled run leaves it out)."""
     from arena.tournament.config import load_config
     from arena.tournament.progress import Feedback
     from arena.tournament.runner import run_tournament
@@ -69,12 +71,14 @@ def tournament_run(
         wall = time.perf_counter() - w0
         own_cpu = time.process_time() - c0
         bots_cpu = bots.seconds
-        decisions = _decisions(Path(tmp) / "out" / "records")
+        decisions = _decisions(Path(tmp) / "out" / "records") if count_decisions else 0
         logs = len(list((Path(tmp) / "out" / "logs").iterdir()))
     return {
         "concurrency": concurrency,
         "restart": restart,
-        "decisions_per_match": round(decisions / standings.done, 1) if standings.done else None,
+        "decisions_per_match": round(decisions / standings.done, 1)
+        if standings.done and count_decisions
+        else None,
         "matches": standings.done,
         "wall_s": round(wall, 2),
         "matches_per_min": round(standings.done / wall * 60, 1),

@@ -178,11 +178,18 @@ def decision_rates(rounds: int, slice_s: float) -> dict[str, Any]:
     return out
 
 
-def _tournament(bots: list[dict[str, str]], matches_per_pairing: int, concurrency: int) -> Any:
+def _tournament(
+    bots: list[dict[str, str]], matches_per_pairing: int, concurrency: int, count: bool = True
+) -> Any:
     # The bots' CPU sampled four times a second, not ten: each pass over /proc holds the GIL of
     # the arena's process, which the stdio run waits on (long-lived bots lose little to it).
     return tournament_run(
-        concurrency, matches_per_pairing, "on_failure", bots=bots, cpu_interval=0.25
+        concurrency,
+        matches_per_pairing,
+        "on_failure",
+        bots=bots,
+        cpu_interval=0.25,
+        count_decisions=count,
     )
 
 
@@ -198,8 +205,8 @@ def run_transports(
     # Warm-up, not measured: the first tournament of a process imports what its standings need
     # (the ratings fit: numpy, scipy), a second or more that must not count against whichever
     # transport runs first.
-    _tournament(BOTS, WARM_UP_MATCHES_PER_PAIRING, concurrency)
-    _tournament(STDIO_BOTS, WARM_UP_MATCHES_PER_PAIRING, concurrency)
+    _tournament(BOTS, WARM_UP_MATCHES_PER_PAIRING, concurrency, count=False)
+    _tournament(STDIO_BOTS, WARM_UP_MATCHES_PER_PAIRING, concurrency, count=False)
     in_process_run(WARM_UP_MATCHES_PER_PAIRING)
     for _ in range(repeats):
         runs["grpc"].append(_tournament(BOTS, matches_per_pairing, concurrency))
@@ -349,7 +356,7 @@ def profile_stdio(out: Path, matches_per_pairing: int = 8) -> dict[str, Any]:
     for old in bot_dir.glob("*.txt"):
         old.unlink()
     with profiled(out / "profile-stdio-arena.txt") as arena, _BotSpies(exe, bot_dir):
-        run = _tournament(STDIO_BOTS, matches_per_pairing, 2)
+        run = _tournament(STDIO_BOTS, matches_per_pairing, 2, count=False)
     merged = out / "profile-stdio-bots.txt"
     files = sorted(bot_dir.glob("bot-*.txt"))
     merged.write_text("".join(f.read_text(errors="replace") for f in files))
