@@ -103,7 +103,7 @@ def _transport(quick: bool, out: Path) -> dict[str, Any]:
 
     result = run_transports(8, repeats=1, rounds=2, slice_s=0.15) if quick else run_transports()
     # Profiles from a separate run: sampling must not disturb the measured ones.
-    result["profile"] = profile_stdio(out.resolve(), 4 if quick else 8)
+    result["profile"] = profile_stdio(out.resolve(), 4 if quick else 24)
     return result
 
 
