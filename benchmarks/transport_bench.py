@@ -18,14 +18,16 @@ from __future__ import annotations
 import argparse
 import json
 import shlex
+import signal
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import ROOT
+from benchmarks.common import ROOT, DescendantCpu, descends, proc_table
 from benchmarks.engine_bench import Tally, our_slice
 from benchmarks.tournament_bench import BOTS, OPTIONS, tournament_run
 
@@ -277,28 +279,17 @@ def cpu_per_match(runs: list[dict[str, Any]]) -> dict[str, float]:
     }
 
 
-class _BotSpies:
+class _BotSpies(DescendantCpu):
     """py-spy attached to each stdio bot process this process starts, as each appears (found in
     /proc by its command line; a wrapper would not do: py-spy writes to the bot's stdout)."""
 
     def __init__(self, exe: str, out_dir: Path, interval: float = 0.05) -> None:
-        import threading
-
-        self._exe, self._dir, self._interval = exe, out_dir, interval
-        self._spies: dict[int, Any] = {}
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="bot-spies", daemon=True)
-
-    def __enter__(self) -> _BotSpies:
-        self._thread.start()
-        return self
+        super().__init__(interval)
+        self._exe, self._dir = exe, out_dir
+        self._spies: dict[int, subprocess.Popen[bytes]] = {}
 
     def __exit__(self, *exc: object) -> None:
-        import signal
-        import subprocess
-
-        self._stop.set()
-        self._thread.join()
+        super().__exit__(*exc)
         for proc in self._spies.values():
             proc.send_signal(signal.SIGINT)
         for proc in self._spies.values():
@@ -307,39 +298,26 @@ class _BotSpies:
             except subprocess.TimeoutExpired:
                 proc.kill()
 
-    def _run(self) -> None:
-        import os
-        import subprocess
-
-        from benchmarks.common import proc_table
+    def sample(self, root: int) -> None:
         from benchmarks.profiling import RATE
 
-        me = os.getpid()
-        while not self._stop.wait(self._interval):
-            parents, _cpu = proc_table()
-            for pid in parents:
-                if pid in self._spies or not _descends(pid, me, parents):
-                    continue
-                try:
-                    with open(f"/proc/{pid}/cmdline", "rb") as f:
-                        argv = f.read().split(b"\0")
-                except OSError:
-                    continue
-                if not any(arg.endswith(b"random_bot.py") for arg in argv[1:2]):
-                    continue
-                cmd = [self._exe, "record", "--pid", str(pid), "--format", "raw"]
-                cmd += ["--output", str(self._dir / f"bot-{pid}.txt"), "--rate", str(RATE)]
-                cmd += ["--nonblocking", "--function", "--gil"]
-                self._spies[pid] = subprocess.Popen(
-                    cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-                )
-
-
-def _descends(pid: int, root: int, parents: dict[int, int]) -> bool:
-    p, hops = parents.get(pid, 0), 0
-    while p not in (0, 1, root) and hops < 8:
-        p, hops = parents.get(p, 0), hops + 1
-    return p == root
+        parents, _cpu = proc_table()
+        for pid in parents:
+            if pid in self._spies or not descends(pid, root, parents):
+                continue
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    argv = f.read().split(b"\0")
+            except OSError:
+                continue
+            if not any(arg.endswith(b"random_bot.py") for arg in argv[1:2]):
+                continue
+            cmd = [self._exe, "record", "--pid", str(pid), "--format", "raw", "--gil"]
+            cmd += ["--output", str(self._dir / f"bot-{pid}.txt"), "--rate", str(RATE)]
+            cmd += ["--nonblocking", "--function"]
+            self._spies[pid] = subprocess.Popen(
+                cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            )
 
 
 def profile_stdio(out: Path, matches_per_pairing: int = 8) -> dict[str, Any]:
