@@ -112,12 +112,13 @@ def play(
     seated = [b for b in bots if isinstance(b, Bot)]
     rotations = rotations_of(spec, config, seated) if duplicate else [tuple(seated)]
     played = []
+    offers = _Offers()
     for deal in range(deals):
         deal_seed = seed if deal == 0 else derive_seed(seed, "game", deal)
         deal_id = base if deals == 1 else f"{base}-g{deal + 1}"
         for r, table in enumerate(rotations):
             mid = deal_id if len(rotations) == 1 else f"{deal_id}-r{r}"
-            played.append(_play_one(spec, config, table, deal_seed, mid, r, out))
+            played.append(_play_one(spec, config, table, deal_seed, mid, r, out, offers))
     return played
 
 
@@ -190,6 +191,7 @@ def _play_one(
     match_id: str,
     rotation: int,
     out: str | os.PathLike[str] | None,
+    offers: _Offers,
 ) -> LocalMatch:
     n = len(table)
     options = {k: option_to_text(v) for k, v in config.options}
@@ -201,10 +203,6 @@ def _play_one(
         for first in group:
             bot.start_match(game.id, first, dict(options))
     state = game.new_match(config, seed)
-    # The engine interns its actions, and the SDK's are frozen: one SDK action for each, found
-    # by identity (an engine action's hash is computed from its fields at every call).
-    offers: dict[int, SdkAction] = {}
-    interned: list[EngineAction] = []  # alive while their ids are keys
     entries: list[dict[str, JSON]] = []
     failures = [0] * n
     recorded = decisions = 0
@@ -212,7 +210,7 @@ def _play_one(
         bot = table[seat]
         seats.tell(state.events, only=bot)
         legal = state.legal_actions()
-        offered = [offers.get(id(a)) or _offer(offers, interned, a) for a in legal]
+        offered = offers.of(legal)
         observation = state.observation(seat).to_dict() if reads_observation(bot) else {}
         started = time.monotonic()
         bot.turn = Turn(match_id, seat, n, options, 0, 0, started)
@@ -231,7 +229,8 @@ def _play_one(
             )
         state.apply(legal[index])
         decisions += 1
-    entries.extend(event_entry(e) for e in state.events[recorded:])
+    if out is not None:
+        entries.extend(event_entry(e) for e in state.events[recorded:])
     seats.tell(state.events)
     result = state.result()
     assert result is not None
@@ -260,13 +259,23 @@ def _play_one(
     )
 
 
-def _offer(
-    offers: dict[int, SdkAction], interned: list[EngineAction], a: EngineAction
-) -> SdkAction:
-    """The SDK's action for ``a``, made the first time it is offered in a match."""
-    interned.append(a)
-    made = offers[id(a)] = SdkAction(a.kind, a.arg)
-    return made
+class _Offers:
+    """The SDK's action for each engine action offered, made once per :func:`play` call: the
+    engine interns its actions and the SDK's are frozen, so one serves every decision. Found by
+    identity (an engine action's hash is computed from its fields at every call)."""
+
+    def __init__(self) -> None:
+        self._by_id: dict[int, SdkAction] = {}
+        self._kept: list[EngineAction] = []  # alive while their ids are keys
+
+    def of(self, legal: Sequence[EngineAction]) -> list[SdkAction]:
+        by_id = self._by_id
+        return [by_id.get(id(a)) or self._make(a) for a in legal]
+
+    def _make(self, a: EngineAction) -> SdkAction:
+        self._kept.append(a)
+        made = self._by_id[id(a)] = SdkAction(a.kind, a.arg)
+        return made
 
 
 def reads_observation(bot: Bot) -> bool:
