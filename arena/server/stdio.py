@@ -48,7 +48,7 @@ def encode_line(msg: Outgoing) -> bytes:
 
 
 #: The line nearly every answer is, as the reference bots and the docs write it: read without
-#: json_format (the same Answer: tests/arena/stdio/test_stdio_lines.py). No leading zeros, no
+#: json_format (the same Answer: tests/arena/stdio/test_stdio_fast_lines.py). No leading zeros, no
 #: sign, no spaces; any other spelling takes json_format's path.
 _PLAIN_ANSWER = re.compile(
     rb'\{"action":\{"requestId":"(0|[1-9][0-9]{0,19})","index":(0|[1-9][0-9]{0,9})\}\}'
