@@ -27,6 +27,7 @@ SECTIONS = (
     "solver",
     "protocol",
     "tournament",
+    "transport",
     "cluster",
     "scale",
     "ratings",
@@ -106,6 +107,15 @@ def _tournament(quick: bool, out: Path) -> dict[str, Any]:
     return run_tournaments((1, 4) if quick else (1, 2, 4, 8), 10 if quick else 30)
 
 
+def _transport(quick: bool, out: Path) -> dict[str, Any]:
+    from benchmarks.transport_bench import profile_stdio, run_transports
+
+    result = run_transports(8, repeats=1, rounds=2, slice_s=0.15) if quick else run_transports()
+    # Profiles from a separate run: sampling must not disturb the measured ones.
+    result["profile"] = profile_stdio(out.resolve(), 4 if quick else 24)
+    return result
+
+
 def _cluster(quick: bool, out: Path) -> dict[str, Any]:
     from benchmarks.cluster_bench import run_cluster
 
@@ -135,6 +145,7 @@ RUNNERS: dict[str, Callable[[bool, Path], dict[str, Any]]] = {
     "solver": _solver,
     "protocol": _protocol,
     "tournament": _tournament,
+    "transport": _transport,
     "cluster": _cluster,
     "scale": _scale,
     "ratings": _ratings,

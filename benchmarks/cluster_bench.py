@@ -383,6 +383,16 @@ def tournament(
     }
 
 
+class _Stored:
+    """A stored result or fault as ``Store.finish`` takes it (it writes its ``to_dict()``)."""
+
+    def __init__(self, data: Any) -> None:
+        self.data = data
+
+    def to_dict(self) -> Any:
+        return self.data
+
+
 def store_costs(out: Path, repeats: int = 3) -> dict[str, Any]:
     """The coordinator's two writes per match, timed here on a copy of ``out``: the store's
     ``mark_started`` and ``finish`` transactions (SQLite, WAL, synchronous=NORMAL), then the
@@ -412,8 +422,9 @@ def store_costs(out: Path, repeats: int = 3) -> dict[str, Any]:
                 w0, c0 = time.perf_counter(), time.thread_time()
                 for match_id, result, faults, record_path, seconds in rows:
                     store.mark_started(match_id)
+                    stored = [_Stored(f) for f in json.loads(faults)]
                     store.finish(
-                        match_id, json.loads(result), json.loads(faults), record_path, seconds
+                        match_id, _Stored(json.loads(result)), stored, record_path, seconds
                     )
                 store_wall.append((time.perf_counter() - w0) / len(rows))
                 store_cpu.append((time.thread_time() - c0) / len(rows))

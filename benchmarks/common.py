@@ -165,11 +165,16 @@ class DescendantCpu:
         """One pass over /proc."""
         parents, cpu = proc_table()
         for pid, used in cpu.items():
-            p, hops = parents.get(pid, 0), 0
-            while p not in (0, 1, root) and hops < 8:
-                p, hops = parents.get(p, 0), hops + 1
-            if p == root and pid != root:
+            if descends(pid, root, parents):
                 self._seen[pid] = max(self._seen.get(pid, 0.0), used)
+
+
+def descends(pid: int, root: int, parents: dict[int, int]) -> bool:
+    """Whether ``pid`` is a descendant of ``root`` (at most 8 generations down)."""
+    p, hops = parents.get(pid, 0), 0
+    while p not in (0, 1, root) and hops < 8:
+        p, hops = parents.get(p, 0), hops + 1
+    return p == root and pid != root
 
 
 #: Clock ticks a second, the unit of /proc's CPU times.

@@ -279,6 +279,64 @@ def tournament_rows(s: dict[str, Any]) -> list[Row]:
     return rows
 
 
+def transport_rows(s: dict[str, Any]) -> list[Row]:
+    """The same round robin over stdio, gRPC and in process; in-process decisions against the
+    engine's random playouts. The targets (issue 43) beside each ratio."""
+    per_min = s["matches_per_min"]
+    c = s["config"]
+    what = f"{c['matches']} whist matches, 4 random bots"
+    grpc = f"gRPC {_n(per_min['grpc'], 1)}"
+    ratio = s["stdio_over_grpc"]
+    rows: list[Row] = [
+        (
+            f"transport gRPC, long-lived (-j {c['concurrency']}, {what}): matches/min",
+            _n(per_min["grpc"], 1),
+            "",
+            "",
+        ),
+        (
+            "transport stdio, long-lived, same matches: matches/min",
+            _n(per_min["stdio"], 1),
+            grpc,
+            f"{_ratio(ratio['median'])} (target {ratio['target']:g}×: "
+            f"{'met' if ratio['met'] else 'missed'})",
+        ),
+        (
+            "transport in process (engine.local.play), same matches: matches/min",
+            _n(per_min["in_process"], 1),
+            grpc,
+            _ratio(s.get("in_process_over_grpc")),
+        ),
+    ]
+    cpu = s.get("cpu_ms_per_match")
+    if cpu:
+        rows.append(
+            (
+                "transport CPU ms per match, arena + bots: stdio",
+                f"{cpu['stdio']['arena']:.1f} + {cpu['stdio']['bots']:.1f}",
+                f"gRPC {cpu['grpc']['arena']:.1f} + {cpu['grpc']['bots']:.1f}",
+                _ratio(s.get("grpc_cpu_over_stdio_cpu")),
+            )
+        )
+    rates = s["decision_rate"]
+    engine = f"engine random playouts {_n(rates['engine']['decisions_per_cpu_s'])}"
+    for key, label in (
+        ("in_process", "in process, RandomBot: decisions/s"),
+        ("in_process_reading", "in process, a bot given its observations: decisions/s"),
+    ):
+        share = rates[f"{key}_share"]
+        rows.append(
+            (
+                f"transport {label}",
+                _n(rates[key]["decisions_per_cpu_s"]),
+                engine,
+                f"{share['median']:.0%} (target {share['target']:.0%}: "
+                f"{'met' if share['met'] else 'missed'})",
+            )
+        )
+    return rows
+
+
 def cluster_rows(s: dict[str, Any]) -> list[Row]:
     """The tournament here and on a Dask cluster; the coordinator's and scheduler's CPU."""
     rows: list[Row] = []
@@ -411,6 +469,7 @@ ROWS = {
     "solver": solver_rows,
     "protocol": protocol_rows,
     "tournament": tournament_rows,
+    "transport": transport_rows,
     "cluster": cluster_rows,
     "scale": scale_rows,
     "ratings": ratings_rows,
@@ -469,6 +528,20 @@ def limits(results: dict[str, Any]) -> list[str]:
             f"of the CPU used; their start-ups alone take {r['startup_share_of_machine']:.0%} of "
             "the machine's capacity"
         )
+    stdio = sections.get("transport", {}).get("profile", {})
+    if stdio.get("arena", {}).get("by_part"):
+        prof = stdio["arena"]
+        parts = ", ".join(f"{k} {v:.0%}" for k, v in list(prof["by_part"].items())[:5])
+        out.append(
+            f"stdio round robin, arena process (py-spy, GIL holder; interpreter busy "
+            f"{prof['interpreter_busy']:.0%}): {parts}"
+        )
+    if stdio.get("bots", {}).get("top_self"):
+        top = ", ".join(
+            f"{x['function'].split(' (')[0]} {x['share']:.0%}"
+            for x in stdio["bots"]["top_self"][:5]
+        )
+        out.append(f"stdio round robin, bot processes (py-spy, self time): {top}")
     cprof = sections.get("cluster", {}).get("profile", {})
     if cprof.get("by_part_after_start_up"):
         parts = ", ".join(

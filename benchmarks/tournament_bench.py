@@ -33,11 +33,19 @@ def _children_cpu() -> float:
 
 
 def tournament_run(
-    concurrency: int, matches_per_pairing: int = 2, restart: str = "per_match"
+    concurrency: int,
+    matches_per_pairing: int = 2,
+    restart: str = "per_match",
+    bots: list[dict[str, str]] | None = None,
+    cpu_interval: float = 0.1,
+    count_decisions: bool = True,
 ) -> dict[str, Any]:
     """One full round-robin at ``concurrency``; matches per minute and where the CPU went.
     ``restart``: ``per_match`` (a process per seat of every match, the reference) or
-    ``on_failure`` (long-lived processes, arena/pool.py)."""
+    ``on_failure`` (long-lived processes, arena/pool.py); ``bots``: the entries (BOTS);
+    ``cpu_interval``: seconds between samples of the bots' CPU (each reads all of /proc, in
+    this process, which runs the arena); ``count_decisions``: read every record afterwards for
+    ``decisions_per_match`` (a profiled run leaves it out)."""
     from arena.tournament.config import load_config
     from arena.tournament.progress import Feedback
     from arena.tournament.runner import run_tournament
@@ -49,7 +57,7 @@ def tournament_run(
                 "name": f"bench-c{concurrency}",
                 "game": "whist",
                 "options": OPTIONS,
-                "bots": BOTS,
+                "bots": BOTS if bots is None else bots,
                 "matches_per_pairing": matches_per_pairing,
                 "concurrency": concurrency,
                 "restart": restart,
@@ -58,17 +66,19 @@ def tournament_run(
             },
         )
         c0, w0 = time.process_time(), time.perf_counter()
-        with DescendantCpu() as bots:
+        with DescendantCpu(cpu_interval) as bots:
             standings = run_tournament(config, Feedback())
         wall = time.perf_counter() - w0
         own_cpu = time.process_time() - c0
         bots_cpu = bots.seconds
-        decisions = _decisions(Path(tmp) / "out" / "records")
+        decisions = _decisions(Path(tmp) / "out" / "records") if count_decisions else 0
         logs = len(list((Path(tmp) / "out" / "logs").iterdir()))
     return {
         "concurrency": concurrency,
         "restart": restart,
-        "decisions_per_match": round(decisions / standings.done, 1) if standings.done else None,
+        "decisions_per_match": round(decisions / standings.done, 1)
+        if standings.done and count_decisions
+        else None,
         "matches": standings.done,
         "wall_s": round(wall, 2),
         "matches_per_min": round(standings.done / wall * 60, 1),

@@ -16,9 +16,9 @@ import dataclasses
 import json
 import random
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Self, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias, cast
 
 from engine._fast import cloned_attrs, quick_init, share_instances_of
 from engine.errors import ConfigError, EngineError, IllegalActionError, MatchOverError
@@ -116,8 +116,10 @@ class Observation:
     seat: int
 
     def to_dict(self) -> dict[str, JSON]:
-        """The observation as plain JSON-compatible data (tuples become lists)."""
-        data = _jsonable(dataclasses.asdict(self))
+        """The observation as plain JSON-compatible data (tuples become lists): what
+        ``dataclasses.asdict`` gives, keys as text, without its deep copy of every leaf
+        (in-process play builds one per decision; tests/engine/test_observation_dict.py)."""
+        data = _plain(self)
         assert isinstance(data, dict)
         return data
 
@@ -132,6 +134,52 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [_jsonable(v) for v in value]
     return value
+
+
+#: Types :func:`_plain` returns as they are.
+_LEAVES = frozenset({str, int, bool, float, type(None)})
+_all_leaves = _LEAVES.issuperset
+#: Per dataclass type, a function that gives its fields as a dict (each value through _plain).
+_TO_DICT: dict[type, Callable[[Any], dict[str, Any]]] = {}
+
+
+def _plain(value: Any) -> Any:
+    """``_jsonable(dataclasses.asdict(value))`` for a dataclass ``value``: the exact types an
+    observation holds (text, numbers, None, tuples, lists, dicts, nested dataclasses) are walked
+    directly, anything else is converted as ``asdict`` converts it (a deep copy)."""
+    kind = type(value)
+    if kind in _LEAVES:
+        return value
+    if kind is tuple or kind is list:
+        if _all_leaves(map(type, value)):
+            return list(value)
+        return [_plain(v) for v in value]
+    if kind is dict:
+        return {str(k): _plain(v) for k, v in value.items()}
+    convert = _TO_DICT.get(kind)
+    if convert is None:
+        if not dataclasses.is_dataclass(value) or isinstance(value, type):
+            return _jsonable(dataclasses.asdict(_Boxed(value)))["value"]
+        convert = _TO_DICT[kind] = _dict_maker(kind)
+    return convert(value)
+
+
+def _dict_maker(kind: type) -> Callable[[Any], dict[str, Any]]:
+    """A function building ``kind``'s dict field by field, leaves inline (a call per field is
+    most of the cost of a generic walk)."""
+    names = [f.name for f in dataclasses.fields(kind)]
+    items = ", ".join(f"{n!r}: (v if type(v := o.{n}) in leaves else plain(v))" for n in names)
+    scope: dict[str, Any] = {"leaves": _LEAVES, "plain": _plain}
+    exec(f"def to_dict(o):\n    return {{{items}}}\n", scope)
+    return cast(Callable[[Any], dict[str, Any]], scope["to_dict"])
+
+
+@dataclass(frozen=True, slots=True)
+class _Boxed:
+    """A value that is not a dataclass, given to ``dataclasses.asdict`` as a field's value: the
+    rare types :func:`_plain` does not walk are converted exactly as ``asdict`` converts them."""
+
+    value: Any
 
 
 @dataclass(frozen=True, slots=True)

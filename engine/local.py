@@ -39,6 +39,7 @@ from cardarena.messages import Result as SdkResult
 from cardarena.messages import clean_note
 
 from engine.core import JSON, Event, Game, MatchConfig, Result
+from engine.core import Action as EngineAction
 from engine.options import OptionValue, option_to_text
 from engine.records import RECORD_SUFFIX, decision_entry, event_entry, match_header, record_bytes
 from engine.registry import get_game
@@ -72,6 +73,8 @@ class LocalMatch:
     record: Path | None = None
     #: The seats' bots (the objects), in seat order.
     seated: tuple[Bot, ...] = field(default=(), repr=False, compare=False)
+    #: Decisions taken in the match, over every seat.
+    decisions: int = 0
 
 
 def play(
@@ -109,12 +112,13 @@ def play(
     seated = [b for b in bots if isinstance(b, Bot)]
     rotations = rotations_of(spec, config, seated) if duplicate else [tuple(seated)]
     played = []
+    offers = _Offers()
     for deal in range(deals):
         deal_seed = seed if deal == 0 else derive_seed(seed, "game", deal)
         deal_id = base if deals == 1 else f"{base}-g{deal + 1}"
         for r, table in enumerate(rotations):
             mid = deal_id if len(rotations) == 1 else f"{deal_id}-r{r}"
-            played.append(_play_one(spec, config, table, deal_seed, mid, r, out))
+            played.append(_play_one(spec, config, table, deal_seed, mid, r, out, offers))
     return played
 
 
@@ -156,9 +160,13 @@ class _Seats:
         for bot in {id(b): b for b in table}.values():
             self.groups.append((bot, tuple(s for s, b in enumerate(table) if b is bot)))
         self.told = [0] * len(self.groups)
+        #: Whether any bot has an event hook (else telling is nothing to do).
+        self.listening = any(bot.wants_events() for bot, _ in self.groups)
 
     def tell(self, events: Sequence[Event], only: Bot | None = None) -> None:
         """Give each bot with an event hook the events it may see that it has not seen."""
+        if not self.listening:
+            return
         for g, (bot, seats) in enumerate(self.groups):
             if only is not None and bot is not only:
                 continue
@@ -183,6 +191,7 @@ def _play_one(
     match_id: str,
     rotation: int,
     out: str | os.PathLike[str] | None,
+    offers: _Offers,
 ) -> LocalMatch:
     n = len(table)
     options = {k: option_to_text(v) for k, v in config.options}
@@ -196,13 +205,13 @@ def _play_one(
     state = game.new_match(config, seed)
     entries: list[dict[str, JSON]] = []
     failures = [0] * n
-    recorded = 0
+    recorded = decisions = 0
     while (seat := state.to_move) is not None:
         bot = table[seat]
         seats.tell(state.events, only=bot)
         legal = state.legal_actions()
-        offered = [SdkAction(a.kind, a.arg) for a in legal]
-        observation = state.observation(seat).to_dict()
+        offered = offers.of(legal)
+        observation = state.observation(seat).to_dict() if reads_observation(bot) else {}
         started = time.monotonic()
         bot.turn = Turn(match_id, seat, n, options, 0, 0, started)
         index, why = _choose(bot, game.id, observation, offered, match_id)
@@ -210,15 +219,18 @@ def _play_one(
         if index is None:
             failures[seat] += 1
             index = 0  # the SDK's fallback: the referee sees a legal answer
-        for event in state.events[recorded:]:
-            entries.append(event_entry(event))
-        recorded = len(state.events)
-        # Marked as the SDK marks it over the wire (Action.sdk_fallback), so records agree.
-        entries.append(
-            decision_entry(seat, len(legal), legal[index].text, ms, False, "", clean_note(why))
-        )
+        if out is not None:
+            entries.extend(event_entry(event) for event in state.events[recorded:])
+            recorded = len(state.events)
+            # Marked as the SDK marks it over the wire (Action.sdk_fallback), so records agree.
+            fallback = why and clean_note(why)
+            entries.append(
+                decision_entry(seat, len(legal), legal[index].text, ms, False, "", fallback)
+            )
         state.apply(legal[index])
-    entries.extend(event_entry(e) for e in state.events[recorded:])
+        decisions += 1
+    if out is not None:
+        entries.extend(event_entry(e) for e in state.events[recorded:])
     seats.tell(state.events)
     result = state.result()
     assert result is not None
@@ -243,7 +255,36 @@ def _play_one(
         tuple(failures),
         path,
         tuple(table),
+        decisions,
     )
+
+
+class _Offers:
+    """The SDK's action for each engine action offered, made once per :func:`play` call: the
+    engine interns its actions and the SDK's are frozen, so one serves every decision. Found by
+    identity (an engine action's hash is computed from its fields at every call)."""
+
+    def __init__(self) -> None:
+        self._by_id: dict[int, SdkAction] = {}
+        self._kept: list[EngineAction] = []  # alive while their ids are keys
+
+    def of(self, legal: Sequence[EngineAction]) -> list[SdkAction]:
+        by_id = self._by_id
+        return [by_id.get(id(a)) or self._make(a) for a in legal]
+
+    def _make(self, a: EngineAction) -> SdkAction:
+        self._kept.append(a)
+        made = self._by_id[id(a)] = SdkAction(a.kind, a.arg)
+        return made
+
+
+def reads_observation(bot: Bot) -> bool:
+    """Whether ``bot``'s ``choose`` may read its observation: all but the SDK's own
+    ``RandomBot.choose`` (which draws an index from ``legal`` alone; a subclass that overrides
+    it, or an instance given another ``choose``, is asked with the observation). The one that
+    does not is given an empty dict: building an observation costs more than the engine's own
+    move (docs/performance.md, "Transports")."""
+    return getattr(bot.choose, "__func__", None) is not RandomBot.choose
 
 
 def _choose(
