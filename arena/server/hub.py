@@ -400,7 +400,9 @@ class Hub:
         if self._owner_pool is None:
             self._owner_pool = ThreadPoolExecutor(OWNER_THREADS, thread_name_prefix="token-owner")
         address = peer_address(conn.peer) or ""
-        gate = self.auth_gate if address else None
+        # A token the hub issued (a match's seat) is no guess: never locked out, never counted.
+        issued = hello.token in self._tokens or hello.token in self._token_slots
+        gate = self.auth_gate if address and not issued else None
         try:
             if gate is not None and (locked := gate.locked(address)):
                 raise TokenRefused(locked)

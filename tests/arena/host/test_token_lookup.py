@@ -130,6 +130,10 @@ def test_a_store_locked_past_the_wait_turns_the_bot_away_in_words(
         store.close()
 
 
+def first_legal(decision: pb.DecisionRequest, n: int) -> pb.BotMessage:
+    return pb.BotMessage(action=pb.Action(request_id=decision.request_id, index=0))
+
+
 def test_guessed_live_tokens_lock_the_address_out_as_wrong_api_tokens_do(tmp_path: Path) -> None:
     store = CompetitionStore(tmp_path / "competition", competition())
     author, _ = store.add_author("ann")
@@ -171,6 +175,12 @@ def test_guessed_live_tokens_lock_the_address_out_as_wrong_api_tokens_do(tmp_pat
             locked = "too many failed authentications from your address; try again in 30 s"
             assert await answer(live_token) == locked
             assert await answer("cal_d") == locked
+            # The host's own bots, from the same address, still take their seats: a match's
+            # tokens are the arena's, not guesses.
+            spec = make_spec("whist", 4, options={"points_to_win": 1, "games_per_rubber": 1})
+            scenario = await play_with(server, spec, [raw(first_legal)] * 4)
+            assert fault_kinds(scenario.outcome) == []
+            assert await answer(live_token) == locked
             clock[0] += 30
             assert await answer(live_token) == "welcome"
 
