@@ -14,6 +14,7 @@ from typing import Annotated, cast
 from fastapi import Depends, Header, HTTPException, Request
 from fastapi import Path as PathParam
 
+from arena.host.analyses import Analyses
 from arena.host.api.limits import authenticate
 from arena.host.config import CompetitionConfig
 from arena.host.ladder import Standings
@@ -61,6 +62,8 @@ class HostState:
     #: The ids of the matches this host's own arena is playing now (its spectators' board);
     #: matches on a cluster's workers are not among them.
     running: Callable[[], list[str]] = list
+    #: Authors' analyses of their matches (arena/host/analyses.py); ``None``: not served.
+    analyses: Analyses | None = None
 
 
 def host_state(request: Request) -> HostState:

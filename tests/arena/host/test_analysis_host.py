@@ -1,0 +1,164 @@
+"""An author's analysis of their seats in a finished match, over real HTTP and a real store, the
+worker supervised as the host runs it (docs/analysis.md, *On a competition*): asked by the
+author, done, returned to them only; refused without a seat of theirs, asked twice, over the
+day's limit; a record that cannot be analysed fails in one line and the worker goes on."""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import trio
+
+from arena.host.analyses import Analyses
+from arena.host.api import HostState, create_app
+from arena.host.config import check_competition
+from arena.host.ladder import Standings
+from arena.host.store import CompetitionStore
+from arena.host.supervise import supervised
+from arena.layout import record_name
+from arena.ratings import fit_ratings
+from arena.registry import hash_token
+from tests.arena.host.serving import ADMIN, Host, serving
+from tests.arena.host.test_seasons import NS
+from tests.engine.planted import blunder_record
+from tests.waiting import wait_until
+
+#: The cup's [analysis]: few worlds, so an analysis takes a second or two.
+ANALYSIS = {"worlds": 2, "per_author_per_day": 2}
+
+
+@contextmanager
+def working(analyses: Analyses) -> Iterator[None]:
+    """``analyses``' worker, supervised as the host supervises it, on trio in a thread."""
+    started: queue.Queue[tuple[trio.lowlevel.TrioToken, trio.CancelScope]] = queue.Queue()
+
+    async def run() -> None:
+        with trio.CancelScope() as scope:
+            started.put((trio.lowlevel.current_trio_token(), scope))
+            await supervised("analysis", analyses.run)
+
+    worker = threading.Thread(target=trio.run, args=(run,), name="analysis", daemon=True)
+    worker.start()
+    token, scope = started.get(timeout=30)
+    try:
+        yield
+    finally:
+        trio.from_thread.run_sync(scope.cancel, trio_token=token)
+        worker.join(timeout=30)
+        assert not worker.is_alive()
+
+
+@contextmanager
+def analysing(tmp_path: Path) -> Iterator[Host]:
+    raw = {"game": "whist", "options": {"points_to_win": 1, "games_per_rubber": 1}}
+    config = check_competition({**raw, "analysis": ANALYSIS}, "test", "cup")
+    directory = tmp_path / "competition"
+    with CompetitionStore(directory, config) as store:
+        empty = fit_ratings([])
+        host = Host("", store, directory, Standings(empty, empty))
+        analyses = Analyses(directory, config.analysis)
+        state = HostState(
+            store,
+            config,
+            directory,
+            standings=lambda: host.standings,
+            admin_token_hash=hash_token(ADMIN),
+            changed=lambda: None,
+            analyses=analyses,
+        )
+        with serving(create_app(state)) as url, working(analyses):
+            host.url = url
+            yield host
+
+
+def _finish(h: Host, unit: int, seats: tuple[int, ...], good: bool) -> str:
+    """Match ``u{unit}-r0``, finished; its record the planted whist deal, or garbage."""
+    match = f"u{unit}-r0"
+    h.store.create_unit("ladder", unit, (seats[0], seats[1]), [(match, 0, seats)], unit_id=unit)
+    path = h.directory / f"records/{record_name(match)}"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if good:
+        blunder_record(path)
+    else:
+        path.write_bytes(b"not a record at all")
+    h.store.commit_match(match, NS, [], f"records/{record_name(match)}")
+    return match
+
+
+def _authors(h: Host) -> tuple[list[int], dict[str, str]]:
+    tokens, versions = {}, []
+    for name in ("alice", "bob", "carol"):
+        author, tokens[name] = h.store.add_author(name)
+        v = h.store.add_version(author.id, f"{name}-bot", "archive", "0" * 64, {"command": "x"})
+        h.store.set_status(v.id, "validating")
+        h.store.set_status(v.id, "validated")
+        versions.append(v.id)
+    return versions, tokens
+
+
+def _settled(client: httpx.Client, match: str, token: str) -> dict[str, Any]:
+    def state() -> dict[str, Any] | None:
+        r = client.get(f"/api/v1/matches/{match}/analysis", headers=_auth(token))
+        assert r.status_code == 200, r.text
+        body: dict[str, Any] = r.json()
+        return body if body["state"] in ("done", "failed") else None
+
+    return wait_until(state, 120, what=f"the analysis of {match} to end")
+
+
+def _auth(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def test_an_author_asks_for_an_analysis_of_their_seats(tmp_path: Path) -> None:
+    with analysing(tmp_path) as h, httpx.Client(base_url=h.url) as client:
+        (a, b, _), tokens = _authors(h)
+        good = _finish(h, 1, (a, b, a, b), True)
+        bad = _finish(h, 2, (a, b, a, b), False)
+        other = _finish(h, 3, (a, b, a, b), True)
+        url = f"/api/v1/matches/{good}/analysis"
+        assert client.post(url).status_code == 401
+        r = client.post(url, headers=_auth(tokens["carol"]))
+        assert r.status_code == 403 and "none of u1-r0's seats is your bot's" in r.text
+        r = client.post(url, headers=_auth(tokens["alice"]))
+        assert r.status_code == 202, r.text
+        assert r.json()["state"] in ("queued", "running", "done") and r.json()["seats"] == [0, 2]
+        assert client.post(url, headers=_auth(tokens["alice"])).status_code == 409
+
+        done = _settled(client, good, tokens["alice"])
+        assert done["state"] == "done", done
+        analysis = done["analysis"]
+        assert analysis["worlds"] == 2 and analysis["decisions"]
+        assert {d["seat"] for d in analysis["decisions"]} == {0, 2}
+        assert [s["seat"] for s in analysis["seats"]] == [0, 2]
+        # Another author sees none of it.
+        r = client.get(url, headers=_auth(tokens["bob"]))
+        assert r.status_code == 404 and "analysis" not in r.json()
+        assert client.get(url).status_code == 401
+
+        # A record that cannot be analysed: failed, one line; the worker goes on.
+        r = client.post(f"/api/v1/matches/{bad}/analysis", headers=_auth(tokens["alice"]))
+        assert r.status_code == 202
+        failed = _settled(client, bad, tokens["alice"])
+        assert failed["state"] == "failed" and failed["analysis"] is None
+        reason = failed["reason"]
+        assert reason and "\n" not in reason and "Traceback" not in reason
+        assert str(h.directory) not in reason
+        r = client.post(f"/api/v1/matches/{other}/analysis", headers=_auth(tokens["alice"]))
+        assert r.status_code == 429 and "the limit is 2 a day" in r.json()["detail"]
+        r = client.post(url, headers=_auth(tokens["bob"]))
+        assert r.status_code == 202 and r.json()["seats"] == [1, 3]
+        assert _settled(client, good, tokens["bob"])["state"] == "done"
+
+
+def test_an_unknown_match_is_refused(tmp_path: Path) -> None:
+    with analysing(tmp_path) as h, httpx.Client(base_url=h.url) as client:
+        _, tokens = _authors(h)
+        r = client.post("/api/v1/matches/u9-r0/analysis", headers=_auth(tokens["alice"]))
+        assert r.status_code == 404 and len(r.json()["detail"].splitlines()) == 1
