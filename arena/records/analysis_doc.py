@@ -79,6 +79,27 @@ def check_analysis(data: Any, record: Record, where: str) -> None:
             )
 
 
+def summary_lines(data: dict[str, Any]) -> list[str]:
+    """A short text of an analysis object: per seat its expected loss and classes, and its
+    costliest decisions (as ``replay analyze`` ends its table)."""
+    unit, span = data.get("unit", ""), data.get("span", "deal")
+    lines = []
+    for x in data.get("seats", []):
+        c = x.get("classes", {})
+        lines.append(
+            f"{x.get('seat_name')} ({x.get('bot')}): {x.get('decisions')} decisions analysed; "
+            f"expected loss {x.get('loss_per_deal', 0):.2f} {unit} per {span}; "
+            f"{c.get('blunder', 0)} blunders, {c.get('mistake', 0)} mistakes, "
+            f"{c.get('inaccuracy', 0)} inaccuracies"
+        )
+        for d in x.get("costliest", []):
+            lines.append(
+                f"    step {d.get('step')}: played {d.get('chosen')}, best {d.get('best')}: "
+                f"-{d.get('loss', 0):.2f} {unit} ({d.get('class')})"
+            )
+    return lines
+
+
 def _well_formed(d: dict[str, Any]) -> bool:
     number = (int, float)
     return (
@@ -101,4 +122,10 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-__all__ = ["MAX_ANALYSIS_BYTES", "check_analysis", "compute", "read_analysis"]
+__all__ = [
+    "MAX_ANALYSIS_BYTES",
+    "check_analysis",
+    "compute",
+    "read_analysis",
+    "summary_lines",
+]

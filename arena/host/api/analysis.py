@@ -8,26 +8,14 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, HTTPException
-from pydantic import BaseModel
 
 from arena.host.analyses import Analyses, AnalysisRefused
 from arena.host.api.deps import PREFIX, Authed, Host, HostState, MatchId
 from arena.host.api.errors import gone_if_pruned
 from arena.host.api.views import finished_match, record_public
+from arena.host.apitypes import AnalysisOut
 
 router = APIRouter(prefix=PREFIX)
-
-
-class AnalysisOut(BaseModel):
-    """A request's state and, once done, the analysis (``arena replay analyze --json``'s
-    object, of the asking author's seats only)."""
-
-    match_id: str
-    state: str
-    seats: list[int]
-    requested_at: float
-    reason: str | None = None
-    analysis: dict[str, Any] | None = None
 
 
 def _analyses(host: HostState) -> Analyses:

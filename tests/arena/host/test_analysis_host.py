@@ -13,8 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 import trio
 
+from arena.cli.main import main
 from arena.host.analyses import Analyses
 from arena.host.api import HostState, create_app
 from arena.host.config import check_competition
@@ -116,7 +118,9 @@ def _auth(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
 
 
-def test_an_author_asks_for_an_analysis_of_their_seats(tmp_path: Path) -> None:
+def test_an_author_asks_for_an_analysis_of_their_seats(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     with analysing(tmp_path) as h, httpx.Client(base_url=h.url) as client:
         (a, b, _), tokens = _authors(h)
         good = _finish(h, 1, (a, b, a, b), True)
@@ -152,9 +156,15 @@ def test_an_author_asks_for_an_analysis_of_their_seats(tmp_path: Path) -> None:
         assert str(h.directory) not in reason
         r = client.post(f"/api/v1/matches/{other}/analysis", headers=_auth(tokens["alice"]))
         assert r.status_code == 429 and "the limit is 2 a day" in r.json()["detail"]
-        r = client.post(url, headers=_auth(tokens["bob"]))
-        assert r.status_code == 202 and r.json()["seats"] == [1, 3]
-        assert _settled(client, good, tokens["bob"])["state"] == "done"
+        # bob by the command line: asked, waited for, summed up.
+        remote = ["remote", "analysis", "--server", h.url, "--token", tokens["bob"]]
+        assert main([*remote, good, "--wait"]) == 0
+        out = capsys.readouterr().out
+        assert f"\nanalysis of {good} (seats 1, 3): done\n" in f"\n{out}", out
+        assert "E (rules 1): " in out and "W (rules 1): " in out
+        assert main([*remote[:-1], tokens["alice"], bad]) == 1
+        out = capsys.readouterr().out
+        assert out.endswith(f"analysis of {bad} (seats 0, 2): failed\nreason: {reason}\n"), out
 
 
 def test_an_unknown_match_is_refused(tmp_path: Path) -> None:
