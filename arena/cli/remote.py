@@ -603,13 +603,8 @@ ANALYSIS_POLL_S = 2.0
 def _analysis(client: RemoteClient, args: argparse.Namespace) -> int:
     """Ask for the analysis of one's seats in a match unless asked already; with ``--wait``,
     wait until it ends. Exit status 1 when it failed."""
-    from arena.host.client import RemoteError
-
-    try:
-        found = client.analysis(args.match_id)
-    except RemoteError as err:
-        if not str(err).startswith("HTTP 404: you have asked for no analysis"):
-            raise
+    found = client.analysis(args.match_id)
+    if found.state == "none":
         found = client.request_analysis(args.match_id)
     while args.wait and found.state in ("queued", "running"):
         time.sleep(ANALYSIS_POLL_S)

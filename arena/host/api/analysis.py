@@ -5,6 +5,7 @@ only."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from fastapi import APIRouter, HTTPException
@@ -29,7 +30,7 @@ def _out(data: dict[str, Any]) -> AnalysisOut:
         match_id=str(data["match_id"]),
         state=str(data["state"]),
         seats=list(data.get("seats") or []),
-        requested_at=float(data.get("requested_at") or 0),
+        requested_at=data.get("requested_at"),
         reason=data.get("reason"),
         analysis=data.get("analysis") if data.get("state") == "done" else None,
     )
@@ -42,9 +43,7 @@ def request_analysis(match_id: MatchId, host: Host, author: Authed) -> AnalysisO
     429 over the day's limit (``[analysis] per_author_per_day``)."""
     analyses = _analyses(host)
     m = finished_match(host.store, match_id)
-    seats = [s for s, v in enumerate(m.seats) if host.store.version(v).author_id == author.id]
-    if not seats:
-        raise HTTPException(403, f"none of {match_id}'s seats is your bot's")
+    seats = _own_seats(host, m.seats, author.id, match_id)
     if not record_public(host.store, m) or m.record_path is None:
         raise HTTPException(
             409, "the record is published once every rotation of its deal is played"
@@ -63,10 +62,20 @@ def request_analysis(match_id: MatchId, host: Host, author: Authed) -> AnalysisO
 
 @router.get("/matches/{match_id}/analysis", response_model=AnalysisOut)
 def read_analysis(match_id: MatchId, host: Host, author: Authed) -> AnalysisOut:
-    """The author's analysis of ``match_id``: its state, and once done its data; 404 when they
-    asked for none."""
-    finished_match(host.store, match_id)
+    """The author's analysis of ``match_id``: its state (``none`` before they ask), and once
+    done its data; 403 for an author without a seat in it."""
+    m = finished_match(host.store, match_id)
+    seats = _own_seats(host, m.seats, author.id, match_id)
     data = _analyses(host).read(match_id, author.id)
     if data is None:
-        raise HTTPException(404, f"you have asked for no analysis of {match_id}")
+        return AnalysisOut(match_id=match_id, state="none", seats=seats)
     return _out(data)
+
+
+def _own_seats(
+    host: HostState, versions: Sequence[int], author_id: int, match_id: str
+) -> list[int]:
+    seats = [s for s, v in enumerate(versions) if host.store.version(v).author_id == author_id]
+    if not seats:
+        raise HTTPException(403, f"none of {match_id}'s seats is your bot's")
+    return seats

@@ -141,9 +141,12 @@ def test_an_author_asks_for_an_analysis_of_their_seats(
         assert analysis["worlds"] == 2 and analysis["decisions"]
         assert {d["seat"] for d in analysis["decisions"]} == {0, 2}
         assert [s["seat"] for s in analysis["seats"]] == [0, 2]
-        # Another author sees none of it.
+        # Another author sees none of it: bob (E, W) has asked for none, carol has no seat.
         r = client.get(url, headers=_auth(tokens["bob"]))
-        assert r.status_code == 404 and "analysis" not in r.json()
+        assert r.status_code == 200 and r.json()["state"] == "none", r.text
+        assert r.json()["seats"] == [1, 3] and r.json()["analysis"] is None
+        r = client.get(url, headers=_auth(tokens["carol"]))
+        assert r.status_code == 403 and "analysis" not in r.json()
         assert client.get(url).status_code == 401
 
         # A record that cannot be analysed: failed, one line; the worker goes on.
