@@ -13,6 +13,7 @@ from arena.cli.main import main
 from tests.arena.records.test_replay_html_analysis import document
 from tests.engine.planted import blunder_record
 from tests.web.conftest import WatchedPage
+from tests.web.test_pages_browser import shot
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
@@ -51,6 +52,7 @@ def test_the_viewer_draws_the_bars_and_the_timeline_marks(
     assert "blunder" in head.lower() and f"{blunder['loss']:.2f}" in head
     mark = page.locator(f".cav-analysis-mark.cav-class-blunder[data-step='{step}']")
     assert mark.count() == 1
+    shot(page, "viewer-analysis")
     page.goto(f"{out.as_uri()}#step=0&seat=all")
     page.reload()
     page.wait_for_selector("body[data-ready='1']")

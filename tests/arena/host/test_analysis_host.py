@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import tomllib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,16 +18,19 @@ import pytest
 import trio
 
 from arena.cli.main import main
-from arena.host.analyses import Analyses
+from arena.host.analyses import Analyses, AnalysisSettings, analysis_name
 from arena.host.api import HostState, create_app
 from arena.host.config import check_competition
 from arena.host.ladder import Standings
+from arena.host.retention import prune
 from arena.host.store import CompetitionStore
 from arena.host.supervise import supervised
 from arena.layout import record_name
 from arena.ratings import fit_ratings
 from arena.registry import hash_token
 from tests.arena.host.serving import ADMIN, Host, serving
+from tests.arena.host.test_hosting_page import blocks
+from tests.arena.host.test_retention import _file, _pair, _unit
 from tests.arena.host.test_seasons import NS
 from tests.engine.planted import blunder_record
 from tests.waiting import wait_until
@@ -175,3 +179,34 @@ def test_an_unknown_match_is_refused(tmp_path: Path) -> None:
         _, tokens = _authors(h)
         r = client.post("/api/v1/matches/u9-r0/analysis", headers=_auth(tokens["alice"]))
         assert r.status_code == 404 and len(r.json()["detail"].splitlines()) == 1
+
+
+def test_analyses_go_by_the_records_retention_rules(tmp_path: Path) -> None:
+    """An old analysis of a finished match goes with the records' age limit; a young one, and
+    one of a final's match (a published result), stay."""
+    config = check_competition({"game": "whist"}, "test", "cup")
+    with CompetitionStore(tmp_path / "competition", config) as store:
+        pair = _pair(store)
+        old, young, final = (
+            _unit(store, pair, "ladder", 10)[0],
+            _unit(store, pair, "ladder", 1)[0],
+            _unit(store, pair, "final", 10)[0],
+        )
+        for match_id, age in ((old, 10), (young, 1), (final, 10)):
+            _file(store.directory, analysis_name(match_id, 1), age)
+        retention = check_competition(
+            {"game": "whist", "retention": {"records_days": 5}}, "test", "cup"
+        ).retention
+        report = prune(store, retention)
+        assert analysis_name(old, 1) in {r.path for r in report.removed}
+        assert not (store.directory / analysis_name(old, 1)).exists()
+        assert (store.directory / analysis_name(young, 1)).exists()
+        assert (store.directory / analysis_name(final, 1)).exists()
+
+
+def test_hosting_md_states_the_analysis_defaults() -> None:
+    """docs/hosting.md's config block, loaded as written, gives [analysis] its defaults."""
+    (cup,) = [b for b in blocks("toml") if b.startswith("# cup.toml")]
+    assert "[analysis]" in cup
+    raw = tomllib.loads(cup)
+    assert check_competition(raw, "cup", "cup").analysis == AnalysisSettings()
