@@ -13,6 +13,7 @@ as the records they analyse (:func:`match_of_analysis`).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import sys
@@ -124,22 +125,16 @@ class Analyses:
 
     def read(self, match_id: str, author_id: int) -> dict[str, Any] | None:
         """The request of ``author_id`` on ``match_id`` as stored, or ``None``."""
-        try:
-            data = json.loads((self.directory / analysis_name(match_id, author_id)).read_bytes())
-        except FileNotFoundError:
-            return None
-        return data if isinstance(data, dict) else None
+        return _load(self.directory / analysis_name(match_id, author_id))
+
+    def _stored(self, pattern: str = "*.json") -> list[dict[str, Any]]:
+        """Every request whose file matches ``pattern`` (an unreadable file is skipped)."""
+        found = (_load(path) for path in (self.directory / ANALYSES_DIR).glob(pattern))
+        return [data for data in found if data is not None]
 
     def _asked_at(self, author_id: int) -> list[float]:
-        found = []
-        for path in (self.directory / ANALYSES_DIR).glob(f"*.a{author_id}.json"):
-            try:
-                data = json.loads(path.read_bytes())
-            except (OSError, ValueError):
-                continue
-            if isinstance(data, dict) and data.get("author_id") == author_id:
-                found.append(float(data.get("requested_at") or 0))
-        return found
+        mine = self._stored(f"*.a{author_id}.json")
+        return [float(d.get("requested_at") or 0) for d in mine if d.get("author_id") == author_id]
 
     def _write(self, match_id: str, author_id: int, data: dict[str, Any]) -> None:
         path = self.directory / analysis_name(match_id, author_id)
@@ -150,14 +145,7 @@ class Analyses:
     # --- the worker -----------------------------------------------------------------------
 
     def _queued(self) -> list[dict[str, Any]]:
-        found = []
-        for path in (self.directory / ANALYSES_DIR).glob("*.json"):
-            try:
-                data = json.loads(path.read_bytes())
-            except (OSError, ValueError):
-                continue
-            if isinstance(data, dict) and data.get("state") == "queued":
-                found.append(data)
+        found = [d for d in self._stored() if d.get("state") == "queued"]
         return sorted(found, key=lambda d: float(d.get("requested_at") or 0))
 
     def _update(self, item: dict[str, Any], **changes: Any) -> None:
@@ -170,7 +158,8 @@ class Analyses:
         token = trio.lowlevel.current_trio_token()
 
         def wake() -> None:
-            token.run_sync_soon(wakeup.set)
+            with contextlib.suppress(trio.RunFinishedError):  # the host is stopping
+                token.run_sync_soon(wakeup.set)
 
         self._wake = wake
         await trio.to_thread.run_sync(self._requeue_running)
@@ -184,12 +173,8 @@ class Analyses:
             await self._one(queued[0])
 
     def _requeue_running(self) -> None:
-        for path in (self.directory / ANALYSES_DIR).glob("*.json"):
-            try:
-                data = json.loads(path.read_bytes())
-            except (OSError, ValueError):
-                continue
-            if isinstance(data, dict) and data.get("state") == "running":
+        for data in self._stored():
+            if data.get("state") == "running":
                 self._update(data, state="queued")
 
     async def _one(self, item: dict[str, Any]) -> None:
@@ -229,6 +214,14 @@ class Analyses:
         await trio.to_thread.run_sync(lambda: self._update(item, **changes))
         told = {k: v for k, v in changes.items() if k != "analysis"}
         log.info("analysis", match=item["match_id"], author=item["author_id"], **told)
+
+
+def _load(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def _last_line(stderr: bytes, code: int) -> str:

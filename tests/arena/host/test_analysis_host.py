@@ -30,6 +30,7 @@ from arena.ratings import fit_ratings
 from arena.registry import hash_token
 from tests.arena.host.serving import ADMIN, Host, serving
 from tests.arena.host.test_hosting_page import blocks
+from tests.arena.host.test_notes_privacy import _versions
 from tests.arena.host.test_retention import _file, _pair, _unit
 from tests.arena.host.test_seasons import NS
 from tests.engine.planted import blunder_record
@@ -97,17 +98,6 @@ def _finish(h: Host, unit: int, seats: tuple[int, ...], good: bool) -> str:
     return match
 
 
-def _authors(h: Host) -> tuple[list[int], dict[str, str]]:
-    tokens, versions = {}, []
-    for name in ("alice", "bob", "carol"):
-        author, tokens[name] = h.store.add_author(name)
-        v = h.store.add_version(author.id, f"{name}-bot", "archive", "0" * 64, {"command": "x"})
-        h.store.set_status(v.id, "validating")
-        h.store.set_status(v.id, "validated")
-        versions.append(v.id)
-    return versions, tokens
-
-
 def _settled(client: httpx.Client, match: str, token: str) -> dict[str, Any]:
     def state() -> dict[str, Any] | None:
         r = client.get(f"/api/v1/matches/{match}/analysis", headers=_auth(token))
@@ -126,7 +116,7 @@ def test_an_author_asks_for_an_analysis_of_their_seats(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with analysing(tmp_path) as h, httpx.Client(base_url=h.url) as client:
-        (a, b, _), tokens = _authors(h)
+        (a, b, _), tokens = _versions(h)
         good = _finish(h, 1, (a, b, a, b), True)
         bad = _finish(h, 2, (a, b, a, b), False)
         other = _finish(h, 3, (a, b, a, b), True)
@@ -176,7 +166,7 @@ def test_an_author_asks_for_an_analysis_of_their_seats(
 
 def test_an_unknown_match_is_refused(tmp_path: Path) -> None:
     with analysing(tmp_path) as h, httpx.Client(base_url=h.url) as client:
-        _, tokens = _authors(h)
+        _, tokens = _versions(h)
         r = client.post("/api/v1/matches/u9-r0/analysis", headers=_auth(tokens["alice"]))
         assert r.status_code == 404 and len(r.json()["detail"].splitlines()) == 1
 

@@ -5,17 +5,14 @@ refused in one line; without either option the document has no analysis."""
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from arena.cli.main import main
-from tests.arena.records.test_analysis_page import PAGE
+from tests.arena.records.test_analysis_page import PAGE, run_bash
 from tests.arena.records.viewer_records import timed_record
 from tests.engine.planted import blunder_record
 
@@ -92,17 +89,7 @@ def test_docs_analysis_md_viewer_commands_run_as_written(tmp_path: Path) -> None
     """docs/analysis.md's match, then its *In the viewer* commands, in bash as written."""
     blocks = re.findall(r"```sh\n(.*?)```", PAGE.read_text(), re.S)
     (viewer,) = [b for b in blocks if b.startswith("arena replay html")]
-    bin_dir = str(Path(sys.executable).parent)
-    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
-    done = subprocess.run(
-        ["bash", "-euc", blocks[0] + viewer],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr
+    run_bash(blocks[0] + viewer, tmp_path)
     analysis = document(tmp_path / "analysed.html")["analysis"]
     assert analysis == json.loads((tmp_path / "e.json").read_text())
     assert {s["seat_name"] for s in analysis["seats"]} == {"E"}
