@@ -19,16 +19,12 @@ import trio
 
 from arena.cli.main import main
 from arena.host.analyses import Analyses, AnalysisSettings, analysis_name
-from arena.host.api import HostState, create_app
 from arena.host.config import check_competition
-from arena.host.ladder import Standings
 from arena.host.retention import prune
 from arena.host.store import CompetitionStore
 from arena.host.supervise import supervised
 from arena.layout import record_name
-from arena.ratings import fit_ratings
-from arena.registry import hash_token
-from tests.arena.host.serving import ADMIN, Host, serving
+from tests.arena.host.serving import Host, hosting
 from tests.arena.host.test_hosting_page import blocks
 from tests.arena.host.test_notes_privacy import _versions
 from tests.arena.host.test_retention import _file, _pair, _unit
@@ -63,25 +59,10 @@ def working(analyses: Analyses) -> Iterator[None]:
 
 @contextmanager
 def analysing(tmp_path: Path) -> Iterator[Host]:
-    raw = {"game": "whist", "options": {"points_to_win": 1, "games_per_rubber": 1}}
-    config = check_competition({**raw, "analysis": ANALYSIS}, "test", "cup")
-    directory = tmp_path / "competition"
-    with CompetitionStore(directory, config) as store:
-        empty = fit_ratings([])
-        host = Host("", store, directory, Standings(empty, empty))
-        analyses = Analyses(directory, config.analysis)
-        state = HostState(
-            store,
-            config,
-            directory,
-            standings=lambda: host.standings,
-            admin_token_hash=hash_token(ADMIN),
-            changed=lambda: None,
-            analyses=analyses,
-        )
-        with serving(create_app(state)) as url, working(analyses):
-            host.url = url
-            yield host
+    with hosting(tmp_path, analysis=ANALYSIS) as h:
+        assert h.analyses is not None
+        with working(h.analyses):
+            yield h
 
 
 def _finish(h: Host, unit: int, seats: tuple[int, ...], good: bool) -> str:
