@@ -181,3 +181,13 @@ def test_hosting_md_states_the_analysis_defaults() -> None:
     assert "[analysis]" in cup
     raw = tomllib.loads(cup)
     assert check_competition(raw, "cup", "cup").analysis == AnalysisSettings()
+
+
+def test_a_host_with_analysis_off_refuses_in_one_line(tmp_path: Path) -> None:
+    with hosting(tmp_path, analysis={"enabled": False}) as h, httpx.Client(base_url=h.url) as c:
+        (a, b, _), tokens = _versions(h)
+        match = _finish(h, 1, (a, b, a, b), True)
+        r = c.post(f"/api/v1/matches/{match}/analysis", headers=_auth(tokens["alice"]))
+        assert r.status_code == 403 and r.json() == {
+            "detail": "this competition does not analyse matches"
+        }
