@@ -12,6 +12,7 @@ import argparse
 import json
 import os
 import sys
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -25,7 +26,7 @@ from arena.errors import ArenaError, UsageError
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from arena.host.apitypes import AuthorOut, BotOut, Status, VersionOut
+    from arena.host.apitypes import AnalysisOut, AuthorOut, BotOut, Status, VersionOut
     from arena.host.client import RemoteClient
 
     Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
@@ -623,8 +624,40 @@ def _add_version_commands(rsub: Subparsers) -> None:
     ap.add_argument("-o", "--output", default=None, metavar="FILE", help="(version-ID.tar.gz)")
 
 
+#: Seconds between looks while ``remote analysis --wait`` waits.
+ANALYSIS_POLL_S = 2.0
+
+
+def _analysis(client: RemoteClient, args: argparse.Namespace) -> int:
+    """Ask for the analysis of one's seats in a match unless asked already; with ``--wait``,
+    wait until it ends. Exit status 1 when it failed."""
+    found = client.analysis(args.match_id)
+    if found.state == "none":
+        found = client.request_analysis(args.match_id)
+    while args.wait and found.state in ("queued", "running"):
+        time.sleep(ANALYSIS_POLL_S)
+        found = client.analysis(args.match_id)
+    if args.json:
+        _print_json(found)
+    else:
+        _print_analysis(found)
+    return 1 if found.state == "failed" else 0
+
+
+def _print_analysis(found: AnalysisOut) -> None:
+    from arena.records.analysis_doc import summary_lines
+
+    seats = ", ".join(str(s) for s in found.seats)
+    print(f"analysis of {found.match_id} (seats {seats}): {found.state}")
+    if found.reason:
+        print(f"reason: {found.reason}")
+    if found.analysis is not None:
+        for line in summary_lines(found.analysis):
+            print(line)
+
+
 def _add_match_commands(rsub: Subparsers) -> None:
-    """``matches``, ``match``, ``record`` and ``logs``."""
+    """``matches``, ``match``, ``record``, ``logs`` and ``analysis``."""
     mp = _add(rsub, "matches", _matches, "none", "the latest finished matches, newest first")
     mp.add_argument("--version", type=POSITIVE, default=None, metavar="ID", help="of version ID")
     mp.add_argument("--phase", choices=("ladder", "final"), default=None, help="of one phase")
@@ -658,6 +691,16 @@ def _add_match_commands(rsub: Subparsers) -> None:
     )
     sl.add_argument("match_id", metavar="MATCH_ID")
     sl.add_argument("seat", type=NON_NEGATIVE, metavar="SEAT", help="seat number, from 0")
+    an = _add(
+        rsub,
+        "analysis",
+        _analysis,
+        "author",
+        "what each decision of your seats in a finished match cost: asks the host to analyse "
+        "it (once; queued), or shows how far it is and, done, the summary",
+    )
+    an.add_argument("match_id", metavar="MATCH_ID")
+    an.add_argument("--wait", action="store_true", help="wait until the analysis is done")
 
 
 def _add_admin_commands(rsub: Subparsers) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from pathlib import Path
 from typing import Any
@@ -44,12 +45,45 @@ def _cmd_show(args: argparse.Namespace) -> int:
 
 
 def _cmd_html(args: argparse.Namespace) -> int:
-    from arena.records.html import write_html
+    from arena.records.html import AnalysisOf, write_html
 
+    analysed = args.analysis or args.analysis_file is not None
+    if not analysed and (args.seat or args.limit is not None or args.deal is not None):
+        raise UsageError("--seat, --deal and --limit go with --analysis")
+    analysis: AnalysisOf | None = None
+    if args.analysis_file is not None:
+        from arena.records.analysis_doc import read_analysis
+
+        if args.analysis:
+            raise UsageError("--analysis computes it, --analysis-file reads it: give one")
+        path = Path(args.analysis_file)
+        analysis = functools.partial(read_analysis, path)
+    elif args.analysis:
+        from arena.records.analysis_doc import compute
+        from reference_bots.search.playout import search_policy
+
+        analysis = functools.partial(
+            compute, settings=_settings(args), rollout=search_policy, where=args.file
+        )
     out = Path(args.output)
-    steps = write_html(Path(args.file), out)
-    print(f"wrote {out}: {steps} steps")
+    steps = write_html(Path(args.file), out, analysis)
+    print(f"wrote {out}: {steps} steps" + (" with the analysis" if analysed else ""))
     return 0
+
+
+def _settings(args: argparse.Namespace) -> Any:
+    """``replay analyze``'s settings from its options (shared by ``replay html --analysis``)."""
+    from arena.records.analyze import Settings
+
+    return Settings(
+        worlds=args.worlds,
+        seed=args.seed,
+        seats=tuple(args.seat or ()),
+        at=getattr(args, "at", None),
+        deal=args.deal,
+        limit=args.limit,
+        policy="search",
+    )
 
 
 def _cmd_ask(args: argparse.Namespace) -> int:
@@ -82,18 +116,10 @@ WORLDS = number(int, 1, "a whole number from 1 to 10000", 10_000)
 def _cmd_analyze(args: argparse.Namespace) -> int:
     import json
 
-    from arena.records.analyze import Settings, analyze_path, progress_bar, report_json, report_text
+    from arena.records.analyze import analyze_path, progress_bar, report_json, report_text
     from reference_bots.search.playout import search_policy
 
-    settings = Settings(
-        worlds=args.worlds,
-        seed=args.seed,
-        seats=tuple(args.seat or ()),
-        at=args.at,
-        deal=args.deal,
-        limit=args.limit,
-        policy="search",
-    )
+    settings = _settings(args)
     with progress_bar(sys.stderr) as tell:
         result = analyze_path(Path(args.file), settings, search_policy, tell)
     if args.json:
@@ -142,6 +168,19 @@ def add_replay_parser(sub: Any) -> None:
         help="page to write: a new or empty file, or a page this command wrote (nothing else is "
         "overwritten)",
     )
+    hp.add_argument(
+        "--analysis",
+        action="store_true",
+        help="analyse the match (as `replay analyze` does) and draw each analysed decision's "
+        "values as bars, the costly decisions on the timeline",
+    )
+    hp.add_argument(
+        "--analysis-file",
+        metavar="A.json",
+        help="embed this analysis (the output of `replay analyze --json` on this record) "
+        "instead of computing it",
+    )
+    _add_analysis_options(hp)
     hp.set_defaults(handler=_cmd_html)
 
     ap = rsub.add_parser(
@@ -204,25 +243,30 @@ def _add_analyze_parser(rsub: Any) -> None:
         "decisions. The same seed gives the same output.",
     )
     np.add_argument("file", metavar="FILE", help="match record (.jsonl.gz)")
-    np.add_argument(
+    _add_analysis_options(np)
+    np.add_argument("--at", type=NON_NEGATIVE, metavar="K", help="only decision K")
+    np.add_argument("--json", action="store_true", help="print one JSON object (docs/analysis.md)")
+    np.set_defaults(handler=_cmd_analyze)
+
+
+def _add_analysis_options(parser: Any) -> None:
+    """The options ``replay analyze`` and ``replay html --analysis`` share."""
+    parser.add_argument(
         "--seat",
         action="append",
         metavar="S",
         help="only seat S's decisions (number or name; repeat for several); default every seat",
     )
-    np.add_argument(
+    parser.add_argument(
         "--worlds", type=WORLDS, default=32, metavar="N", help="worlds drawn per decision"
     )
-    np.add_argument("--seed", type=int, default=0, metavar="K", help="seed of the worlds")
-    np.add_argument("--at", type=NON_NEGATIVE, metavar="K", help="only decision K")
-    np.add_argument(
+    parser.add_argument("--seed", type=int, default=0, metavar="K", help="seed of the worlds")
+    parser.add_argument(
         "--deal",
         type=POSITIVE,
         metavar="N",
         help="only deal N (round in tennis whist, game in tennis), from 1",
     )
-    np.add_argument(
+    parser.add_argument(
         "--limit", type=POSITIVE, metavar="N", help="at most the first N decisions with a choice"
     )
-    np.add_argument("--json", action="store_true", help="print one JSON object (docs/analysis.md)")
-    np.set_defaults(handler=_cmd_analyze)

@@ -435,3 +435,18 @@ class Live(BaseModel):
     matches: list[LiveMatch]
     #: The ladder plays on a cluster's workers, whose matches this host does not see as they go.
     on_workers: bool = False
+
+
+class AnalysisOut(BaseModel):
+    """An author's analysis of their seats in a match (``/matches/{id}/analysis``): its state
+    (``none`` not asked, ``queued``, ``running``, ``done``, ``failed``), the seats, when it was
+    asked (epoch seconds), a failure's
+    one-line reason, and once done the analysis (``arena replay analyze --json``'s object, of
+    those seats only; docs/analysis.md)."""
+
+    match_id: str
+    state: str
+    seats: list[int]
+    requested_at: float | None = None
+    reason: str | None = None
+    analysis: dict[str, Any] | None = None

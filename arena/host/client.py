@@ -39,6 +39,7 @@ from arena.host.apitypes import (
     TOTAL_HEADER,
     AdminAuthor,
     AdminQueue,
+    AnalysisOut,
     AuditOut,
     BotOut,
     CrossTable,
@@ -380,6 +381,16 @@ class RemoteClient:
     def archive(self, version_id: int) -> bytes:
         """One's own version's files, as a ``.tar.gz`` (an image version's tarball: a ``.tar``)."""
         return self._request("GET", f"/versions/{int(version_id)}/archive", auth="required")
+
+    def request_analysis(self, match_id: str) -> AnalysisOut:
+        """Ask for the analysis of one's own seats in a finished match (queued)."""
+        path = f"/matches/{_segment(match_id)}/analysis"
+        return self._json(TypeAdapter(AnalysisOut), "POST", path, auth="required")
+
+    def analysis(self, match_id: str) -> AnalysisOut:
+        """One's analysis of a match: its state, and once done its data."""
+        path = f"/matches/{_segment(match_id)}/analysis"
+        return self._json(TypeAdapter(AnalysisOut), "GET", path, auth="required")
 
     def seat_log(self, match_id: str, seat: int) -> str:
         """What one's own bot wrote to stderr in one seat of a match."""

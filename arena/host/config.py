@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 from arena.checks import Checker, read_toml
 from arena.errors import ArenaError
+from arena.host.analyses import AnalysisSettings
 from arena.host.events.config import EventConfig, check_events
 from arena.par import REFERENCES
 from arena.rules import MatchRules, check_rules
@@ -64,6 +65,7 @@ KNOWN_KEYS = (
     "seasons",
     "announce",
     "events",
+    "analysis",
 )
 SECTION_KEYS: Mapping[str, tuple[str, ...]] = {
     "time_control": ("move_ms", "bank_ms"),
@@ -111,6 +113,7 @@ SECTION_KEYS: Mapping[str, tuple[str, ...]] = {
     ),
     "seasons": ("length_days", "schedule", "ratings"),
     "announce": ("webhook_url", "secret_file", "secret_env"),
+    "analysis": ("enabled", "per_author_per_day", "worlds", "timeout_s"),
 }
 
 #: The fastest pace a host may set. 0 means "as fast as the machine plays"; a finite figure above
@@ -328,6 +331,8 @@ class CompetitionConfig:
     announce: AnnounceConfig = field(default_factory=lambda: AnnounceConfig())
     #: ``[[events]]``: knockouts, Swiss and heats held beside the ladder (arena/host/events/).
     events: tuple[EventConfig, ...] = ()
+    #: ``[analysis]``: authors' analyses of their seats (docs/analysis.md).
+    analysis: AnalysisSettings = field(default_factory=AnalysisSettings)
 
     def identity(self) -> dict[str, Any]:
         """What fixes the meaning of every stored result; a restart must match it exactly.
@@ -369,6 +374,19 @@ def check_competition(raw: Mapping[str, Any], where: str, default_name: str) -> 
         seasons=_seasons(sections["seasons"]),
         announce=_announce(sections["announce"]),
         events=check_events(c, len(seat_groups)),
+        analysis=_analysis(sections["analysis"]),
+    )
+
+
+def _analysis(c: Checker) -> AnalysisSettings:
+    d = AnalysisSettings()
+    return AnalysisSettings(
+        enabled=c.bool_("analysis.enabled", d.enabled),
+        per_author_per_day=c.int_(
+            "analysis.per_author_per_day", d.per_author_per_day, 0, maximum=100_000
+        ),
+        worlds=c.int_("analysis.worlds", d.worlds, 1, maximum=10_000),
+        timeout_s=c.int_("analysis.timeout_s", d.timeout_s, 1, maximum=7 * 86_400),
     )
 
 

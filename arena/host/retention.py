@@ -24,6 +24,7 @@ from pathlib import Path
 import structlog
 import trio
 
+from arena.host.analyses import ANALYSES_DIR, match_of_analysis
 from arena.host.config import RetentionConfig
 from arena.host.store import CompetitionStore, DatabaseLocked
 from arena.host.store.retention import Settled
@@ -92,6 +93,8 @@ def prune(
     limits = (
         (RECORDS_DIR, config.records_days, config.records_mib, not config.published),
         (LOGS_DIR, config.logs_days, config.logs_mib, False),
+        # Authors' analyses go by the rules of the records they analyse.
+        (ANALYSES_DIR, config.records_days, config.records_mib, not config.published),
     )
     removed: list[Removal] = []
     kept = 0
@@ -133,13 +136,13 @@ def _scan(directory: Path, sub: str, settled: Settled) -> list[_File]:
             st = entry.stat(follow_symlinks=False)
         except FileNotFoundError:  # renamed or removed meanwhile
             continue
-        match = match_of_file(entry.name)
+        match = match_of_file(entry.name) or match_of_analysis(entry.name)
         version = validated_by(match if match is not None else entry.name)
         if version is not None:
             over, published = version in settled.validated, False
         else:
             flag = settled.matches.get(match) if match is not None else None
-            over, published = flag is not None, bool(flag) and sub == RECORDS_DIR
+            over, published = flag is not None, bool(flag) and sub != LOGS_DIR
         found.append(_File(f"{sub}/{entry.name}", st.st_blocks * 512, st.st_mtime, over, published))
     return sorted(found, key=lambda f: (f.mtime, f.path))
 

@@ -37,6 +37,7 @@ from arena.bots.sandbox import Limits, check_available, default_limits
 from arena.boxed import boxed_arena
 from arena.cluster.task import Cluster
 from arena.errors import ArenaError, UsageError
+from arena.host.analyses import Analyses
 from arena.host.announce import Announcer, read_secret
 from arena.host.api import HostState, create_app
 from arena.host.client import is_loopback
@@ -266,6 +267,7 @@ async def _serve(
         trio_token.run_sync_soon(wake)
 
     throttle = Throttle(config.limits)
+    analyses = Analyses(directory, config.analysis)
     state = HostState(
         store,
         config,
@@ -284,6 +286,7 @@ async def _serve(
         play_unit=lambda unit_id: trio_token.run_sync_soon(ladder.adopt, unit_id),
         running=lambda: [m.match_id for m in server.summaries(running_only=True)],
         par=lambda: keeper.table if keeper is not None else None,
+        analyses=analyses,
     )
     app = create_app(state)
     server.token_owner = live.owner
@@ -316,6 +319,8 @@ async def _serve(
             nursery.start_soon(functools.partial(watched, "events", events.run))
         validator = functools.partial(_validator, store, player, config, ladder, validations, set())
         nursery.start_soon(functools.partial(watched, "validator", validator))
+        if config.analysis.enabled:
+            nursery.start_soon(functools.partial(watched, "analysis", analyses.run))
         if config.retention.enabled:
             pruning = functools.partial(keep_pruning, store, config.retention)
             nursery.start_soon(functools.partial(watched, "retention", pruning))

@@ -29,7 +29,7 @@ from __future__ import annotations
 import html
 import json
 import os
-from collections.abc import Container, Mapping, Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -192,9 +192,11 @@ def _bots(rep: Replayed) -> list[str]:
     return [str(bots.get(s, "")) for s in range(rep.num_seats)]
 
 
-def page_data(rep: Replayed) -> dict[str, Any]:
+def page_data(rep: Replayed, analysis: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The viewer's document, JSON-ready: ``meta`` and one entry per step (each decision, then
-    the end). Big integers are still Python ints; :func:`viewer_document` makes them exact."""
+    the end), and with ``analysis`` (``replay analyze --json``'s object, checked against the
+    record: :mod:`arena.records.analysis_doc`) that too, under ``analysis``. Big integers are
+    still Python ints; :func:`viewer_document` makes them exact."""
     header = rep.record.header
     times = decision_times(rep)
     tc = header.get("time_control")
@@ -224,7 +226,7 @@ def page_data(rep: Replayed) -> dict[str, Any]:
             if st["sdk_fallback"]
         ]
     )
-    return {
+    doc: dict[str, Any] = {
         "format": DOC_FORMAT,
         "meta": {
             "game": rep.game.id,
@@ -247,6 +249,9 @@ def page_data(rep: Replayed) -> dict[str, Any]:
         },
         "steps": steps,
     }
+    if analysis is not None:  # without it the document, and so the page, is as before
+        doc["analysis"] = dict(analysis)
+    return doc
 
 
 #: The largest integer a JavaScript number holds exactly (``Number.MAX_SAFE_INTEGER``).
@@ -298,8 +303,9 @@ def _inline(text: str, tag: str) -> str:
     return text
 
 
-def render_page(rep: Replayed) -> str:
-    """The complete HTML page for a replayed record: template, styles, script and document."""
+def render_page(rep: Replayed, analysis: Mapping[str, Any] | None = None) -> str:
+    """The complete HTML page for a replayed record: template, styles, script and document
+    (with ``analysis``, see :func:`page_data`)."""
     meta = rep.record.header
     title = f"{rep.game.title} · {meta.get('match_id') or 'match'}"
     page = _resource("arena.records", "templates/replay.html")
@@ -313,7 +319,7 @@ def render_page(rep: Replayed) -> str:
     if not sep or not sep2:
         raise ArenaError("the replay page template lacks its script or data placeholder")
     script = _inline(_resource("arena.web", "static/viewer.js"), "script")
-    return head + script + before + _embed(page_data(rep)) + after
+    return head + script + before + _embed(page_data(rep, analysis)) + after
 
 
 #: In the first lines of every page this command writes (templates/replay.html): the only kind
@@ -347,15 +353,20 @@ def _check_output(record: Path, out: Path) -> None:
         )
 
 
-def write_html(record: Path, out: Path) -> int:
+#: What gives the analysis a page embeds, from the record read (``None`` for none).
+AnalysisOf = Callable[[Replayed], Mapping[str, Any] | None]
+
+
+def write_html(record: Path, out: Path, analysis: AnalysisOf | None = None) -> int:
     """Replay ``record`` and write its page to ``out``; returns the number of steps.
 
     ``out`` may be new, empty or a page this command wrote; anything else (the record itself
-    included) is refused before the record is read.
+    included) is refused before the record is read. ``analysis``, given the replayed record,
+    gives the analysis to embed (computed, or read from a file and checked).
     """
     _check_output(record, out)
     rep = load_replay(record)
-    page = render_page(rep)
+    page = render_page(rep, None if analysis is None else analysis(rep))
     # Through a temporary file renamed over it: a failure (a full disk, Ctrl-C) leaves the old
     # file as it was. A symlink keeps pointing at the page: the rename happens beside its target.
     write_atomically(

@@ -506,6 +506,7 @@ async function matchPage(main, args) {
   const stage = h("div", { class: "stage" });
   layout.append(stage);
   main.append(layout);
+  const mySeats = m.seats.map((s, i) => [s, i]).filter(([s]) => myRefs.has(s));
   if (!m.record_available) {
     stage.append(empty("The replay is published once every rotation of this deal has been played."));
   } else {
@@ -514,13 +515,17 @@ async function matchPage(main, args) {
       const doc = await api(`/matches/${encodeURIComponent(id)}/viewer`, { auth: true });
       const el = h("div", { id: "viewer" });
       stage.append(el);
-      window.CardArenaViewer.mount(el, doc, { hash: true });
+      const player = { current: window.CardArenaViewer.mount(el, doc, { hash: true }) };
       stage.append(h("p", {}, h("a", { href: `${API}/matches/${encodeURIComponent(id)}/record`, download: "" }, "Download the record"), " (arena replay verify checks it)."));
+      if (mySeats.length > 0) stage.append(analysisBox(id, (analysis) => {
+        // The same viewer, now with the author's analysis: bars and timeline marks.
+        player.current.destroy();
+        player.current = window.CardArenaViewer.mount(el, { ...doc, analysis }, { hash: true });
+      }));
     } catch (err) {
       showError(stage, err);
     }
   }
-  const mySeats = m.seats.map((s, i) => [s, i]).filter(([s]) => myRefs.has(s));
   if (mySeats.length > 0) {
     const logs = h("aside", { class: "logs", id: "seat-logs" }, h("h2", {}, "Your seat logs"));
     layout.append(logs);
@@ -532,6 +537,37 @@ async function matchPage(main, args) {
         .catch((err) => (pre.textContent = err.message));
     }
   }
+}
+
+// The author's analysis of their seats (docs/analysis.md): its state, a button to ask for it,
+// and once done the analysis handed to show() for the viewer to draw.
+const ANALYSIS_POLL_MS = 3000;
+
+function analysisBox(id, show) {
+  const url = `/matches/${encodeURIComponent(id)}/analysis`;
+  const line = h("span", { class: "analysis-state" }, "");
+  const ask = h("button", { type: "button", id: "request-analysis", hidden: true }, "Request analysis");
+  const box = h("p", { class: "analysis", id: "analysis" }, "Analysis of your seats: ", line, " ", ask);
+  const told = (a) => {
+    line.textContent = (a.state === "none" ? "not asked for" : a.state) + (a.reason ? ` (${a.reason})` : "");
+    box.dataset.state = a.state;
+    ask.hidden = a.state !== "none" && a.state !== "failed";
+    if (a.state === "done" && a.analysis) show(a.analysis);
+    else if (a.state === "queued" || a.state === "running") setTimeout(look, ANALYSIS_POLL_MS);
+  };
+  const look = () =>
+    api(url, { auth: true })
+      .then(told)
+      .catch((err) => (line.textContent = err.message));
+  ask.addEventListener("click", () => {
+    ask.disabled = true;
+    api(url, { method: "POST", auth: true })
+      .then(told)
+      .catch((err) => (line.textContent = err.message))
+      .finally(() => (ask.disabled = false));
+  });
+  look();
+  return box;
 }
 
 // --- the author's own page -------------------------------------------------------------------

@@ -13,6 +13,7 @@ from __future__ import annotations
 from fastapi import FastAPI
 
 import arena.host.api.admin as admin
+import arena.host.api.analysis as analysis
 import arena.host.api.authors as authors
 import arena.host.api.bots as bots
 import arena.host.api.events as events
@@ -45,6 +46,7 @@ ROUTERS = (
     exports,
     events,
     live,
+    analysis,
 )
 
 

@@ -14,6 +14,7 @@ from typing import Annotated, cast
 from fastapi import Depends, Header, HTTPException, Request
 from fastapi import Path as PathParam
 
+from arena.host.analyses import Analyses
 from arena.host.api.limits import authenticate
 from arena.host.config import CompetitionConfig
 from arena.host.ladder import Standings
@@ -64,6 +65,8 @@ class HostState:
     running: Callable[[], list[str]] = list
     #: The ladder's latest par table (``[ladder] par``; arena/host/par.py); ``None``: none.
     par: Callable[[], ParTable | None] = lambda: None
+    #: Authors' analyses of their matches (arena/host/analyses.py); ``None``: not served.
+    analyses: Analyses | None = None
 
 
 def host_state(request: Request) -> HostState:

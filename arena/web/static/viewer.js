@@ -11,6 +11,9 @@
  * document; this file only draws. In a seat view it draws from that seat's own observation
  * (step.private[seat]) and the fields every seat shares (step.public), nothing else.
  * Events: "cardarena:step" (detail {step, seat}) on the element whenever either changes.
+ * With doc.analysis (arena replay analyze --json's object, docs/analysis.md) the decision panel
+ * draws each legal action's value as a bar and the timeline marks the costly decisions, each
+ * only in the whole-table view and the deciding seat's.
  */
 (function () {
   "use strict";
@@ -170,6 +173,49 @@
     return span;
   }
 
+  // --- analysis: each legal action's value (doc.analysis) -------------------------------------
+
+  var COSTLY = { inaccuracy: 1, mistake: 1, blunder: 1 };
+  function fmtValue(x) { return (Math.round(x * 100) / 100).toFixed(2); }
+
+  /* The analysed decision d as one bar per legal action, the longest the best; the played one
+   * and the best one marked. Values may be negative (forty-five's points), so bars start at the
+   * decision's lowest value. */
+  function analysisBars(d, an) {
+    var unit = an.unit;
+    var box = el("div", "cav-analysis cav-class-" + d["class"]);
+    box.setAttribute("data-analysis-step", String(d.step));
+    var head = el("div", "cav-analysis-head");
+    append(head, [el("span", "cav-analysis-class", d["class"]),
+      el("span", "", d.loss > 0 ? " −" + fmtValue(d.loss) + " ± " + fmtValue(d.loss_se) +
+        " " + unit : " loses nothing"),
+      el("span", "cav-dim", " · " + d.method + (d.fallback ? " · played by the referee" : ""))]);
+    box.appendChild(head);
+    var means = d.actions.map(function (a) { return a.mean; });
+    var lo = Math.min.apply(null, means), hi = Math.max.apply(null, means);
+    d.actions.forEach(function (a) {
+      var row = el("div", "cav-bar-row");
+      row.setAttribute("data-bar-action", a.action);
+      var chosen = a.action === d.chosen, best = a.action === d.best;
+      if (chosen) row.classList.add("cav-bar-chosen");
+      if (best) row.classList.add("cav-bar-best");
+      var track = el("span", "cav-bar-track");
+      var bar = el("span", "cav-bar");
+      bar.style.width = (hi > lo ? 8 + 92 * (a.mean - lo) / (hi - lo) : 100) + "%";
+      track.appendChild(bar);
+      row.title = a.action + ": " + fmtValue(a.mean) + " ± " + fmtValue(a.se) + " " + unit +
+        " over " + a.n + " worlds";
+      append(row, [append(el("span", "cav-bar-label"), [actionView(a.action)]), track,
+        el("span", "cav-bar-value", fmtValue(a.mean)),
+        el("span", "cav-bar-tags", (chosen ? "played" : "") + (chosen && best ? " · " : "") +
+          (best ? "best" : ""))]);
+      box.appendChild(row);
+    });
+    box.appendChild(el("div", "cav-dim cav-analysis-unit", "values in " + unit + " to the end of the " +
+      an.span + ", " + an.worlds + " worlds"));
+    return box;
+  }
+
   // --- the viewer -------------------------------------------------------------------------------
 
   function mount(root, doc, options) {
@@ -179,6 +225,10 @@
     var state = { step: 0, seat: "all", playing: false, speed: 1, timer: null, sent: null };
     var kind = meta.presentation;
     var isTennis = kind === "tennis_court";
+    var analysis = doc.analysis || null, analysed = {};
+    if (analysis) analysis.decisions.forEach(function (d) { analysed[d.step] = d; });
+    // Only the deciding seat's view and the whole table's show a decision's analysis.
+    function showsAnalysis(d) { return !!d && (state.seat === "all" || state.seat === d.seat); }
 
     root.classList.add("cav");
     root.replaceChildren();
@@ -257,6 +307,19 @@
       t.addEventListener("click", function () { go(m.step); });
       ticks.appendChild(t);
     });
+    var costly = [];
+    if (analysis) analysis.decisions.forEach(function (d) {
+      if (!COSTLY[d["class"]]) return;
+      var t = el("span", "cav-analysis-mark cav-class-" + d["class"]);
+      t.style.left = (last ? (100 * d.step / last) : 0) + "%";
+      t.title = "step " + d.step + ": " + seatName(d.seat) + " " + d["class"] + ", played " + d.chosen +
+        ", best " + d.best + ": −" + fmtValue(d.loss) + " " + analysis.unit;
+      t.dataset.step = String(d.step);
+      t.dataset.seat = String(d.seat);
+      t.addEventListener("click", function () { go(d.step); });
+      costly.push({ mark: t, d: d });
+      ticks.appendChild(t);
+    });
     var timeline = append(el("div", "cav-timeline"), [range, ticks]);
     var help = el("div", "cav-help", HELP);
 
@@ -319,6 +382,7 @@
         if (st.legal.length > 30) legal.appendChild(document.createTextNode(" \u2026"));
         decision.appendChild(legal);
       }
+      if (showsAnalysis(analysed[st.n])) decision.appendChild(analysisBars(analysed[st.n], analysis));
     }
 
     function drawScores(st) {
@@ -669,6 +733,7 @@
       else if (kind === "trick_table" && Array.isArray(st.public.tricks)) drawTable(st);
       else drawGeneric(st);
       drawDecision(st);
+      costly.forEach(function (c) { c.mark.hidden = !showsAnalysis(c.d); });
       drawScores(st);
       drawEvents(st);
       drawResult(st);

@@ -16,6 +16,7 @@ import trio
 from hypercorn.config import Config as HypercornConfig
 from hypercorn.trio import serve
 
+from arena.host.analyses import Analyses
 from arena.host.api import HostState, create_app
 from arena.host.config import CompetitionConfig, check_competition
 from arena.host.ladder import Standings
@@ -37,6 +38,8 @@ class Host:
     directory: Path
     #: What the leaderboard serves; a test may replace it.
     standings: Standings
+    #: The authors' analyses it serves, when asked for (``hosting(analysis=…)``).
+    analyses: Analyses | None = None
 
 
 @contextmanager
@@ -81,7 +84,10 @@ def serving(app: object, tls: tuple[Path, Path] | None = None) -> Iterator[str]:
 
 
 def competition(
-    invite: bool = False, images: bool = False, dask: str | None = None
+    invite: bool = False,
+    images: bool = False,
+    dask: str | None = None,
+    analysis: dict[str, object] | None = None,
 ) -> CompetitionConfig:
     raw: dict[str, object] = {
         "game": "whist",
@@ -93,6 +99,8 @@ def competition(
         raw["submissions"] = {"allow_images": True}
     if dask:
         raw["workers"] = {"dask": dask}
+    if analysis is not None:
+        raw["analysis"] = analysis
     return check_competition(raw, "test", "cup")
 
 
@@ -105,14 +113,18 @@ def hosting(
     *,
     dask: str | None = None,
     running: Callable[[], list[str]] = list,
+    analysis: dict[str, object] | None = None,
 ) -> Iterator[Host]:
     """The API over a real store; ``dask``: its ``[workers]``; ``running``: the ids of the
-    matches its arena would be playing."""
-    config = competition(invite, images, dask)
+    matches its arena would be playing; ``analysis``: its ``[analysis]``, the API then serving
+    authors' analyses (``Host.analyses``, whose worker the test runs)."""
+    config = competition(invite, images, dask, analysis)
     directory = tmp_path / "competition"
     with CompetitionStore(directory, config) as store:
         empty = fit_ratings([])
         host = Host("", store, directory, Standings(empty, empty))
+        if analysis is not None:
+            host.analyses = Analyses(directory, config.analysis)
         state = HostState(
             store,
             config,
@@ -121,6 +133,7 @@ def hosting(
             admin_token_hash=hash_token(ADMIN),
             changed=lambda: None,
             running=running,
+            analyses=host.analyses,
         )
         with serving(create_app(state), tls) as url:
             host.url = url

@@ -27,20 +27,22 @@ def block(language: str) -> str:
     return found.group(1)
 
 
-@pytest.mark.slow
-def test_the_example_commands_run_as_written(tmp_path: Path) -> None:
-    """`arena match` (four bot processes, boxed as by default) then the analysis of E."""
+def run_bash(script: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``script`` in bash (stopping at the first failure) in ``cwd``, this venv's ``arena`` on
+    the PATH; it must succeed."""
     bin_dir = str(Path(sys.executable).parent)
     env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
     done = subprocess.run(
-        ["bash", "-euc", block("sh")],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
+        ["bash", "-euc", script], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
     )
     assert done.returncode == 0, done.stderr
+    return done
+
+
+@pytest.mark.slow
+def test_the_example_commands_run_as_written(tmp_path: Path) -> None:
+    """`arena match` (four bot processes, boxed as by default) then the analysis of E."""
+    done = run_bash(block("sh"), tmp_path)
     assert "classes by loss in tricks: inaccuracy >= 0.3, mistake >= 0.6, blunder >= 0.9" in (
         done.stdout
     )
