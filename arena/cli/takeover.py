@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import webbrowser
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +32,7 @@ def _cmd_replay_play(args: argparse.Namespace) -> int:
 
     from arena.bots.command import BotProgram
     from arena.bots.launch import confine
-    from arena.cli.match import ARENA_FAILED, FAULTED, faulted, format_outcome
+    from arena.cli.play import announcer, reported
     from arena.logging import configure, wants_json
     from arena.match import CommandMatch
     from arena.people.clock import PEOPLE_TIME
@@ -62,36 +60,18 @@ def _cmd_replay_play(args: argparse.Namespace) -> int:
         flush=True,
     )
 
-    def announce(urls: Mapping[int, str]) -> None:
-        for seat, url in sorted(urls.items()):
-            print(f"seat {seat}: play at {url}", flush=True)
-            if args.open:
-                webbrowser.open(url)
-
     async def main() -> CommandMatch:
         return await play_takeover(
             plan,
             commands,
-            announce=announce,
+            announce=announcer(args.open),
             time_control=TimeControl(move_ms, bank_ms),
             out_dir=args.out,
             connect_timeout_s=args.connect_timeout,
             sandbox=sandbox,
         )
 
-    played = run_trio(main)
-    print(format_outcome(played, [c if c is not None else "(a person)" for c in commands]))
-    result = played.outcome.result
-    if result.reason == "error":
-        print(f"arena replay play: the arena failed the match ({result.summary})", file=sys.stderr)
-        return ARENA_FAILED
-    if faulted([played]):
-        print(
-            f"arena replay play: a seat faulted or forfeited: exit status {FAULTED}",
-            file=sys.stderr,
-        )
-        return FAULTED
-    return 0
+    return reported(run_trio(main), commands, "arena replay play")
 
 
 def add_replay_play_parser(rsub: Any) -> None:

@@ -4,13 +4,12 @@ branch)."""
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.helpers import run_shell
 
 PAGE = Path(__file__).resolve().parents[3] / "docs" / "play.md"
 
@@ -25,16 +24,7 @@ def section_block(heading: str) -> str:
 
 @pytest.mark.slow
 def test_the_take_over_example_runs_as_written(tmp_path: Path) -> None:
-    bin_dir = str(Path(sys.executable).parent)
-    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
-    done = subprocess.run(
-        ["bash", "-euc", section_block("Taking over from a replay")],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    done = run_shell(section_block("Taking over from a replay"), tmp_path)
     assert done.returncode == 0, done.stderr
     assert re.search(r"^branched from whist-\w+ at decision 10: seat 1 \(E\)", done.stdout, re.M)
     assert re.search(r"^ok +branches/whist-\w+-at10-\w+\.jsonl\.gz", done.stdout, re.M), done.stdout

@@ -4,10 +4,7 @@ fields ``--json`` prints, and its thresholds table is the one the analyser class
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +13,7 @@ import pytest
 from arena.cli.main import main
 from arena.records.analyze import THRESHOLDS
 from tests.arena.replay_truth import make_record
+from tests.helpers import run_shell
 
 PAGE = Path(__file__).resolve().parents[3] / "docs" / "analysis.md"
 
@@ -30,16 +28,7 @@ def block(language: str) -> str:
 @pytest.mark.slow
 def test_the_example_commands_run_as_written(tmp_path: Path) -> None:
     """`arena match` (four bot processes, boxed as by default) then the analysis of E."""
-    bin_dir = str(Path(sys.executable).parent)
-    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
-    done = subprocess.run(
-        ["bash", "-euc", block("sh")],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    done = run_shell(block("sh"), tmp_path)
     assert done.returncode == 0, done.stderr
     assert "classes by loss in tricks: inaccuracy >= 0.3, mistake >= 0.6, blunder >= 0.9" in (
         done.stdout
