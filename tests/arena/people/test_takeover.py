@@ -5,15 +5,20 @@ record's header and its replayed start to what the referee writes."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import sys
 from pathlib import Path
 
 import pytest
+import trio
 
 from arena.cli.main import main
+from arena.match import play_commands
 from arena.records.format import RecordError, read_record, write_record
 from arena.records.replay import verify
+from arena.server import Branch
+from engine import ConfigError
 from tests.arena.people.running import RULES, SHORT_WHIST
 
 pytestmark = pytest.mark.slow
@@ -127,3 +132,14 @@ def test_verify_holds_a_branch_to_what_the_referee_writes(
     instant = [dict(e, ms=0.0) if e["type"] == "decision" else e for e in record.entries]
     far = {**header, "branched_from": branch}
     assert "fewer than the 10000 its branch started with" in rewritten(far, instant)
+
+
+def test_the_referee_refuses_a_branch_its_match_cannot_play(tmp_path: Path) -> None:
+    """At registration, on the real server, before any bot starts."""
+    branch = Branch("elsewhere", "0" * 64, 1, ("play:ZZ",))
+    play = functools.partial(
+        play_commands, "whist", [RULES] * 4, seed=1, out_dir=tmp_path / "out", branch=branch
+    )
+    with pytest.raises(ConfigError, match=r"the branch's decision 0 \('play:ZZ'\) is not legal"):
+        trio.run(play)
+    assert not list((tmp_path / "out").glob("**/*.jsonl.gz"))
