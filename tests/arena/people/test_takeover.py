@@ -44,6 +44,30 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return record
 
 
+#: A bot that says, on its first decision, which plays of the match it was sent before it.
+WITNESS = """
+import sys
+from cardarena import Bot, run_bot
+
+class Witness(Bot):
+    name = "witness"
+    plays = []
+    asked = False
+
+    def on_event(self, match_id, kind, data, private):
+        if kind == "play" and not self.asked:
+            self.plays.append(f"{data['seat']}:{data['card']}")
+
+    def choose(self, game, observation, legal):
+        if not self.asked:
+            self.asked = True
+            print("before my first decision:", " ".join(self.plays), file=sys.stderr, flush=True)
+        return 0
+
+run_bot(Witness())
+"""
+
+
 def _decisions(path: Path) -> list[tuple[int, str]]:
     return [(e["seat"], e["action"]) for _, e in read_record(path).decisions()]
 
@@ -74,6 +98,25 @@ def test_a_bot_takes_a_seat_over_and_plays_to_the_end(
     prefix = [e for _, e in record.decisions()][:at]
     assert all(e["ms"] == 0 and not e["fallback"] for e in prefix)
     assert record.result["reason"] == "normal"
+
+
+def test_the_seat_taken_over_is_sent_the_plays_before_it(
+    recorded: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Its own seat's among them (docs/protocol.md): the referee's decisions are played like any."""
+    bot = tmp_path / "witness.py"
+    bot.write_text(WITNESS)
+    at = 9  # whist's decisions are all plays; seat E made two of these
+    args = ["replay", "play", str(recorded), "--at", str(at), "--seat", "1"]
+    out = tmp_path / "out"
+    assert main([*args, "--bot", f"{sys.executable} {bot}", "--out", str(out), "--no-sandbox"]) == 0
+    capsys.readouterr()
+    (log,) = (out / "logs").glob("*.seat1.log")
+    said = next(line for line in log.read_text().splitlines() if "before my first" in line)
+    plays = [f"{seat}:{action.split(':')[1]}" for seat, action in _decisions(recorded)[:at]]
+    # The record's plays first; then any the others made after K before seat E's turn.
+    assert said.split(": ", 1)[1].split()[:at] == plays
+    assert sum(p.startswith("1:") for p in plays) == 2
 
 
 def test_usage_errors_are_one_line(recorded: Path, capsys: pytest.CaptureFixture[str]) -> None:
