@@ -48,6 +48,7 @@ from arena.rules import MatchRules
 from arena.seeds import derive_seed, fresh_seed, seat_seed
 from arena.server import (
     ArenaServer,
+    Branch,
     MatchOutcome,
     MatchSpec,
     SeatSpec,
@@ -92,6 +93,7 @@ async def play_commands(
     sandbox: Limits | None = None,
     games: int = 1,
     attend: Attend | None = None,
+    branch: Branch | None = None,
 ) -> CommandMatch | list[CommandMatch]:
     """Play one match between bot ``commands`` (one per seat) and write its record; with
     ``games`` > 1, that many matches (seeds derived from ``seed``, ids ``MATCH_ID-gN``) on the
@@ -102,7 +104,8 @@ async def play_commands(
     of commands, and :class:`~arena.bots.launch.NotInBox` for a sandboxed command that names what
     its box does not show, before any bot is started. Nothing it starts outlives it
     (:func:`~arena.bots.reaper.bot_run`). A ``None`` command is a seat played by whatever
-    ``attend`` connects with the seat's token (one match only).
+    ``attend`` connects with the seat's token (one match only). ``branch``: the match starts
+    at a recorded match's decision (``arena replay play``; one match only).
     """
     game = get_game(game_id)
     config = game.configure(players, options or {})
@@ -124,11 +127,13 @@ async def play_commands(
     rules = MatchRules(config, time_control or TimeControl(), fault_policy)
     seat_specs = [SeatSpec(new_token()) for _ in commands]
     spec = MatchSpec.of(rules, match_id, seat_specs, seed, connect_timeout_s)
+    if branch is not None:
+        spec = dataclasses.replace(spec, branch=branch)
     programs = [None if c is None else BotProgram.of_command(c) for c in commands]
     if games > 1:
         bots = [p for p in programs if p is not None]
-        if len(bots) < len(programs):
-            raise UsageError("a series (--games) is for bot commands only")
+        if len(bots) < len(programs) or branch is not None:
+            raise UsageError("a series (--games) is for bot commands only, from the deal")
         return await _play_series(spec, bots, games, out_dir, via_unix, sandbox)
     logs = tuple(out_dir / LOGS_DIR / seat_log_name(match_id, seat) for seat in range(seats))
     # Checked before anything is made: a command its box does not show would forfeit the match.

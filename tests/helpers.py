@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import logging
+import os
 import socket
+import subprocess
+import sys
 from collections.abc import Iterator, MutableMapping
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import structlog
@@ -19,6 +23,16 @@ def free_port() -> int:
         s.bind(("127.0.0.1", 0))
         port: int = s.getsockname()[1]
         return port
+
+
+def run_shell(script: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """``bash -euc SCRIPT`` in ``cwd``, this interpreter's ``bin`` first on ``PATH`` (``arena`` as
+    installed): a docs page's commands, run as written."""
+    bin_dir = str(Path(sys.executable).parent)
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    return subprocess.run(
+        ["bash", "-euc", script], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
+    )
 
 
 @contextmanager

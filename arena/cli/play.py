@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 import webbrowser
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 from cardarena.messages import TimeControl
 
@@ -29,17 +29,11 @@ def run_play_command(args: argparse.Namespace) -> int:
     bots = [c for c in seating.commands if c is not None]
     sandbox = confine([BotProgram.of_command(c) for c in bots], args.no_sandbox)
 
-    def announce(urls: Mapping[int, str]) -> None:
-        for seat, url in sorted(urls.items()):
-            print(f"seat {seat}: play at {url}", flush=True)
-            if args.open:
-                webbrowser.open(url)
-
     async def main() -> CommandMatch:
         return await play_people(
             args.game,
             seating,
-            announce=announce,
+            announce=announcer(args.open),
             players=args.players,
             options=options,
             seed=args.seed,
@@ -50,15 +44,30 @@ def run_play_command(args: argparse.Namespace) -> int:
             sandbox=sandbox,
         )
 
-    played = run_trio(main)
-    commands = [c if c is not None else "(a person)" for c in seating.commands]
-    print(format_outcome(played, commands))
+    return reported(run_trio(main), seating.commands, "arena play")
+
+
+def announcer(open_pages: bool) -> Callable[[Mapping[int, str]], None]:
+    """Print each person's page (and open it with ``--open``): ``arena play``, ``replay play``."""
+
+    def announce(urls: Mapping[int, str]) -> None:
+        for seat, url in sorted(urls.items()):
+            print(f"seat {seat}: play at {url}", flush=True)
+            if open_pages:
+                webbrowser.open(url)
+
+    return announce
+
+
+def reported(played: CommandMatch, commands: Sequence[str | None], command: str) -> int:
+    """Print a match with people as ``arena match`` prints one; its exit status, as that's."""
+    print(format_outcome(played, [c if c is not None else "(a person)" for c in commands]))
     result = played.outcome.result
     if result.reason == "error":
-        print(f"arena play: the arena failed the match ({result.summary})", file=sys.stderr)
+        print(f"{command}: the arena failed the match ({result.summary})", file=sys.stderr)
         return ARENA_FAILED
     if faulted([played]):
         # As `arena match`: a seat (a person who left, say) faulted or forfeited.
-        print(f"arena play: a seat faulted or forfeited: exit status {FAULTED}", file=sys.stderr)
+        print(f"{command}: a seat faulted or forfeited: exit status {FAULTED}", file=sys.stderr)
         return FAULTED
     return 0

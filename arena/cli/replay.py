@@ -1,4 +1,5 @@
-"""``arena replay …``: verify, show, ask, html and analyze on match records."""
+"""``arena replay …``: verify, show, ask, html and analyze on match records (and ``play``,
+arena/cli/takeover.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.cli.arguments import NON_NEGATIVE, POSITIVE, TIMEOUT, add_sandbox_argument, number
+from arena.cli.takeover import add_replay_play_parser
 from arena.errors import ArenaError, UsageError
 
 
@@ -227,6 +229,7 @@ def add_replay_parser(sub: Any) -> None:
     add_sandbox_argument(ap, "the bot")
     ap.set_defaults(handler=_cmd_ask)
     _add_analyze_parser(rsub)
+    add_replay_play_parser(rsub)
 
 
 def _add_analyze_parser(rsub: Any) -> None:

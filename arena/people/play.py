@@ -27,7 +27,7 @@ from arena.people.bridge import LINGER_S, PeopleBridge
 from arena.people.clock import PEOPLE_TIME
 from arena.people.desk import Desk
 from arena.policy import FaultPolicy
-from arena.server import MatchSpec
+from arena.server import Branch, MatchSpec
 from engine import OptionValue, get_game
 
 log = structlog.get_logger("arena.people")
@@ -107,6 +107,8 @@ async def play_people(
     fault_policy: FaultPolicy = FaultPolicy.LENIENT,
     connect_timeout_s: float = 20.0,
     sandbox: Limits | None = None,
+    branch: Branch | None = None,
+    match_id: str | None = None,
 ) -> CommandMatch:
     """Play one match with people in ``seating.people``: ``announce`` is given each person's
     page URL by seat once the pages are up; returns when the match is over and its record
@@ -147,6 +149,8 @@ async def play_people(
             connect_timeout_s=connect_timeout_s,
             sandbox=sandbox,
             attend=attend,
+            branch=branch,
+            match_id=match_id,
         )
     finally:
         listener.close()

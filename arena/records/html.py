@@ -303,9 +303,12 @@ def _inline(text: str, tag: str) -> str:
     return text
 
 
-def render_page(rep: Replayed, analysis: Mapping[str, Any] | None = None) -> str:
+def render_page(
+    rep: Replayed, analysis: Mapping[str, Any] | None = None, record_file: str | None = None
+) -> str:
     """The complete HTML page for a replayed record: template, styles, script and document
-    (with ``analysis``, see :func:`page_data`)."""
+    (with ``analysis``, see :func:`page_data`; ``record_file``: the record's path as given, for
+    the viewer's "play from here" command)."""
     meta = rep.record.header
     title = f"{rep.game.title} · {meta.get('match_id') or 'match'}"
     page = _resource("arena.records", "templates/replay.html")
@@ -319,7 +322,10 @@ def render_page(rep: Replayed, analysis: Mapping[str, Any] | None = None) -> str
     if not sep or not sep2:
         raise ArenaError("the replay page template lacks its script or data placeholder")
     script = _inline(_resource("arena.web", "static/viewer.js"), "script")
-    return head + script + before + _embed(page_data(rep, analysis)) + after
+    data = page_data(rep, analysis)
+    if record_file is not None:
+        data["meta"]["record_file"] = record_file
+    return head + script + before + _embed(data) + after
 
 
 #: In the first lines of every page this command writes (templates/replay.html): the only kind
@@ -366,7 +372,7 @@ def write_html(record: Path, out: Path, analysis: AnalysisOf | None = None) -> i
     """
     _check_output(record, out)
     rep = load_replay(record)
-    page = render_page(rep, None if analysis is None else analysis(rep))
+    page = render_page(rep, None if analysis is None else analysis(rep), str(record))
     # Through a temporary file renamed over it: a failure (a full disk, Ctrl-C) leaves the old
     # file as it was. A symlink keeps pointing at the page: the rename happens beside its target.
     write_atomically(

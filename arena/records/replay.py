@@ -12,7 +12,7 @@ from typing import Any, TypeGuard
 from cardarena.messages import clean_note
 
 from arena.policy import FAULT_POLICIES, STRIKES_TO_FORFEIT, forfeit_reason
-from arena.records.format import CONNECTION_EVENTS, Record, RecordError, read_record
+from arena.records.format import CONNECTION_EVENTS, NOTE_KEYS, Record, RecordError, read_record
 from engine import EngineError, MatchState, get_game
 
 # What the referee writes on each line (``prev`` aside; the header's and the result's ``type``
@@ -30,8 +30,12 @@ _HEADER_KEYS = frozenset(
         "seats",
         "time_control",
         "fault_policy",
+        # Only in a match branched from a record (``arena replay play``): {match_id, sha256,
+        # decision}; its first ``decision`` decisions are the referee's, replayed from it.
+        "branched_from",
     }
 )
+_BRANCH_KEYS = frozenset({"match_id", "sha256", "decision"})
 _SEAT_KEYS = frozenset({"seat", "seat_name", "bot_name", "bot_version"})
 _TIME_CONTROL_KEYS = frozenset({"move_ms", "bank_ms"})
 _DECISION_KEYS = frozenset(
@@ -133,6 +137,22 @@ def check_header(h: Mapping[str, Any], where: str) -> None:
         not isinstance(tc, dict) or not all(_is_ms(tc.get(k)) for k in _TIME_CONTROL_KEYS)
     ):
         raise RecordError(f"{where}: line 1: time_control is not null or {{move_ms, bank_ms}}")
+    branch = h.get("branched_from")
+    if branch is not None and (
+        not isinstance(branch, dict)
+        or set(branch) != _BRANCH_KEYS
+        or not isinstance(branch["match_id"], str)
+        or not (isinstance(branch["sha256"], str) and len(branch["sha256"]) == 64)
+        or not (_is_int(branch["decision"]) and branch["decision"] >= 0)
+    ):
+        raise RecordError(f"{where}: line 1: branched_from is not {{match_id, sha256, decision}}")
+
+
+def branched_at(h: Mapping[str, Any]) -> int:
+    """The decisions of a branched record (header ``branched_from``) that the referee replayed
+    from the record it branched from; 0 for any other (:func:`check_header` checked it)."""
+    branch = h.get("branched_from")
+    return int(branch["decision"]) if isinstance(branch, dict) else 0
 
 
 def check_seats(h: Mapping[str, Any], state: MatchState, where: str) -> None:
@@ -182,6 +202,8 @@ class _Faults:
     due: tuple[int, str] | None = None
     #: Record line of the fault that made the forfeit due.
     due_line: int = 0
+    #: Decisions the referee replayed from the record a branched match started from.
+    branched: int = 0
 
 
 def _check_header(record: Record, state: MatchState, where: str) -> _Faults:
@@ -207,7 +229,7 @@ def _check_header(record: Record, state: MatchState, where: str) -> _Faults:
     tc = h.get("time_control")
     if tc is not None and set(tc) != _TIME_CONTROL_KEYS:
         raise RecordError(f"{where}: line 1: time_control is not null or {{move_ms, bank_ms}}")
-    return _Faults(str(h["fault_policy"]), [0] * state.num_seats)
+    return _Faults(str(h["fault_policy"]), [0] * state.num_seats, branched=branched_at(h))
 
 
 def _check_fault(entry: Mapping[str, Any], book: _Faults, line: int, where: str) -> None:
@@ -257,6 +279,7 @@ def _check_decision(
     book: _Faults,
     line: int,
     where: str,
+    number: int,
 ) -> None:
     """A decision line's fields, before it is replayed (the engine checks seat and action)."""
     bad = _unknown(entry, _DECISION_KEYS)
@@ -285,6 +308,11 @@ def _check_decision(
         raise RecordError(
             f"{where}: line {line}: decision after the fault on line {book.due_line} forfeited "
             f"seat {book.due[0]} ({book.policy} policy); the referee plays no further decision"
+        )
+    if number < book.branched and (ms != 0 or fallback or any(k in entry for k in NOTE_KEYS)):
+        raise RecordError(
+            f"{where}: line {line}: decision {number} of the branch's start is not the "
+            "referee's (0 ms, no fallback, no note)"
         )
     if fallback and not (
         previous is not None and previous.get("type") == "fault" and previous.get("seat") == seat
@@ -346,7 +374,7 @@ def replay(record: Record, where: str = "record", *, strict: bool = False) -> It
         kind = entry.get("type")
         if kind == "decision":
             if book is not None:
-                _check_decision(entry, previous, book, line, where)
+                _check_decision(entry, previous, book, line, where, number)
             seat, action = entry.get("seat"), entry.get("action")
             if state.to_move != seat:
                 raise RecordError(
@@ -403,6 +431,11 @@ def replay(record: Record, where: str = "record", *, strict: bool = False) -> It
         else:
             raise RecordError(f"{where}: line {line}: unknown entry type {kind!r}")
         previous = entry
+    if book is not None and number < book.branched:
+        raise RecordError(
+            f"{where}: the record has {number} decisions, fewer than the {book.branched} its "
+            "branch started with"
+        )
     if seen != len(state.events):
         missing = state.events[seen].kind
         raise RecordError(f"{where}: the engine produced event {missing!r} missing from the record")

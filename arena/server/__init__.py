@@ -23,10 +23,11 @@ from __future__ import annotations
 
 from arena.server.api import ArenaServer, open_arena_server
 from arena.server.hub import TokenRefused, new_token
-from arena.server.spec import DecisionTiming, MatchOutcome, MatchSpec, SeatSpec
+from arena.server.spec import Branch, DecisionTiming, MatchOutcome, MatchSpec, SeatSpec
 
 __all__ = [
     "ArenaServer",
+    "Branch",
     "DecisionTiming",
     "MatchOutcome",
     "MatchSpec",

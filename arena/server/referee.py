@@ -75,6 +75,10 @@ class LiveMatch:
             )
         if spec.fault_policy not in FAULT_POLICIES:
             raise ConfigError(f"fault policy must be lenient or strict; got {spec.fault_policy!r}")
+        if spec.branch is not None:  # refused at registration, not once its bots are up
+            start = game.new_match(config, spec.seed)
+            for n, text in enumerate(spec.branch.actions):
+                start.apply(_branch_action(start, n, text)[1])
         #: The spec.
         self.spec = spec
         #: The game.
@@ -302,12 +306,19 @@ class LiveMatch:
         )
 
     def _begin(self) -> None:
-        self.state = self.game.new_match(self.config, self.spec.seed)
+        self.state = state = self.game.new_match(self.config, self.spec.seed)
         players = tuple(s.player() for s in self.slots)
         self._entry = self._board.start(self.match_id, self.spec.game, players)
         for conn, seats in self._groups():
             conn.send(self._start_message(seats))
         self._distribute()
+        if self.spec.branch is not None:
+            # A branched match: the recorded actions are the referee's, each a decision of its
+            # seat taken at once (0 ms, charged to no bank), its events sent as they happen.
+            for n, text in enumerate(self.spec.branch.actions):
+                seat, action, legal = _branch_action(state, n, text)
+                state.apply(self._decided(seat, action, legal, 0.0, False))
+                self._distribute()
         self._log.info("match started", seats=[s.bot_name for s in self.slots])
 
     # A coroutine referee cost two task switches per decision (answer to referee, referee to
@@ -665,7 +676,20 @@ class LiveMatch:
             [(s.bot_name, s.hello_version) for s in self.slots],
             spec.time_control.to_dict(),
             spec.fault_policy,
-        )
+        ) | ({} if spec.branch is None else {"branched_from": spec.branch.header()})
+
+
+def _branch_action(state: MatchState, n: int, text: str) -> tuple[int, Action, int]:
+    """A branch's recorded action ``n`` in ``state``: its seat, the action and the legal count.
+    Raises ``ConfigError`` for one the game refuses (the branch is not of this match)."""
+    seat = state.to_move
+    try:
+        if seat is None:
+            raise EngineError("the match is over")
+        legal = len(state.legal_actions())
+        return seat, state.find_action(text), legal
+    except EngineError as err:
+        raise ConfigError(f"the branch's decision {n} ({text!r}) is not legal: {err}") from None
 
 
 def _visible(events: Iterable[Event], seats: tuple[int, ...] | None) -> Iterable[Event]:

@@ -27,6 +27,25 @@ class SeatSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class Branch:
+    """A match that starts where a recorded one stood at a decision (``arena replay play``):
+    the referee plays the recorded actions before it asks any bot, so the new record holds them
+    as its first decisions and verifies from the deal like any other."""
+
+    #: The record branched from: its match id and the SHA-256 of its file.
+    match_id: str
+    sha256: str
+    #: The decision branched at (from 0): the number of recorded actions played first.
+    decision: int
+    #: Those actions' texts, in order (``play:QS``).
+    actions: tuple[str, ...]
+
+    def header(self) -> dict[str, JSON]:
+        """The record header's ``branched_from``."""
+        return {"match_id": self.match_id, "sha256": self.sha256, "decision": self.decision}
+
+
+@dataclass(frozen=True, slots=True)
 class MatchSpec:
     """Everything that defines one match."""
 
@@ -49,6 +68,9 @@ class MatchSpec:
     #: How long the match waits for every seat's bot to connect before it starts anyway (a seat
     #: still missing then faults on each of its decisions, without waiting).
     connect_timeout_s: float = 10.0
+    #: Where the match starts: ``None`` from the deal, else a recorded match's decision (a new
+    #: kind of start, not of seat: every seat is played as in any match once it is asked).
+    branch: Branch | None = None
 
     @classmethod
     def of(

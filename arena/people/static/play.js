@@ -121,7 +121,8 @@
   function show() {
     if (state.viewer) state.viewer.destroy();
     var root = $("viewer");
-    state.viewer = window.CardArenaViewer.mount(root, state.doc, { keyboard: false });
+    state.viewer = window.CardArenaViewer.mount(root, state.doc, {
+      keyboard: false, playFromHere: false });
     state.viewer.setSeat(state.seat);
     state.viewer.goto(state.doc.steps.length - 1);
   }

@@ -14,6 +14,7 @@
  * With doc.analysis (arena replay analyze --json's object, docs/analysis.md) the decision panel
  * draws each legal action's value as a bar and the timeline marks the costly decisions, each
  * only in the whole-table view and the deciding seat's.
+ * Options: hash (keep the URL fragment), keyboard, playFromHere (false: no "Play from here").
  */
 (function () {
   "use strict";
@@ -222,7 +223,8 @@
     options = options || {};
     var meta = doc.meta, steps = doc.steps, names = meta.seat_names;
     var last = steps.length - 1;
-    var state = { step: 0, seat: "all", playing: false, speed: 1, timer: null, sent: null };
+    var state = { step: 0, seat: "all", playing: false, speed: 1, timer: null, sent: null,
+      showPlay: false };
     var kind = meta.presentation;
     var isTennis = kind === "tennis_court";
     var analysis = doc.analysis || null, analysed = {};
@@ -383,6 +385,26 @@
         decision.appendChild(legal);
       }
       if (showsAnalysis(analysed[st.n])) decision.appendChild(analysisBars(analysed[st.n], analysis));
+      if (options.playFromHere !== false) drawPlayFromHere(st);
+    }
+
+    // "Play from here" (docs/play.md): a static page starts nothing, so it shows the command
+    // that takes the seat shown (the seat to move in the whole table's view) over at this step.
+    function drawPlayFromHere(st) {
+      var file = meta.record_file || (meta.match_id || "match") + ".jsonl.gz";
+      var word = /^[\w.\/-]+$/.test(file) ? file : "'" + file.replace(/'/g, "'\\''") + "'";
+      var seat = state.seat === "all" ? st.seat : state.seat;
+      var code = el("code", "cav-play-command",
+        "arena replay play " + word + " --at " + st.n + " --seat " + seat + " --human");
+      code.hidden = !state.showPlay;
+      var show = el("button", "cav-play-here", "Play from here");
+      show.type = "button";
+      show.title = "the command that plays on from this decision, with you in this seat";
+      show.addEventListener("click", function () {
+        state.showPlay = code.hidden;
+        code.hidden = !state.showPlay;
+      });
+      decision.appendChild(append(el("div", "cav-play-from"), [show, code]));
     }
 
     function drawScores(st) {

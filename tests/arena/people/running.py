@@ -52,8 +52,15 @@ class PlayRun:
 @contextmanager
 def arena_play(game: str, args: Sequence[str], out: Path) -> Iterator[PlayRun]:
     """Start ``arena play GAME ARGS`` (bots unsandboxed, records in ``out``); kill it on exit."""
-    cmd = [sys.executable, "-m", "arena.cli", "play", game, *args, "--out", str(out)]
-    cmd.append("--no-sandbox")
+    with arena_running(["play", game, *args], out) as run:
+        yield run
+
+
+@contextmanager
+def arena_running(argv: Sequence[str], out: Path) -> Iterator[PlayRun]:
+    """Start ``arena ARGV`` (``play``, ``replay play``: bots unsandboxed, records in ``out``);
+    kill it on exit."""
+    cmd = [sys.executable, "-m", "arena.cli", *argv, "--out", str(out), "--no-sandbox"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     run = PlayRun(proc)
 

@@ -4,10 +4,8 @@ fields ``--json`` prints, and its thresholds table is the one the analyser class
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +14,7 @@ import pytest
 from arena.cli.main import main
 from arena.records.analyze import THRESHOLDS
 from tests.arena.replay_truth import make_record
+from tests.helpers import run_shell
 
 PAGE = Path(__file__).resolve().parents[3] / "docs" / "analysis.md"
 
@@ -28,13 +27,9 @@ def block(language: str) -> str:
 
 
 def run_bash(script: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """``script`` in bash (stopping at the first failure) in ``cwd``, this venv's ``arena`` on
-    the PATH; it must succeed."""
-    bin_dir = str(Path(sys.executable).parent)
-    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
-    done = subprocess.run(
-        ["bash", "-euc", script], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
-    )
+    """``script`` run as a docs page's commands are (:func:`tests.helpers.run_shell`); it must
+    succeed."""
+    done = run_shell(script, cwd)
     assert done.returncode == 0, done.stderr
     return done
 
