@@ -24,7 +24,7 @@ from cardarena.bot import Bot
 from engine.local import LocalMatch, play
 from engine.seeds import derive_seed
 from reference_bots.catalog import RulesOrRandomBot
-from reference_bots.search import SearchBot
+from reference_bots.search import SearchBot, exact
 
 #: The ladder's tables (examples/ladder/GAME.toml): players and options.
 TABLES: dict[str, tuple[int, dict[str, int]]] = {
@@ -63,7 +63,13 @@ def interval(xs: Sequence[float]) -> tuple[float, float]:
 
 
 def search_bot(solver: bool, args: argparse.Namespace) -> SearchBot:
-    return SearchBot(budget_ms=args.budget_ms, iterations=args.iterations, solver=solver)
+    # Every game the solver could take, forty-five and spoil five included (off by default).
+    return SearchBot(
+        budget_ms=args.budget_ms,
+        iterations=args.iterations,
+        solver=solver,
+        solver_games=set(exact.HAND_CARDS),
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -73,6 +79,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=44)
     ap.add_argument("--iterations", type=int, default=None, help="playouts a decision (200)")
     ap.add_argument("--budget-ms", type=float, default=None, help="ms a decision instead")
+    ap.add_argument("--only", choices=("solver", "rules"), default=None, help="one comparison")
+    ap.add_argument("--every", type=int, default=0, help="print the running figure every N deals")
     args = ap.parse_args(argv)
     if args.iterations is None and args.budget_ms is None:
         args.iterations = 200
@@ -81,19 +89,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         "solver - rules": (search_bot(True, args), RulesOrRandomBot()),
         "no solver - rules": (search_bot(False, args), RulesOrRandomBot()),
     }
+    if args.only == "solver":
+        del pairings["solver - rules"], pairings["no solver - rules"]
+    elif args.only == "rules":
+        del pairings["solver - no solver"]
     for name, (a, b) in pairings.items():
         started = time.monotonic()
-        xs = [margin(args.game, a, b, derive_seed(args.seed, "deal", d)) for d in range(args.deals)]
-        mean, half = interval(xs)
-        solved = ""
-        if isinstance(a, SearchBot) and a.solver:
-            solved = f"; solved {a.solved}, rolled out after a declined world {a.unsolved}"
-        print(
-            f"{args.game} {name}: {mean:+.3f} ± {half:.3f} over {len(xs)} deals"
-            f" ({time.monotonic() - started:.0f} s{solved})",
-            flush=True,
-        )
+        xs: list[float] = []
+        for d in range(args.deals):
+            xs.append(margin(args.game, a, b, derive_seed(args.seed, "deal", d)))
+            if len(xs) == args.deals or (args.every and len(xs) % args.every == 0):
+                report(args.game, name, xs, a, time.monotonic() - started)
     return 0
+
+
+def report(game: str, name: str, xs: Sequence[float], bot: Bot, seconds: float) -> None:
+    mean, half = interval(xs)
+    solved = ""
+    if isinstance(bot, SearchBot) and bot.solver:
+        solved = f"; solved {bot.solved}, rolled out after a declined world {bot.unsolved}"
+    print(
+        f"{game} {name}: {mean:+.3f} ± {half:.3f} over {len(xs)} deals ({seconds:.0f} s{solved})",
+        flush=True,
+    )
 
 
 if __name__ == "__main__":

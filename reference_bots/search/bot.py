@@ -10,7 +10,7 @@ does not know, is played by the rule-based strategy instead.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from cardarena import Action, Result
@@ -64,6 +64,7 @@ class SearchBot(Bot):
         algorithm: str = "pimc",
         solver: bool = True,
         solver_nodes: int | None = None,
+        solver_games: Collection[str] = exact.GAMES,
     ) -> None:
         super().__init__(seed)
         if budget_ms is not None and budget_ms <= 0:
@@ -82,6 +83,8 @@ class SearchBot(Bot):
             raise ValueError("solver_nodes must be positive")
         #: The node budget of one world's solve (``None``: the game's, ``exact.NODES``).
         self.solver_nodes = solver_nodes
+        #: The games solved near a deal's end (``exact.GAMES``; any of ``exact.HAND_CARDS``).
+        self.solver_games = frozenset(solver_games)
         #: Decisions valued by the exact solver, and those that fell back to rollouts from it.
         self.solved = 0
         self.unsolved = 0
@@ -143,7 +146,7 @@ class SearchBot(Bot):
     ) -> int:
         seat, rng = turn.seat, self.rng
         tally = None
-        if self.solver and exact.applies(game, observation):
+        if self.solver and exact.applies(game, observation, self.solver_games):
             more = self._budget(turn)
             tally = exact.search(
                 game, lambda: root.determinize(seat, rng), more, legal, self.solver_nodes

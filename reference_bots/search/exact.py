@@ -16,7 +16,7 @@ world). Deterministic: the worlds come from the bot's generator, and the solver 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from cardarena import Action
@@ -27,6 +27,9 @@ from reference_bots.search.pimc import CHECK_EVERY, MIN_WORLDS, Tally, clear_win
 
 #: Per game: solve once the seat holds at most this many cards (a game absent is never solved).
 HAND_CARDS: dict[str, int] = {"whist": 6, "tennis_whist": 6, "forty_five": 4, "spoil_five": 2}
+#: The games solved by default: forty-five and spoil five measured no better with it (their
+#: duplicate deals against the rollout-only search, docs/bots.md), so they keep the rollouts.
+GAMES = frozenset({"whist", "tennis_whist"})
 #: Per game: the node budget of one world's solve; past it the decision is rolled out instead.
 #: C searches about a million nodes a second, Python 20-60 thousand: a few ms a world.
 NODES: dict[str, int] = {
@@ -40,9 +43,9 @@ NODES: dict[str, int] = {
 SCALE: dict[str, float] = {"whist": 6.5, "tennis_whist": 6.5, "forty_five": 10.0, "spoil_five": 5.0}
 
 
-def applies(game: str, observation: Mapping[str, Any]) -> bool:
-    """Whether this decision is small enough to solve: a solved game, few cards in hand."""
-    limit = HAND_CARDS.get(game)
+def applies(game: str, observation: Mapping[str, Any], games: Collection[str] = GAMES) -> bool:
+    """Whether this decision is small enough to solve: one of ``games``, few cards in hand."""
+    limit = HAND_CARDS.get(game) if game in games else None
     hand = observation.get("hand")
     return limit is not None and isinstance(hand, list) and 0 < len(hand) <= limit
 
@@ -75,4 +78,4 @@ def search(
     return tally
 
 
-__all__ = ["HAND_CARDS", "NODES", "SCALE", "applies", "search"]
+__all__ = ["GAMES", "HAND_CARDS", "NODES", "SCALE", "applies", "search"]

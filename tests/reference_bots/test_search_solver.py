@@ -35,7 +35,7 @@ TRICK: list[tuple[str, int, dict[str, OptionValue]]] = [
 def test_it_plays_every_trick_game_legally_in_process(
     game: str, players: int, options: dict[str, OptionValue]
 ) -> None:
-    bot = SearchBot(iterations=16)
+    bot = SearchBot(iterations=16, solver_games=set(exact.HAND_CARDS))
     table = [bot if s % 2 == 0 else RulesOrRandomBot() for s in range(players)]
     matches = play(game, table, seed=3, players=players, options=options, deals=2)
     for match in matches:
@@ -103,6 +103,8 @@ def test_only_small_positions_of_solved_games_are_solved() -> None:
     assert not exact.applies("whist", {"hand": ["AS"] * 7})
     assert not exact.applies("tennis", {"hand": ["AS"]})
     assert not exact.applies("spoil_five", {"hand": []})
+    assert not exact.applies("forty_five", {"hand": ["AS"]})  # measured no better: off
+    assert exact.applies("forty_five", {"hand": ["AS"]}, exact.HAND_CARDS)
     with pytest.raises(ValueError, match="solver_nodes"):
         SearchBot(solver_nodes=0)
 
