@@ -54,5 +54,5 @@ def make_bot(
     if name == "search":
         return SearchBot(seed, budget_ms=budget_ms, iterations=iterations, solver=solver)
     if budget_ms is not None or iterations is not None or not solver:
-        raise ValueError(f"only the search bot takes a budget, not {name!r}")
+        raise ValueError(f"only the search bot takes a budget or --no-solver, not {name!r}")
     return BOTS[name](seed)

@@ -134,7 +134,7 @@ def test_the_exact_value_finds_the_card_the_rollouts_miss() -> None:
 
 def test_it_plays_through_arena_match(tmp_path: Path) -> None:
     search = "arena bot search --iterations 16"
-    bots = [search, "arena bot rules", search, "arena bot rules"]
+    bots = [search, "arena bot rules", f"{search} --no-solver", "arena bot rules"]
     done = subprocess.run(
         [str(ARENA), "match", "tennis_whist", "--option", "sets_to_win=1", "--seed", "4"]
         + ["--out", str(tmp_path)]
