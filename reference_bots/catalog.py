@@ -42,12 +42,17 @@ BOTS: dict[str, Callable[[int | None], Bot]] = {
 
 
 def make_bot(
-    name: str, seed: int | None, *, budget_ms: float | None = None, iterations: int | None = None
+    name: str,
+    seed: int | None,
+    *,
+    budget_ms: float | None = None,
+    iterations: int | None = None,
+    solver: bool = True,
 ) -> Bot:
     """The reference bot called ``name``; ``KeyError`` for an unknown one, ``ValueError`` for a
-    budget given to a bot that does not search."""
+    budget (or ``solver=False``) given to a bot that does not search."""
     if name == "search":
-        return SearchBot(seed, budget_ms=budget_ms, iterations=iterations)
-    if budget_ms is not None or iterations is not None:
-        raise ValueError(f"only the search bot takes a budget, not {name!r}")
+        return SearchBot(seed, budget_ms=budget_ms, iterations=iterations, solver=solver)
+    if budget_ms is not None or iterations is not None or not solver:
+        raise ValueError(f"only the search bot takes a budget or --no-solver, not {name!r}")
     return BOTS[name](seed)

@@ -24,7 +24,13 @@ def run(args: argparse.Namespace) -> int:
     if args.name not in BOTS:
         raise UsageError(f"unknown bot {args.name!r} (reference bots: {', '.join(sorted(BOTS))})")
     try:
-        bot = make_bot(args.name, args.seed, budget_ms=args.budget_ms, iterations=args.iterations)
+        bot = make_bot(
+            args.name,
+            args.seed,
+            budget_ms=args.budget_ms,
+            iterations=args.iterations,
+            solver=args.solver,
+        )
     except ValueError as err:
         raise UsageError(str(err)) from None
     try:

@@ -280,6 +280,13 @@ def _add_bot_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="search: N iterations per decision instead of a time budget (with the match's "
         "seed, the same moves every run)",
     )
+    bp.add_argument(
+        "--no-solver",
+        dest="solver",
+        action="store_false",
+        help="search: value every decision by rollouts, never by the exact solver near a "
+        "deal's end (the search bot before it used the solver)",
+    )
     bp.add_argument("--server", default=None, metavar="ADDR", help="host:port or unix:PATH")
     bp.add_argument("--token", default=None, help="the bot's token")
     bp.add_argument(

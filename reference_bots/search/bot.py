@@ -10,13 +10,14 @@ does not know, is played by the rule-based strategy instead.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from cardarena import Action, Result
 from cardarena.bot import Bot, Turn
 from cardarena.log import get_logger
 
+import reference_bots.search.exact as exact
 import reference_bots.search.pimc as pimc
 from engine import EngineError, MatchState
 from reference_bots.rules import strategy_for
@@ -61,6 +62,9 @@ class SearchBot(Bot):
         iterations: int | None = None,
         exploration: float = EXPLORATION,
         algorithm: str = "pimc",
+        solver: bool = True,
+        solver_nodes: int | None = None,
+        solver_games: Collection[str] = exact.GAMES,
     ) -> None:
         super().__init__(seed)
         if budget_ms is not None and budget_ms <= 0:
@@ -73,6 +77,17 @@ class SearchBot(Bot):
         if algorithm not in ALGORITHMS:
             raise ValueError(f"algorithm must be one of {', '.join(ALGORITHMS)}")
         self.algorithm = algorithm
+        #: PIMC solves its worlds exactly near a deal's end (exact.py); ``False``: rollouts only.
+        self.solver = solver
+        if solver_nodes is not None and solver_nodes <= 0:
+            raise ValueError("solver_nodes must be positive")
+        #: The node budget of one world's solve (``None``: the game's, ``exact.NODES``).
+        self.solver_nodes = solver_nodes
+        #: The games solved near a deal's end (``exact.GAMES``; any of ``exact.HAND_CARDS``).
+        self.solver_games = frozenset(solver_games)
+        #: Decisions valued by the exact solver, and those that fell back to rollouts from it.
+        self.solved = 0
+        self.unsolved = 0
         self.belief = Belief()
         #: Iterations of the last search (0 when none ran), for logs and benchmarks.
         self.last_iterations = 0
@@ -130,9 +145,20 @@ class SearchBot(Bot):
         turn: Turn,
     ) -> int:
         seat, rng = turn.seat, self.rng
-        tally = pimc.search(
-            lambda: root.determinize(seat, rng), rollout, rng, self._budget(turn), legal
-        )
+        tally = None
+        if self.solver and exact.applies(game, observation, self.solver_games):
+            more = self._budget(turn)
+            tally = exact.search(
+                game, lambda: root.determinize(seat, rng), more, legal, self.solver_nodes
+            )
+            if tally is None:
+                self.unsolved += 1
+            else:
+                self.solved += 1
+        if tally is None:
+            tally = pimc.search(
+                lambda: root.determinize(seat, rng), rollout, rng, self._budget(turn), legal
+            )
         self.last_iterations = sum(len(v) for v in tally.values.values())
         best = max(range(len(legal)), key=lambda i: tally.mean(legal[i].text))
         try:
