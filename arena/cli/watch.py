@@ -8,7 +8,7 @@ import argparse
 
 def watch_command(args: argparse.Namespace) -> int:
     """The ``arena watch`` command."""
-    from arena.people.watch import follow, list_matches, summary_line
+    from arena.people.watch import follow, list_matches, summary_line, watch_page
 
     if args.match_id is None:
         matches = list_matches(args.address)
@@ -17,8 +17,11 @@ def watch_command(args: argparse.Namespace) -> int:
         if not matches:
             print(f"{args.address}: no match to show")
         return 0
-    for line in follow(args.address, args.match_id):
-        print(line, flush=True)
+    if args.text:
+        for line in follow(args.address, args.match_id):
+            print(line, flush=True)
+        return 0
+    watch_page(args.address, args.match_id, lambda url: print(f"watch at {url}", flush=True))
     return 0
 
 
@@ -27,10 +30,16 @@ def add_watch_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
     wp = sub.add_parser(
         "watch",
         help="list an arena server's matches, or follow one live (public information only)",
-        description="Without MATCH_ID: the matches the server shows. With it: the match's "
-        "public events as it is played, then its result. Servers that play duplicate deals "
+        description="Without MATCH_ID: the matches the server shows. With it: a page on "
+        "127.0.0.1 (a secret in its URL) showing the match's public events as it is played, "
+        "then its result (--text: as lines). Servers that play duplicate deals "
         "(tournaments, competition hosts) show none.",
     )
     wp.add_argument("address", metavar="ADDRESS", help="the arena server: host:port or unix:PATH")
     wp.add_argument("match_id", metavar="MATCH_ID", nargs="?", help="the match to follow")
+    wp.add_argument(
+        "--text",
+        action="store_true",
+        help="print the match's public events as lines instead of serving a live page",
+    )
     wp.set_defaults(handler=watch_command)

@@ -6,18 +6,28 @@ worker) shows none (:data:`arena.server.service.NOT_SHOWN`); its refusal is said
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import functools
+import secrets
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import grpc
+import grpc.aio
 from cardarena import codec, messages, rpc
+from cardarena.client import CLIENT_OPTIONS
 
 from arena.errors import ArenaError
+from arena.people.bridge import PeopleBridge
+from arena.people.desk import Desk
+from arena.people.play import loopback_listener, page_url
 from arena.protocol import spectator
 from arena.records.view import event_text
 from engine import Event, get_game
 
 #: Seconds a server has to answer ListMatches.
 LIST_TIMEOUT_S = 5.0
+#: A spectator's desk sits at no seat: its page has no hand and no move of its own.
+SPECTATOR = -1
 
 
 class WatchError(ArenaError):
@@ -70,11 +80,25 @@ def seat_names(m: messages.MatchSummary) -> tuple[str, ...]:
     return tuple(p.bot_name for p in sorted(m.players, key=lambda p: p.seat))
 
 
+def find(address: str, match_id: str) -> messages.MatchSummary:
+    """``match_id`` as the server lists it; :class:`WatchError` (one line) when the server does
+    not show it: its own refusal (spectators off, an unknown match)."""
+    for m in list_matches(address):
+        if m.match_id == match_id:
+            return m
+    try:
+        # Not listed: the server's WatchMatch says why (it answers at once).
+        with grpc.insecure_channel(address) as channel:
+            stub = rpc.SpectatorStub(channel)
+            list(stub.WatchMatch(spectator.watch_request(match_id), timeout=LIST_TIMEOUT_S))
+    except grpc.RpcError as err:
+        raise _trouble(address, err) from None
+    raise WatchError(f"{address}: no match {match_id!r}")
+
+
 def follow(address: str, match_id: str) -> Iterator[str]:
     """``match_id``'s public events as lines while it is played, then its result's line."""
-    matches = {m.match_id: m for m in list_matches(address)}
-    found = matches.get(match_id)
-    names = seat_names(found) if found is not None else ()
+    names = seat_names(find(address, match_id))
     try:
         with grpc.insecure_channel(address) as channel:
             stream = rpc.SpectatorStub(channel).WatchMatch(spectator.watch_request(match_id))
@@ -89,3 +113,45 @@ def follow(address: str, match_id: str) -> Iterator[str]:
                     return
     except grpc.RpcError as err:
         raise _trouble(address, err) from None
+
+
+def watch_page(address: str, match_id: str, announce: Callable[[str], None]) -> None:
+    """Serve a live page of ``match_id`` on loopback (a random secret in its URL, given to
+    ``announce``) until the match is over and the page was told: the people's page, fed by the
+    spectator service instead of a seat, so it holds public events and the result only."""
+    summary = find(address, match_id)
+    listener = loopback_listener()
+    try:
+        desk = Desk(SPECTATOR, secrets.token_urlsafe(18))
+        hold = functools.partial(_spectate, summary)
+        bridge = PeopleBridge([desk], [match_id], listener, hold=hold)
+        announce(page_url(listener, desk))
+        bridge.run(address)
+    finally:
+        listener.close()
+    if isinstance(bridge.error, KeyboardInterrupt):
+        raise bridge.error
+    if bridge.error is not None:
+        raise WatchError(f"{address}: the page failed: {bridge.error}")
+
+
+async def _spectate(
+    summary: messages.MatchSummary, desk: Desk, address: str, match_id: str
+) -> None:
+    """Feed ``desk`` from WatchMatch: the match's start (from its listing), its public events,
+    its end."""
+    start = messages.MatchStart(
+        match_id, summary.game, "", {}, (), summary.players, messages.TimeControl(), "", 0
+    )
+    desk.take(start)
+    async with grpc.aio.insecure_channel(address, options=CLIENT_OPTIONS) as channel:
+        watch: Any = rpc.SpectatorStub(channel).WatchMatch
+        try:
+            async for raw in watch(spectator.watch_request(match_id)):
+                msg = codec.proto_to_plain(raw)
+                desk.take(msg)
+                if isinstance(msg, messages.MatchEnd):
+                    return
+        except grpc.RpcError as err:
+            why = _trouble(address, err)
+            desk.publish({"type": "error", "fault": "", "message": str(why), "code": ""})

@@ -158,7 +158,10 @@
       state.pending = null;
       $("pl-events").replaceChildren();
       var names = m.meta.seat_names;
-      $("pl-who").textContent = m.meta.title + " \u00b7 you are " + names[m.seat] + " (seat " + m.seat + ")";
+      // A spectator (arena watch) sits at no seat: public events and the result only.
+      $("pl-who").textContent = m.seat < 0 ? m.meta.title + " \u00b7 watching live: public information only" :
+        m.meta.title + " \u00b7 you are " + names[m.seat] + " (seat " + m.seat + ")";
+      if (m.seat < 0) $("viewer").replaceChildren();
       document.body.dataset.seat = String(m.seat);
     },
     event: function (m) { liveEvent(m.event.text, m.event.to ? "cav-private" : ""); },

@@ -30,7 +30,7 @@ def test_watch_lists_and_follows_a_match(capsys: pytest.CaptureFixture[str]) -> 
             assert listed == [
                 f"m1  whist  finished  bot0, bot1, bot2, bot3  {scenario.outcome.result.summary}"
             ]
-            assert await trio.to_thread.run_sync(_watch, [server.address, "m1"]) == 0
+            assert await trio.to_thread.run_sync(_watch, ["--text", server.address, "m1"]) == 0
             lines = capsys.readouterr().out.splitlines()
             public = [
                 e for e in scenario.outcome.entries if e["type"] == "event" and e["to"] is None
