@@ -6,28 +6,23 @@ worker) shows none (:data:`arena.server.service.NOT_SHOWN`); its refusal is said
 
 from __future__ import annotations
 
-import functools
 import secrets
 from collections.abc import Callable, Iterator
-from typing import Any
 
 import grpc
-import grpc.aio
 from cardarena import codec, messages, rpc
-from cardarena.client import CLIENT_OPTIONS
 
 from arena.errors import ArenaError
 from arena.people.bridge import PeopleBridge
 from arena.people.desk import Desk
 from arena.people.play import loopback_listener, page_url
+from arena.people.spectate import SPECTATOR, spectate
 from arena.protocol import spectator
 from arena.records.view import event_text
 from engine import Event, get_game
 
 #: Seconds a server has to answer ListMatches.
 LIST_TIMEOUT_S = 5.0
-#: A spectator's desk sits at no seat: its page has no hand and no move of its own.
-SPECTATOR = -1
 
 
 class WatchError(ArenaError):
@@ -119,12 +114,11 @@ def watch_page(address: str, match_id: str, announce: Callable[[str], None]) -> 
     """Serve a live page of ``match_id`` on loopback (a random secret in its URL, given to
     ``announce``) until the match is over and the page was told: the people's page, fed by the
     spectator service instead of a seat, so it holds public events and the result only."""
-    summary = find(address, match_id)
+    find(address, match_id)
     listener = loopback_listener()
     try:
         desk = Desk(SPECTATOR, secrets.token_urlsafe(18))
-        hold = functools.partial(_spectate, summary)
-        bridge = PeopleBridge([desk], [match_id], listener, hold=hold)
+        bridge = PeopleBridge([desk], [match_id], listener, hold=spectate)
         announce(page_url(listener, desk))
         bridge.run(address)
     finally:
@@ -133,25 +127,3 @@ def watch_page(address: str, match_id: str, announce: Callable[[str], None]) -> 
         raise bridge.error
     if bridge.error is not None:
         raise WatchError(f"{address}: the page failed: {bridge.error}")
-
-
-async def _spectate(
-    summary: messages.MatchSummary, desk: Desk, address: str, match_id: str
-) -> None:
-    """Feed ``desk`` from WatchMatch: the match's start (from its listing), its public events,
-    its end."""
-    start = messages.MatchStart(
-        match_id, summary.game, "", {}, (), summary.players, messages.TimeControl(), "", 0
-    )
-    desk.take(start)
-    async with grpc.aio.insecure_channel(address, options=CLIENT_OPTIONS) as channel:
-        watch: Any = rpc.SpectatorStub(channel).WatchMatch
-        try:
-            async for raw in watch(spectator.watch_request(match_id)):
-                msg = codec.proto_to_plain(raw)
-                desk.take(msg)
-                if isinstance(msg, messages.MatchEnd):
-                    return
-        except grpc.RpcError as err:
-            why = _trouble(address, err)
-            desk.publish({"type": "error", "fault": "", "message": str(why), "code": ""})

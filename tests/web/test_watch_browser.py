@@ -15,15 +15,17 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+from playwright.sync_api import Browser
 
 from arena.people.watch import list_matches
 from arena.records.format import read_record
 from arena.records.view import event_text
 from engine import Event
-from tests.arena.people.running import SHORT_WHIST
+from tests.arena.people.running import RULES, SHORT_WHIST, arena_play
 from tests.arena.replay_truth import card_tokens
 from tests.waiting import wait_until
 from tests.web.conftest import WatchedPage
+from tests.web.test_play_browser import next_turn, play_by_hand
 from tests.web.test_viewer_browser import shown_tokens
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
@@ -31,6 +33,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.browser]
 WAIT_MS = 60_000
 #: A record entry's keys that are not its event's data.
 HEAD = {"type", "kind", "to"}
+NAMES = ("N", "E", "S", "W")
 
 
 def free_port() -> int:
@@ -113,21 +116,80 @@ def test_a_lobby_match_is_watched_live(watched_page: WatchedPage, tmp_path: Path
         assert watch.wait(60) == 0
     records = list(tmp_path.rglob("*.jsonl*"))
     assert len(records) == 1, records
-    rec = read_record(records[0])
-    names = ["N", "E", "S", "W"]
-    public = [
-        event_text(Event(e["kind"], {k: v for k, v in e.items() if k not in HEAD}), names)
+    public, summary = public_lines(records[0])
+    check_watched(watched_page, url, public, early, early_cards, shown)
+    assert summary in result
+
+
+def check_watched(
+    watched: WatchedPage,
+    url: str,
+    public: list[str],
+    early: list[str],
+    early_cards: set[str],
+    shown: list[str],
+) -> None:
+    """The page showed the record's public events in order, an early look no card its events
+    had not named, and asked for nothing but its own server without a console error."""
+    # The record keeps an event's data keys sorted: compare each line's words, in any order.
+    assert words(early) == words(public[: len(early)]) and words(shown) == words(public)
+    assert early_cards <= shown_tokens_of(early), early_cards - shown_tokens_of(early)
+    assert not watched.errors, watched.errors
+    origin = urlsplit(url).netloc
+    assert all(urlsplit(r).netloc == origin for r in watched.requests), watched.requests
+
+
+def public_lines(record: Path) -> tuple[list[str], str]:
+    """The record's public events as the page writes them, and its result's summary."""
+    rec = read_record(record)
+    lines = [
+        event_text(Event(e["kind"], {k: v for k, v in e.items() if k not in HEAD}), NAMES)
         for e in rec.entries
         if e.get("type") == "event" and e.get("to") is None
     ]
-    # The record keeps an event's data keys sorted: compare each line's words, in any order.
-    assert words(early) == words(public[: len(early)]) and words(shown) == words(public)
-    # The early snapshot showed no card but those its public events named.
-    assert early_cards <= shown_tokens_of(early), early_cards - shown_tokens_of(early)
-    assert rec.result["summary"] in result
-    assert not watched_page.errors, watched_page.errors
-    origin = urlsplit(url).netloc
-    assert all(urlsplit(r).netloc == origin for r in watched_page.requests), watched_page.requests
+    return lines, str(rec.result["summary"])
+
+
+def test_arena_play_prints_a_watch_link_that_follows_the_match(
+    watched_page: WatchedPage, browser: Browser, tmp_path: Path
+) -> None:
+    args = ["--human", "0", *["--bot", RULES] * 3, *SHORT_WHIST, "--seed", "7"]
+    with arena_play("whist", args, tmp_path) as run:
+        url = run.urls(1)[0]
+        link = wait_until(
+            lambda: next((x for x in run.lines if x.startswith("watch at ")), None),
+            60,
+            what="the watch link",
+        ).split(" ", 2)[2]
+        watcher = watched_page.page
+        watcher.goto(link)
+        context = browser.new_context()
+        player = context.new_page()
+        player.goto(url)
+        rid, turn = next_turn(player, ""), 0
+        early: list[str] = []
+        early_cards: set[str] = set()
+        while rid:
+            if turn == 3:
+                # Mid-match, the spectator's page has moved on with the table, and is not over.
+                watcher.wait_for_function(
+                    "() => document.querySelectorAll('#pl-events li').length >= 8",
+                    timeout=WAIT_MS,
+                )
+                early, early_cards = shown_events(watched_page), shown_tokens(watcher, "body")
+                assert watcher.evaluate("() => document.body.dataset.ended") != "1"
+            play_by_hand(player, turn)
+            rid, turn = next_turn(player, rid), turn + 1
+        watcher.wait_for_function("() => document.body.dataset.ended === '1'", timeout=WAIT_MS)
+        shown = shown_events(watched_page)
+        result = watcher.inner_text("#pl-result")
+        context.close()
+        status, record = run.finish()
+    assert status == 0, run.errors
+    public, summary = public_lines(record)
+    assert len(early) >= 8 and len(shown) > len(early)
+    check_watched(watched_page, link, public, early, early_cards, shown)
+    assert summary in result
 
 
 def words(lines: list[str]) -> list[list[str]]:
