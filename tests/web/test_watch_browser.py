@@ -99,10 +99,13 @@ def test_a_lobby_match_is_watched_live(watched_page: WatchedPage, tmp_path: Path
         page.wait_for_function(
             "() => document.querySelectorAll('#pl-events li').length >= 4", timeout=WAIT_MS
         )
-        early = shown_events(watched_page)
+        # Cards first, then the events: the page only adds events, so the cards seen are among
+        # those the events seen next name.
         early_cards = shown_tokens(page, "body")
+        early = shown_events(watched_page)
         assert page.evaluate("() => document.body.dataset.ended") != "1"
         assert "watching live" in page.inner_text("#pl-who")
+        assert page.title().endswith(" \u00b7 watching"), page.title()
         page.wait_for_function(
             "n => document.querySelectorAll('#pl-events li').length > n",
             arg=len(early),
@@ -176,7 +179,8 @@ def test_arena_play_prints_a_watch_link_that_follows_the_match(
                     "() => document.querySelectorAll('#pl-events li').length >= 8",
                     timeout=WAIT_MS,
                 )
-                early, early_cards = shown_events(watched_page), shown_tokens(watcher, "body")
+                early_cards = shown_tokens(watcher, "body")
+                early = shown_events(watched_page)
                 assert watcher.evaluate("() => document.body.dataset.ended") != "1"
             play_by_hand(player, turn)
             rid, turn = next_turn(player, rid), turn + 1

@@ -70,7 +70,8 @@
     document.body.dataset.pending = state.pending === null ? "" : String(state.pending);
     // Another tab in front still shows whose move it is.
     if (state.doc) document.title = (state.pending === null ? "" : "\u25cf Your move \u00b7 ") +
-      state.doc.meta.title + " \u00b7 seat " + state.doc.meta.seat_names[state.seat];
+      state.doc.meta.title + (state.seat < 0 ? " \u00b7 watching" :
+        " \u00b7 seat " + state.doc.meta.seat_names[state.seat]);
     if (state.pending === null) return;
     state.legal.forEach(function (code, i) {
       var b = el("button", "pl-action" + (i === state.focus ? " pl-focus" : ""));
