@@ -360,6 +360,7 @@ def _add_state_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     server health check (arena/registry.py, arena/layout.py, arena/server/health.py)."""
     from arena.cli.arguments import add_home_argument
     from arena.cli.health import add_health_parser
+    from arena.cli.watch import add_watch_parser
 
     su = sub.add_parser(
         "submit",
@@ -389,6 +390,7 @@ def _add_state_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     bl.set_defaults(handler=_cmd_bots)
 
     add_health_parser(sub)
+    add_watch_parser(sub)
 
 
 class _Version(argparse.Action):

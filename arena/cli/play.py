@@ -52,6 +52,9 @@ def announcer(open_pages: bool) -> Callable[[Mapping[int, str]], None]:
 
     def announce(urls: Mapping[int, str]) -> None:
         for seat, url in sorted(urls.items()):
+            if seat < 0:  # the watch link, for people without a seat
+                print(f"watch at {url}", flush=True)
+                continue
             print(f"seat {seat}: play at {url}", flush=True)
             if open_pages:
                 webbrowser.open(url)

@@ -16,7 +16,7 @@ import contextlib
 import os
 import socket
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, cast
 
 import grpc
@@ -39,7 +39,16 @@ PERSON = "person"
 class PeopleBridge:
     """People's seats of one match: their streams and their pages, in a thread."""
 
-    def __init__(self, desks: Sequence[Desk], tokens: Sequence[str], listener: socket.socket):
+    def __init__(
+        self,
+        desks: Sequence[Desk],
+        tokens: Sequence[str],
+        listener: socket.socket,
+        hold: Callable[[Desk, str, str], Coroutine[Any, Any, None]] | None = None,
+    ):
+        #: What feeds each desk (``hold(desk, address, token)``): a seat's stream by default; a
+        #: spectator's (``arena watch``) feeds its desk from the spectator service instead.
+        self.hold = hold or hold_seat
         self.desks = tuple(desks)
         self.tokens = tuple(tokens)
         self.listener = listener
@@ -80,7 +89,7 @@ class PeopleBridge:
         app: Any = people_app(self.desks)
         http = asyncio.create_task(serve(app, config, shutdown_trigger=stop.wait))
         seats = [
-            asyncio.create_task(hold_seat(desk, address, token))
+            asyncio.create_task(self.hold(desk, address, token))
             for desk, token in zip(self.desks, self.tokens, strict=True)
         ]
         try:

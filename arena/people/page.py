@@ -53,7 +53,10 @@ def render(desk: Desk) -> str:
     """The page of ``desk``'s seat."""
     page = _asset("arena.people", "static/play.html", inlined=False)
     parts = {
-        "__TITLE__": html.escape(f"Card Arena · seat {desk.seat}"),
+        # A spectator's desk (arena watch) sits at no seat.
+        "__TITLE__": html.escape(
+            f"Card Arena · seat {desk.seat}" if desk.seat >= 0 else "Card Arena · watching"
+        ),
         "__VIEWER_CSS__": _asset("arena.web", "static/viewer.css"),
         "__PLAY_CSS__": _asset("arena.people", "static/play.css"),
         "__VIEWER_JS__": _asset("arena.web", "static/viewer.js"),

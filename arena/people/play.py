@@ -23,9 +23,10 @@ from cardarena.messages import TimeControl
 from arena.bots.sandbox import Limits
 from arena.errors import UsageError
 from arena.match import DEFAULT_OUT, CommandMatch, play_commands
-from arena.people.bridge import LINGER_S, PeopleBridge
+from arena.people.bridge import LINGER_S, PeopleBridge, hold_seat
 from arena.people.clock import PEOPLE_TIME
 from arena.people.desk import Desk
+from arena.people.spectate import SPECTATOR, spectate
 from arena.policy import FaultPolicy
 from arena.server import Branch, MatchSpec
 from engine import OptionValue, get_game
@@ -111,19 +112,25 @@ async def play_people(
     match_id: str | None = None,
 ) -> CommandMatch:
     """Play one match with people in ``seating.people``: ``announce`` is given each person's
-    page URL by seat once the pages are up; returns when the match is over and its record
-    written (and the pages told)."""
+    page URL by seat once the pages are up (and the watch link's, at seat ``SPECTATOR``);
+    returns when the match is over and its record written (and the pages told)."""
     listener = loopback_listener()
 
     @asynccontextmanager
     async def attend(spec: MatchSpec, address: str) -> AsyncIterator[None]:
         desks = [Desk(s, secrets.token_urlsafe(18), seating.players) for s in seating.people]
         tokens = [spec.seats[d.seat].token for d in desks]
-        bridge = PeopleBridge(desks, tokens, listener)
+        # A watch link for people without a seat: the same page, fed by the spectator service.
+        watcher = Desk(SPECTATOR, secrets.token_urlsafe(18), seating.players)
+
+        async def hold(desk: Desk, address: str, token: str) -> None:
+            await (spectate if desk is watcher else hold_seat)(desk, address, token)
+
+        bridge = PeopleBridge([*desks, watcher], [*tokens, spec.match_id], listener, hold=hold)
         thread = threading.Thread(target=bridge.run, args=(address,), name="people", daemon=True)
         thread.start()
         try:
-            announce({d.seat: page_url(listener, d) for d in desks})
+            announce({d.seat: page_url(listener, d) for d in (*desks, watcher)})
             yield
             # The match is over: the bridge ends once each page has been told.
             with trio.move_on_after(LINGER_S + 5.0):

@@ -70,7 +70,8 @@
     document.body.dataset.pending = state.pending === null ? "" : String(state.pending);
     // Another tab in front still shows whose move it is.
     if (state.doc) document.title = (state.pending === null ? "" : "\u25cf Your move \u00b7 ") +
-      state.doc.meta.title + " \u00b7 seat " + state.doc.meta.seat_names[state.seat];
+      state.doc.meta.title + (state.seat < 0 ? " \u00b7 watching" :
+        " \u00b7 seat " + state.doc.meta.seat_names[state.seat]);
     if (state.pending === null) return;
     state.legal.forEach(function (code, i) {
       var b = el("button", "pl-action" + (i === state.focus ? " pl-focus" : ""));
@@ -158,7 +159,10 @@
       state.pending = null;
       $("pl-events").replaceChildren();
       var names = m.meta.seat_names;
-      $("pl-who").textContent = m.meta.title + " \u00b7 you are " + names[m.seat] + " (seat " + m.seat + ")";
+      // A spectator (arena watch) sits at no seat: public events and the result only.
+      $("pl-who").textContent = m.seat < 0 ? m.meta.title + " \u00b7 watching live: public information only" :
+        m.meta.title + " \u00b7 you are " + names[m.seat] + " (seat " + m.seat + ")";
+      if (m.seat < 0) $("viewer").replaceChildren();
       document.body.dataset.seat = String(m.seat);
     },
     event: function (m) { liveEvent(m.event.text, m.event.to ? "cav-private" : ""); },

@@ -28,3 +28,14 @@ def test_the_take_over_example_runs_as_written(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert re.search(r"^branched from whist-\w+ at decision 10: seat 1 \(E\)", done.stdout, re.M)
     assert re.search(r"^ok +branches/whist-\w+-at10-\w+\.jsonl\.gz", done.stdout, re.M), done.stdout
+
+
+@pytest.mark.slow
+def test_the_watching_example_runs_as_written(tmp_path: Path) -> None:
+    done = run_shell(section_block("Watching"), tmp_path)
+    assert done.returncode == 0, done.stderr
+    listed = done.stdout.splitlines()
+    match = r"^whist-\S+  whist  finished  rules, rules, rules, rules  "
+    assert [line for line in listed if re.match(match, line)], listed
+    assert listed[-1].startswith("end: "), listed
+    assert not any(" deal " in f" {line} " for line in listed)  # hands are private
