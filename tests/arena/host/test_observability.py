@@ -190,6 +190,7 @@ def test_a_running_host_is_healthy_counts_its_matches_and_logs_json(tmp_path: Pa
             health = a.get("/healthz")
             assert health.status_code == 200, health.text
             parts = {"ladder": "running", "validator": "running", "seasons": "running"}
+            parts["analysis"] = "running"  # authors' analyses ([analysis] enabled by default)
             assert health.json()["parts"] == parts
 
             def scrape() -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
