@@ -224,6 +224,7 @@ def _fail_units(host: Host, alpha: int, beta: int, gamma: int) -> tuple[int, int
     return made[0], made[1]
 
 
+@pytest.mark.host  # a real host for many seconds: make test-host
 def test_rerun_a_failed_unit_the_queue_and_reopening(host: Host) -> None:
     admin = Admin(host)
     alice = _token(admin.ok("add-author", "alice"))

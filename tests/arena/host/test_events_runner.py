@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
+import pytest
 import trio
 
 from arena.host.config import check_competition
@@ -18,6 +19,7 @@ from tests.waiting import async_wait_until
 START = dt.datetime(2030, 1, 1, tzinfo=dt.UTC)
 
 
+@pytest.mark.host  # a real host for many seconds: make test-host
 def test_an_event_begins_at_its_start_beside_the_ladder_and_ends_with_its_winner(
     tmp_path: Path,
 ) -> None:

@@ -113,6 +113,7 @@ def test_a_backup_taken_mid_ladder_restores_into_a_host_that_plays_on(tmp_path: 
     assert all(after[m] == result for m, result in at_backup.items())
 
 
+@pytest.mark.host  # a real host for many seconds: make test-host
 def test_backup_and_restore_refuse_in_one_line(tmp_path: Path) -> None:
     config = tmp_path / "cup.toml"
     config.write_text(competition_config())

@@ -184,6 +184,7 @@ def _close_and_play_the_final(host: Host, a: httpx.Client) -> None:
     assert {r["ref"] for r in final()} == {"alpha@1", "beta@1", "beta-live@1"}
 
 
+@pytest.mark.host  # a real host for many seconds: make test-host
 def test_a_competition_from_submissions_to_a_ladder_that_survives_kill_9(
     host: Host, tls: tuple[Path, Path]
 ) -> None:

@@ -191,6 +191,7 @@ def _a_match_of(watcher: RemoteClient, ref: str) -> MatchOut | None:
 
 
 @pytest.mark.slow
+@pytest.mark.host  # a real host for many seconds: make test-host
 def test_the_host_s_and_the_author_s_commands_run_as_printed(
     hosted: tuple[Shell, Shell, RemoteClient],
 ) -> None:
