@@ -295,12 +295,8 @@ async def _serve(
     async with trio.open_nursery() as nursery:
         binds = await nursery.start(serve_http, app, _hypercorn(options), stop, config.http)
         url = binds[0]
-        # A self-signed host's own tools (add-author) trust its certificate.
-        cafile = str(options.tls_cert.resolve()) if options.tls_cert is not None else None
         listening = Listening(url, server.address, token)
-        (directory / PRIVATE_DIR / HOST_FILE).write_text(
-            json.dumps({"http": url, "grpc": server.address, "cafile": cafile}) + "\n"
-        )
+        _write_host_file(directory, url, server.address, options.tls_cert)
         log.info("hosting", competition=config.name, http=url, grpc=server.address)
         # Each part on its own: an unexpected error restarts that part, not the host.
         watched = functools.partial(supervised, fatal=store_unusable, states=parts)
@@ -334,6 +330,15 @@ async def _serve(
             if remote is not None:
                 with trio.CancelScope(shield=True):  # a stop still says goodbye to the scheduler
                     await trio.to_thread.run_sync(remote.close)
+
+
+def _write_host_file(directory: Path, url: str, grpc: str, tls_cert: Path | None) -> None:
+    """Where the running host listens, for its own tools (``add-author``); a self-signed host's
+    tools trust its certificate."""
+    cafile = str(tls_cert.resolve()) if tls_cert is not None else None
+    (directory / PRIVATE_DIR / HOST_FILE).write_text(
+        json.dumps({"http": url, "grpc": grpc, "cafile": cafile}) + "\n"
+    )
 
 
 def _par_keeper(
