@@ -18,6 +18,8 @@ LABELLED = re.compile(r"^\s*(?:final\s+)?(?:action|answer|move)\s*[:=-]\s*(.+?)\
 QUOTED = re.compile(r"`+([^`]+)`+|\"([^\"]+)\"|'([^']+)'|“([^”]+)”")
 #: An action's code form inside a sentence: ``play:QS``, ``shot:A1:RF-LB``.
 CODE = re.compile(r"[a-z]+(?::[a-z0-9-]+)+", re.I)
+#: A word of a sentence, codes kept whole: ``play:QS``, ``RF-LB``, ``announce``.
+TOKEN = re.compile(r"[a-z0-9][a-z0-9:-]*", re.I)
 SUIT_WORDS = dict(zip(SUIT_NAMES, SUIT_LETTERS, strict=True))
 
 
@@ -85,7 +87,7 @@ def candidates(answer: str) -> list[tuple[str, list[str]]]:
         ("labelled line", labelled[-1:]),
         ("last line", [last]),
         ("quoted", quoted),
-        ("code in last line", CODE.findall(last)),
+        ("word of the last line", [t for t in TOKEN.findall(last) if not t.isdigit()]),
     ]
 
 
@@ -151,7 +153,9 @@ def refusal(
 def _meant(answer: str, legal: Sequence[Action], game: str) -> Action | None:
     """The action an answer that matched none seems to name: ``kind:arg`` as written, or a
     bare card in a trick game (a play)."""
-    for _rule, texts in candidates(answer):
+    for rule, texts in candidates(answer):
+        if rule == "word of the last line":
+            texts = CODE.findall(" ".join(texts))
         for text in reversed(texts):
             t = text.strip().strip("`'\"“”.")
             code = CODE.fullmatch(t)
