@@ -21,16 +21,16 @@ ROOT = Path(__file__).resolve().parents[2]
 DIR = ROOT / "tests" / "engine" / "text"
 
 
-def _script() -> ModuleType:
-    # The script holds the one list of positions; it is no package, so it is loaded by path.
-    spec = importlib.util.spec_from_file_location("text_views", ROOT / "scripts" / "text_views.py")
+def _script(name: str) -> ModuleType:
+    # Scripts hold the one list of positions (and of tables); no package, so loaded by path.
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
-SCRIPT = _script()
+SCRIPT = _script("text_views")
 CASES = SCRIPT.CASES
 
 
@@ -90,19 +90,9 @@ def test_a_view_names_the_seat_its_hand_and_the_trick() -> None:
 
 # --- nothing the seat may not know: the re-deal check ------------------------------------------
 
-#: Every game and table (doubles in both control modes), as the golden cases play them.
-TABLES = [
-    ("whist", 4, {}),
-    ("tennis_whist", 2, {}),
-    ("tennis_whist", 4, {}),
-    ("spoil_five", 4, {}),
-    ("spoil_five", 5, {}),
-    ("forty_five", 2, {}),
-    ("forty_five", 4, {}),
-    ("tennis", 2, {}),
-    ("tennis", 4, {}),
-    ("tennis", 4, {"control": "players"}),
-]
+
+#: Every game and table (doubles in both control modes): the golden playthroughs' list.
+TABLES: list[tuple[str, int, dict[str, object]]] = list(_script("playthroughs").CONFIGS)
 
 
 def _random_position(table: tuple[str, int, dict[str, object]], seed: int) -> MatchState:
