@@ -19,7 +19,8 @@ How an answer is read (``parse_action``), in order; the first rule that decides,
    The parts tried, in turn: the whole answer; the last ``Action: X`` line (or ``Answer:``,
    ``Final answer:``, ``Move:``); the last non-empty line; text in backticks or quotes; each
    word of the last line (codes kept whole, numbers left out: ``I go with play:QS``, ``I will
-   announce``), which must then name one legal action only.
+   announce``), which must then name one legal action only. The soft rules read the last
+   2,000 characters of an answer.
 3. A part that fits two or more legal actions is **refused** (``how="none"``), the reason
    listing them; nothing is guessed. Otherwise ``how="none"`` with a reason naming what the
    answer seems to mean, why it is not legal when the observation says (a card not held, the

@@ -13,14 +13,20 @@ from engine.core import Action
 from engine.text.words import FORMATS, RANK_WORDS, SUIT_SYMBOLS, card_words, joined, said, suit_name
 
 #: A trailing ``Action: X`` line (also ``Answer:``, ``Final answer:``, ``Move:``).
-LABELLED = re.compile(r"^\s*(?:final\s+)?(?:action|answer|move)\s*[:=-]\s*(.+?)\s*$", re.I | re.M)
+LABELLED = re.compile(
+    r"^[ \t]*(?:final[ \t]+)?(?:action|answer|move)[ \t]*[:=-][ \t]*(.*\S)", re.I | re.M
+)
 #: Text inside backticks or quotes.
-QUOTED = re.compile(r"`+([^`]+)`+|\"([^\"]+)\"|'([^']+)'|“([^”]+)”")
+QUOTED = re.compile(r"`([^`]+)`|\"([^\"]+)\"|'([^']+)'|“([^“”]+)”")
 #: An action's code form inside a sentence: ``play:QS``, ``shot:A1:RF-LB``.
-CODE = re.compile(r"[a-z]+(?::[a-z0-9-]+)+", re.I)
+CODE = re.compile(r"\b[a-z]+(?::[a-z0-9-]+)+", re.I)
 #: A word of a sentence, codes kept whole: ``play:QS``, ``RF-LB``, ``announce``.
 TOKEN = re.compile(r"[a-z0-9][a-z0-9:-]*", re.I)
 SUIT_WORDS = dict(zip(SUIT_NAMES, SUIT_LETTERS, strict=True))
+SYMBOL_LETTERS = str.maketrans({symbol: letter.lower() for symbol, letter in SUIT_SYMBOLS.items()})
+#: The soft rules read the end of an answer only: a model's reasoning comes first, its answer
+#: last, and a long answer costs no more than this to read.
+SOFT_TAIL = 2000
 
 
 @dataclass(frozen=True)
@@ -35,9 +41,7 @@ class Reading:
 def norm(text: str) -> str:
     """Case, spacing and punctuation folded: ``Q♠`` -> ``qs``, ``10S`` -> ``ts``, ``play:QS`` ->
     ``play qs``, ``the queen of spades`` -> ``queen of spades``."""
-    t = text.casefold()
-    for symbol, letter in SUIT_SYMBOLS.items():
-        t = re.sub(rf"(\w){symbol}", rf"\g<1>{letter.lower()}", t).replace(symbol, letter.lower())
+    t = text.casefold().translate(SYMBOL_LETTERS)
     t = re.sub(r"\b10([cdhs])\b", r"t\1", t)
     t = re.sub(r"\b10 of\b", "ten of", t)
     words = re.sub(r"[^0-9a-z]+", " ", t).split()
@@ -106,9 +110,10 @@ def read(
     for i, action in enumerate(legal):
         if said_ in (action.text, words[i]):
             return Reading(i, "exact")
-    if said_.isdigit() and int(said_) < len(legal):
-        return Reading(int(said_), "exact")
+    if _index(said_, legal) is not None:
+        return Reading(_index(said_, legal), "exact")
     keys = [keys_of(a, w) for a, w in zip(legal, words, strict=True)]
+    said_ = said_[-SOFT_TAIL:]
     for _rule, texts in candidates(said_):
         found = sorted({i for t in texts for i in _matches(t, keys) + _number(t, legal)})
         if len(found) == 1:
@@ -119,9 +124,16 @@ def read(
     return Reading(None, "none", refusal(said_, legal, game, observation))
 
 
+def _index(text: str, legal: Sequence[Action]) -> int | None:
+    """``text`` as a number of the list (from 0), or ``None``."""
+    if len(text) <= 6 and text.isascii() and text.isdigit() and int(text) < len(legal):
+        return int(text)
+    return None
+
+
 def _number(text: str, legal: Sequence[Action]) -> list[int]:
-    folded = norm(text)
-    return [int(folded)] if folded.isdigit() and int(folded) < len(legal) else []
+    index = _index(norm(text), legal)
+    return [] if index is None else [index]
 
 
 def _quote(text: str) -> str:

@@ -4,7 +4,10 @@ version, the re-deal leak check, the legal actions listed or not, and how answer
 from __future__ import annotations
 
 import importlib.util
+import json
 import random
+import re
+import time
 from pathlib import Path
 from types import ModuleType
 
@@ -133,6 +136,39 @@ def test_redealing_what_a_seat_cannot_see_leaves_its_text_unchanged(
         assert _views(redealt, seat) == before, f"seat {seat}'s text shows what it may not know"
 
 
+TRICK_TABLES = [t for t in TABLES if t[0] != "tennis"]
+FORMAT_LINE = "Answer with one action in its code form"
+
+
+def _cards(hand: object) -> list[str]:
+    assert isinstance(hand, list)
+    return [str(c) for c in hand]
+
+
+@pytest.mark.parametrize("table", TRICK_TABLES, ids=[f"{t[0]}-{t[1]}" for t in TRICK_TABLES])
+@settings(max_examples=12, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1))
+def test_no_text_names_a_card_another_seat_holds_unseen(
+    table: tuple[str, int, dict[str, object]], seed: int
+) -> None:
+    state = _random_position(table, seed)
+    if state.is_over():
+        return
+    views = [state.observation(s).to_dict() for s in range(state.num_seats)]
+    for seat in range(state.num_seats):
+        # What the seat was shown: its observation and the events it saw (a card drawn in a
+        # public tie-break earlier may be in another hand now).
+        seen = [views[seat], *(e.to_dict() for e in state.visible_events(seat))]
+        known = set(re.findall(r"\b[2-9TJQKA][CDHS]\b", json.dumps(seen)))
+        held = [c for s, v in enumerate(views) if s != seat for c in _cards(v["hand"])]
+        hidden = set(held) - known
+        for text in _views(state, seat):
+            # The unlisted view's format line has fixed examples (QS, TD, 4C): not a card seen.
+            kept = [line for line in text.splitlines() if not line.startswith(FORMAT_LINE)]
+            shown = set(re.findall(r"\b[2-9TJQKA][CDHS]\b", "\n".join(kept))) & hidden
+            assert not shown, f"seat {seat}'s text names {sorted(shown)}, held unseen by others"
+
+
 # --- the legal actions listed, or not ------------------------------------------------------------
 
 
@@ -191,6 +227,10 @@ PLAYS = [Action("play", c) for c in ("4S", "8S", "TS", "QS")]
 )
 def test_a_bare_card_names_its_play(answer: str) -> None:
     assert _parse("whist", answer, PLAYS) == Parsed(3, "soft")
+
+
+def test_a_code_block_is_read() -> None:
+    assert _parse("whist", "My move:\n```\nplay:QS\n```\n", PLAYS) == Parsed(3, "soft")
 
 
 def test_ten_is_read_as_t() -> None:
@@ -268,3 +308,31 @@ def test_nonsense_and_empty_answers_are_refused_in_one_line() -> None:
     assert _parse("whist", "9", PLAYS).how == "none"  # no action 9
     many = [Action("play", c) for c in ("2C", "3C", "4C", "5C", "6C", "7C", "8C", "9C", "TC")]
     assert _parse("whist", "12", many).index is None
+
+
+DOUBLES = [Action("pass"), Action("shot", "A1:LF-RB"), Action("smash", "A2"), Action("done")]
+
+
+@pytest.mark.parametrize(("game", "legal"), [("whist", PLAYS), ("tennis", DOUBLES)])
+@settings(max_examples=150, deadline=None)
+@given(answer=st.text(max_size=80))
+def test_any_answer_is_read_or_refused_in_one_line(
+    game: str, legal: list[Action], answer: str
+) -> None:
+    parsed = _parse(game, answer, legal)
+    if parsed.index is None:
+        assert parsed.how == "none" and parsed.reason and "\n" not in parsed.reason
+    else:
+        assert 0 <= parsed.index < len(legal) and parsed.how in ("exact", "soft")
+        assert parsed.reason == ""
+
+
+@pytest.mark.parametrize(
+    "filler", ["\n", " ", "a", "'", "`", '"', "“", "10", "♠", "Action: ", "play:", "q of "]
+)
+def test_a_long_answer_is_read_in_linear_time(filler: str) -> None:
+    for answer in (filler * 50_000 + "\nAction: QS", filler * 50_000):
+        started = time.perf_counter()
+        parsed = _parse("whist", answer, PLAYS)
+        assert time.perf_counter() - started < 2.0
+        assert parsed.how in ("soft", "none")
