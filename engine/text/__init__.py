@@ -109,6 +109,8 @@ def render(
         lines += recent_lines(observation)
     actions = tuple(describe_action(game, a) for a in legal)
     lines += _decision_lines(game, config, legal, actions, list_legal)
+    if not legal and observation.get("acting"):
+        lines[-1] = said("waiting_for", who=observation["acting"])
     return TextView(text="\n".join(lines), actions=actions)
 
 

@@ -93,6 +93,7 @@ WORDS: Final[Mapping[str, str]] = {
     # whose turn
     "your_turn": "It is your turn.",
     "not_your_turn": "It is not your turn: wait.",
+    "waiting_for": "It is not your turn: waiting for {who}.",
     "legal_head": "Your legal actions (answer with one's code, e.g. {example}, or its number):",
     "legal_line": "  {number}. {code} - {words}",
     "how_to_answer": "Answer with one action in its code form: {formats}. Example: {example}.",
@@ -130,7 +131,7 @@ WORDS: Final[Mapping[str, str]] = {
     "t_yours": "your",
     "t_theirs": "their",
     "t_left_by": "{who} left this ball to you.",
-    "t_hand": "{name}'s hand{role} ({count} cards): {cards}",
+    "t_hand": "{name}'s hand{role}, {count} cards: {cards}",
     "t_hand_empty": "{name}'s hand{role}: no cards",
     "t_role": " ({role} court)",
     "t_other_hand": "{name}{role} holds {count} cards (hidden).",

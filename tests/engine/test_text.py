@@ -169,6 +169,26 @@ def test_no_text_names_a_card_another_seat_holds_unseen(
             assert not shown, f"seat {seat}'s text names {sorted(shown)}, held unseen by others"
 
 
+@pytest.mark.parametrize("table", TABLES, ids=[f"{t[0]}-{t[1]}-{len(t[2])}" for t in TABLES])
+def test_every_moment_of_a_match_renders(table: tuple[str, int, dict[str, object]]) -> None:
+    game, players, options = table
+    state = make(game, players=players, seed=5, **options)  # type: ignore[arg-type]
+    rng = random.Random(5)
+    for _ in range(300):
+        if state.is_over():
+            break
+        seat = state.to_move
+        assert seat is not None
+        assert "It is your turn." in _views(state, seat)[0]
+        other = _views(state, (seat + 1) % state.num_seats)[0]
+        assert "It is not your turn" in other or state.num_seats == 1
+        state.apply(rng.choice(state.legal_actions()))
+    while not state.is_over():
+        state.apply(rng.choice(state.legal_actions()))
+    final = _views(state, 0)[0]
+    assert "not your turn" in final
+
+
 # --- the legal actions listed, or not ------------------------------------------------------------
 
 
