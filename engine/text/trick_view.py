@@ -6,9 +6,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from engine.cards import RANK_LETTERS, SUIT_LETTERS
 from engine.core import Game, MatchConfig, name_of
+from engine.games.spoil_rules import PLAIN_ORDERS, TRUMP_ORDERS
 from engine.text.actions import card_phrase
 from engine.text.words import HAND_ORDER, said, suit_name
+
+#: Games whose cards rank in spoil five's order (the ace of hearts always a trump).
+SPOIL_GAMES = frozenset({"spoil_five", "forty_five"})
 
 
 def table_lines(game: Game, config: MatchConfig, obs: Mapping[str, Any]) -> list[str]:
@@ -53,13 +58,47 @@ def trump_lines(obs: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def hand_lines(hand: Sequence[str], trump: str) -> list[str]:
-    """The hand by suit, spades first, high cards first, codes kept: ``Spades: AS, QS, 7S``."""
+def _spoil_orders(trump: str) -> tuple[list[str], dict[str, list[str]]]:
+    """Spoil five's and forty-five's card order for ``trump``, high to low, as codes: the
+    trumps (the ace of hearts among them) and each other suit."""
+    t = SUIT_LETTERS.index(trump)
+    trumps = [c if c == "AH" else c + trump for c in TRUMP_ORDERS[t].split()]
+    plain = {
+        SUIT_LETTERS[s]: [r + SUIT_LETTERS[s] for r in PLAIN_ORDERS[s].split()]
+        for s in range(4)
+        if s != t
+    }
+    return trumps, plain
+
+
+def rank_lines(game: str, trump: str) -> list[str]:
+    """Where the cards rank is not the usual order (spoil five, forty-five), say it."""
+    if game not in SPOIL_GAMES or trump not in SUIT_LETTERS:
+        return []
+    trumps, plain = _spoil_orders(trump)
+    suits = "; ".join(f"{suit_name(s)} {' '.join(cards)}" for s, cards in plain.items())
+    return [said("rank_trumps", cards=" ".join(trumps)), said("rank_plain", suits=suits)]
+
+
+def hand_lines(hand: Sequence[str], trump: str, game: str = "") -> list[str]:
+    """The hand by suit, spades first, high cards first, codes kept: ``Spades: AS, QS, 7S``;
+    in spoil five and forty-five, in their order, the ace of hearts among the trumps."""
     if not hand:
         return [said("hand_empty")]
     lines = [said("hand", count=len(hand))]
+    groups: dict[str, list[str]] = {s: [] for s in HAND_ORDER}
+    if game in SPOIL_GAMES and trump in SUIT_LETTERS:
+        trumps, plain = _spoil_orders(trump)
+        order = {c: i for i, c in enumerate([*trumps, *(c for v in plain.values() for c in v)])}
+        for c in sorted(hand, key=lambda c: order.get(c, 99)):
+            groups[trump if c in trumps else c[-1]].append(c)
+    else:
+        for c in sorted(
+            hand, key=lambda c: -RANK_LETTERS.index(c[0]) if c[0] in RANK_LETTERS else 0
+        ):
+            groups[c[-1]].append(c)
     for suit in HAND_ORDER:
-        cards = [c for c in reversed(hand) if c.endswith(suit)]
+        cards = groups[suit]
         if cards:
             mark = said("trump_mark") if suit == trump else ""
             name = suit_name(suit).capitalize()
@@ -97,6 +136,8 @@ def render_trick_game(game: Game, config: MatchConfig, obs: Mapping[str, Any]) -
     if isinstance(out, list | tuple) and any(out):
         lines.append(said("out", who=", ".join(names[s] for s, gone in enumerate(out) if gone)))
     lines += trump_lines(obs)
-    lines += hand_lines([str(c) for c in obs.get("hand", ())], str(obs.get("trump") or ""))
+    trump = str(obs.get("trump") or "")
+    lines += hand_lines([str(c) for c in obs.get("hand", ())], trump, game.id)
+    lines += rank_lines(game.id, trump)
     lines += trick_lines(names, obs.get("tricks", ()))
     return lines

@@ -75,6 +75,8 @@ WORDS: Final[Mapping[str, str]] = {
     "suit_line": "  {suit}{mark}: {cards}",
     "trump_mark": " (trumps)",
     "out": "Out of this set: {who}.",
+    "rank_trumps": "Trumps rank, high to low: {cards}.",
+    "rank_plain": "Other suits rank, high to low: {suits}.",
     # tricks
     "tricks_none": "No card has been played in this deal yet.",
     "trick_done": "Trick {number}: {plays}; won by {winner}.",

@@ -19,6 +19,7 @@ from engine.core import Action, MatchState
 from engine.registry import make
 from engine.text import TEXT_VERSION, Parsed, describe_action, parse_action, render
 from engine.text import words as text_words
+from engine.text.trick_view import hand_lines
 
 ROOT = Path(__file__).resolve().parents[2]
 DIR = ROOT / "tests" / "engine" / "text"
@@ -137,7 +138,7 @@ def test_redealing_what_a_seat_cannot_see_leaves_its_text_unchanged(
 
 
 TRICK_TABLES = [t for t in TABLES if t[0] != "tennis"]
-FORMAT_LINE = "Answer with one action in its code form"
+EVERY_CARD = ("Answer with one action in its code form", "Trumps rank", "Other suits rank")
 
 
 def _cards(hand: object) -> list[str]:
@@ -163,8 +164,9 @@ def test_no_text_names_a_card_another_seat_holds_unseen(
         held = [c for s, v in enumerate(views) if s != seat for c in _cards(v["hand"])]
         hidden = set(held) - known
         for text in _views(state, seat):
-            # The unlisted view's format line has fixed examples (QS, TD, 4C): not a card seen.
-            kept = [line for line in text.splitlines() if not line.startswith(FORMAT_LINE)]
+            # Lines naming every card, not one seen: the unlisted view's format line (fixed
+            # examples: QS, TD, 4C) and spoil five's card order.
+            kept = [line for line in text.splitlines() if not line.startswith(EVERY_CARD)]
             shown = set(re.findall(r"\b[2-9TJQKA][CDHS]\b", "\n".join(kept))) & hidden
             assert not shown, f"seat {seat}'s text names {sorted(shown)}, held unseen by others"
 
@@ -356,3 +358,18 @@ def test_a_long_answer_is_read_in_linear_time(filler: str) -> None:
         parsed = _parse("whist", answer, PLAYS)
         assert time.perf_counter() - started < 2.0
         assert parsed.how in ("soft", "none")
+
+
+def test_spoil_fives_hand_puts_the_ace_of_hearts_among_the_trumps_in_rank_order() -> None:
+    hand = ["2C", "AC", "KC", "5D", "AD", "JD", "AH", "KH"]
+    assert hand_lines(hand, "D", "spoil_five") == [
+        "Your hand (8 cards):",
+        "  Hearts: KH",
+        "  Diamonds (trumps): 5D, JD, AH, AD",
+        "  Clubs: KC, AC, 2C",
+    ]
+    assert hand_lines(hand, "D", "whist")[1:] == [
+        "  Hearts: AH, KH",
+        "  Diamonds (trumps): AD, JD, 5D",
+        "  Clubs: AC, KC, 2C",
+    ]
