@@ -104,6 +104,8 @@ def read(
 ) -> Reading:
     """The legal action ``answer`` names (see the package docstring for the rules)."""
     said_ = answer.strip()
+    if not legal:
+        return Reading(None, "none", said("p_no_turn"))
     if not said_:
         return Reading(None, "none", said("p_no_answer", example=_formats(game, legal)[1]))
     words = [describe(a) for a in legal]

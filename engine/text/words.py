@@ -142,6 +142,7 @@ WORDS: Final[Mapping[str, str]] = {
     "t_seen": "Discards shown face up: {cards}.",
     "t_recent": "Recent events (oldest first):",
     # parsing
+    "p_no_turn": "no action is legal now: it is not your turn",
     "p_no_answer": "the answer is empty; answer with one action's code, e.g. {example}",
     "p_nothing": (
         "{said} names no action; answer with one action's code ({formats}); legal: {legal}"

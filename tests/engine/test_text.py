@@ -327,6 +327,9 @@ def test_nonsense_and_empty_answers_are_refused_in_one_line() -> None:
     assert parsed.index is None and parsed.how == "none" and "\n" not in parsed.reason
     assert "names no action" in parsed.reason and "legal: play:4S" in parsed.reason
     assert _parse("whist", "   ", PLAYS).how == "none"
+    assert _parse("whist", "play:QS", []) == Parsed(
+        None, "none", "no action is legal now: it is not your turn"
+    )
     assert _parse("whist", "9", PLAYS).how == "none"  # no action 9
     many = [Action("play", c) for c in ("2C", "3C", "4C", "5C", "6C", "7C", "8C", "9C", "TC")]
     assert _parse("whist", "12", many).index is None
