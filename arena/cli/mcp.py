@@ -1,0 +1,84 @@
+"""``arena mcp --server ADDR --token T``: one seat held for an agent that speaks MCP, over stdio
+(an agent framework starts it as a subprocess) or streamable HTTP (docs/llm.md, "An MCP seat")."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from arena.errors import UsageError
+from arena.logging import add_log_level_option
+
+
+def mcp_command(args: argparse.Namespace) -> int:
+    """The ``arena mcp`` command: serve the seat's tools until its match is over and told."""
+    import anyio
+    from cardarena.log import configure as configure_sdk
+
+    from arena.agents.mcp_server import LINGER_S, SeatTools, bind_listener, serve_http, serve_stdio
+    from arena.agents.seat import AGENT, AgentSeat
+    from arena.logging import configure
+
+    if not args.server:
+        raise UsageError("--server: give the arena server's HOST:PORT")
+    if not args.token:
+        raise UsageError("--token: give the seat's token")
+    if args.matches < 0:
+        raise UsageError("--matches must be 0 (no limit) or more")
+    configure(args.log_level)  # stderr: over stdio, stdout is the MCP channel
+    configure_sdk()
+    seat = AgentSeat(args.server, args.token, name=args.name or AGENT, matches=args.matches)
+    tools = SeatTools(seat, list_legal=args.list_legal)
+    linger = LINGER_S if args.linger is None else args.linger
+    if args.transport == "stdio":
+        anyio.run(serve_stdio, seat, tools, linger)
+        return 0
+    try:
+        listener = bind_listener(args.listen)
+    except ValueError as err:
+        raise UsageError(str(err)) from None
+    host, port = listener.getsockname()[:2]
+    print(f"arena: MCP seat at http://{host}:{port}/mcp", file=sys.stderr, flush=True)
+    with listener:
+        anyio.run(serve_http, seat, tools, listener, linger)
+    return 0
+
+
+def add_mcp_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``arena mcp``."""
+    mp = sub.add_parser(
+        "mcp",
+        help="hold one seat for an agent that speaks MCP (tools: wait_for_turn, get_state, "
+        "play, rules)",
+        description="An MCP server holding one seat's connection to an arena server, with the "
+        "seat's token, as a bot holds it. Over stdio by default (start it from the agent "
+        "framework), or streamable HTTP at http://HOST:PORT/mcp.",
+    )
+    mp.add_argument("--server", required=True, metavar="ADDR", help="the arena: host:port")
+    mp.add_argument("--token", required=True, metavar="T", help="the seat's token")
+    mp.add_argument("--transport", choices=("stdio", "http"), default="stdio")
+    mp.add_argument(
+        "--listen",
+        default="127.0.0.1:8765",
+        metavar="HOST:PORT",
+        help="where --transport http listens (default 127.0.0.1:8765, loopback)",
+    )
+    mp.add_argument(
+        "--list-legal",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="list the legal actions in get_state's text (default: listed)",
+    )
+    mp.add_argument("--name", default=None, help="the bot name the record shows (mcp-agent)")
+    mp.add_argument(
+        "--matches", type=int, default=1, help="matches to play, 0 for no limit (default 1)"
+    )
+    mp.add_argument(
+        "--linger",
+        type=float,
+        default=None,
+        metavar="S",
+        help="seconds the tools stay up after the last match, to read its result (default 30)",
+    )
+    add_log_level_option(mp, "warning", "seat")
+    mp.set_defaults(handler=mcp_command)
