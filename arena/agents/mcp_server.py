@@ -21,12 +21,12 @@ from typing import Any
 
 import anyio
 import uvicorn
-from cardarena.messages import Action
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from arena.agents.seat import AgentSeat, SeatError, Turn, settle_config
 from arena.web.assets import rules_texts
+from engine import Action, game_ids
 from engine.text import TEXT_VERSION, describe_action, parse_action, render
 
 #: ``wait_for_turn``'s wait when none is given, and its cap (seconds): below the 60 s many MCP
@@ -103,7 +103,7 @@ class SeatTools:
         if match is None:
             raise ToolError(f"no match has started yet (status {seat.status}): wait_for_turn")
         turn = seat.turn
-        legal = turn.decision.legal if turn else ()
+        legal = turn.legal if turn else ()
         observation = turn.decision.observation if turn else match.observation
         out = self.status()
         if observation:
@@ -126,7 +126,7 @@ class SeatTools:
         if turn is None or match is None:
             raise ToolError(seat.describe_no_turn())
         answer = str(action)[:200]
-        parsed = parse_action(match.game.id, answer, turn.decision.legal)
+        parsed = parse_action(match.game.id, answer, turn.legal)
         if parsed.index is None:
             raise ToolError(f"not played: {parsed.reason}; it is still your turn")
         try:
@@ -139,15 +139,19 @@ class SeatTools:
             "read_as": parsed.how,
         }
 
-    def rules(self) -> dict[str, Any]:
-        """The game's rules: the law and the referee's decisions where the law is silent."""
+    def rules(self, game: str = "") -> dict[str, Any]:
+        """The game's rules: the law, and the referee's decisions where the law is silent. The
+        match's game, or (before the match starts) the game id given."""
         match = self.seat.match
-        if match is None:
-            raise ToolError("no match has started yet: the game is not known; wait_for_turn")
-        pages = rules_texts(match.game.id)
+        game_id = match.game.id if match is not None else game
+        if not game_id:
+            raise ToolError("no match has started yet: name the game, or wait_for_turn first")
+        if game_id not in game_ids():
+            raise ToolError(f"unknown game {game_id[:40]!r} (games: {', '.join(game_ids())})")
+        pages = rules_texts(game_id)
         if not pages:
-            raise ToolError(f"this installation has no rules pages for {match.game.id}")
-        return {"game": match.game.id, "pages": [{"name": p.name, "text": p.text} for p in pages]}
+            raise ToolError(f"this installation has no rules pages for {game_id}")
+        return {"game": game_id, "pages": [{"name": p.name, "text": p.text} for p in pages]}
 
 
 def _result(seat: AgentSeat) -> dict[str, Any]:
@@ -160,9 +164,7 @@ def _result(seat: AgentSeat) -> dict[str, Any]:
         "ranks": list(r.ranks),
         "reason": r.reason,
         "forfeited_by": r.forfeited_by,
-        "faults": [
-{"seat": f.seat, "kind": f.kind, "detail": f.detail} for f in end.faults
-        ],
+        "faults": [{"seat": f.seat, "kind": f.kind, "detail": f.detail} for f in end.faults],
     }
 
 

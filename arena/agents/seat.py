@@ -25,7 +25,7 @@ import grpc.aio
 from cardarena import codec, messages, rpc
 from cardarena.client import CLIENT_OPTIONS, EOF
 
-from engine import EngineError, Game, MatchConfig, get_game
+from engine import Action, EngineError, Game, MatchConfig, get_game
 
 #: The name an agent's seat gives in its Hello unless told another (the record's bot name).
 AGENT = "mcp-agent"
@@ -56,6 +56,8 @@ class Turn:
     decision: messages.Decision
     #: ``time.monotonic()`` when it arrived: its deadline runs from then.
     received: float
+    #: The legal actions as the engine's (what ``engine.text`` reads), in the decision's order.
+    legal: tuple[Action, ...] = ()
 
     def move_ms_left(self) -> int:
         """Milliseconds left before the bank is drawn on (0 once it is)."""
@@ -150,13 +152,13 @@ class AgentSeat:
         # News (a fault charged, a match's end) is reported at once: the agent hears of it.
         return bool(self.news) or self.turn is not None or self.status in ("over", "closed")
 
-    def answer(self, index: int) -> messages.Action:
+    def answer(self, index: int) -> Action:
         """Play legal action ``index`` of the open decision; the action played. Raises
         :class:`SeatError` when no decision is open or its time ran out."""
         turn = self.turn
         if turn is None:
             raise SeatError(self.describe_no_turn())
-        legal = turn.decision.legal
+        legal = turn.legal
         if not 0 <= index < len(legal):
             raise SeatError(f"no legal action {index} (0 to {len(legal) - 1})")
         if turn.total_ms_left() <= 0:
@@ -265,7 +267,8 @@ class AgentSeat:
         if match is not None:
             match.observation = dict(msg.observation)
             match.seat = msg.seat
-        self.turn = Turn(msg, time.monotonic())
+        legal = tuple(Action(a.kind, a.arg) for a in msg.legal)
+        self.turn = Turn(msg, time.monotonic(), legal)
 
     def _error(self, msg: messages.ErrorInfo) -> None:
         turn = self.turn

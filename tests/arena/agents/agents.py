@@ -83,7 +83,7 @@ async def over_stdio(token: str, address: str, play: Play, *extra: str) -> Agent
     """Start ``arena mcp`` as an agent framework does (a subprocess on stdio) and ``play``."""
     params = StdioServerParameters(
         command=ARENA,
-        args=["mcp", "--server", address, "--token", token, "--linger", "2", *extra],
+        args=["mcp", "--server", address, "--token", token, "--linger", "0.2", *extra],
     )
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
@@ -96,16 +96,17 @@ async def over_http(token: str, address: str, play: Play, *extra: str) -> Agent:
     """Start ``arena mcp --transport http`` and ``play`` through the streamable HTTP client."""
     port = free_port()
     cmd = [ARENA, "mcp", "--server", address, "--token", token, "--transport", "http"]
-    cmd += ["--listen", f"127.0.0.1:{port}", "--linger", "2", *extra]
+    cmd += ["--listen", f"127.0.0.1:{port}", "--linger", "0.2", *extra]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stderr is not None
         banner = await anyio.to_thread.run_sync(proc.stderr.readline)
         assert banner.strip() == f"arena: MCP seat at http://127.0.0.1:{port}/mcp", banner
         url = f"http://127.0.0.1:{port}/mcp"
-        async with streamable_http_client(url) as (read, write), ClientSession(
-            read, write
-        ) as session:
+        async with (
+            streamable_http_client(url) as (read, write),
+            ClientSession(read, write) as session,
+        ):
             await session.initialize()
             agent = Agent(session)
             await play(agent)
