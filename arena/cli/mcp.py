@@ -56,7 +56,13 @@ def add_mcp_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     )
     mp.add_argument("--server", required=True, metavar="ADDR", help="the arena: host:port")
     mp.add_argument("--token", required=True, metavar="T", help="the seat's token")
-    mp.add_argument("--transport", choices=("stdio", "http"), default="stdio")
+    mp.add_argument(
+        "--transport",
+        choices=("stdio", "http"),
+        default="stdio",
+        help="stdio (default: the agent framework starts this command) or http (streamable "
+        "HTTP at http://HOST:PORT/mcp)",
+    )
     mp.add_argument(
         "--listen",
         default="127.0.0.1:8765",
@@ -67,7 +73,8 @@ def add_mcp_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         "--list-legal",
         action=argparse.BooleanOptionalAction,
         default=True,
-        help="list the legal actions in get_state's text (default: listed)",
+        help="list the legal actions in get_state (default True; --no-list-legal: the agent "
+        "names its action from the view)",
     )
     mp.add_argument("--name", default=None, help="the bot name the record shows (mcp-agent)")
     mp.add_argument(
