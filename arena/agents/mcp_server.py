@@ -180,28 +180,6 @@ def build_server(tools: SeatTools) -> MCPServer[Any]:
     return server
 
 
-def bind_listener(listen: str) -> socket.socket:
-    """A listening socket on ``HOST:PORT``; raises ``ValueError`` with one line."""
-    host, sep, port = listen.rpartition(":")
-    host = host.strip("[]")
-    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
-        raise ValueError(f"--listen {listen!r}: give HOST:PORT, e.g. 127.0.0.1:8765")
-    try:
-        infos = socket.getaddrinfo(host, int(port), type=socket.SOCK_STREAM)
-        family, kind, proto, _, address = infos[0]
-        listener = socket.socket(family, kind, proto)
-    except OSError as err:
-        raise ValueError(f"--listen {listen!r}: {err.strerror or err}") from None
-    try:
-        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        listener.bind(address)
-        listener.listen(64)
-    except OSError as err:
-        listener.close()
-        raise ValueError(f"--listen {listen!r}: {err.strerror or err}") from None
-    return listener
-
-
 async def _hold(seat: AgentSeat, stop: Callable[[], None], linger_s: float) -> None:
     """Hold the seat, then (its matches played, or the connection gone) serve on a while for
     the agent to read how it ended, and ``stop``."""

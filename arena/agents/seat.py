@@ -24,6 +24,7 @@ import grpc
 import grpc.aio
 from cardarena import codec, messages, rpc
 from cardarena.client import CLIENT_OPTIONS, EOF
+from cardarena.resolve import grpc_target, parse_resolve
 
 from engine import Action, EngineError, Game, MatchConfig, get_game
 
@@ -111,9 +112,23 @@ def settle_config(match: Match, observation: Mapping[str, Any]) -> MatchConfig:
 class AgentSeat:
     """One seat's connection, and what its agent is waiting for or may answer."""
 
-    def __init__(self, address: str, token: str, *, name: str = AGENT, matches: int = 1) -> None:
+    def __init__(
+        self,
+        address: str,
+        token: str,
+        *,
+        name: str = AGENT,
+        matches: int = 1,
+        ca: bytes | None = None,
+        resolve: str = "",
+    ) -> None:
         self.address = address
         self.token = token
+        #: The certificate authority to trust (a competition host's TLS), else plaintext.
+        self.ca = ca
+        #: Where to connect, as ``$ARENA_RESOLVE`` maps the address (the SDK's rule): TLS still
+        #: checks the certificate against the address's name. Raises ``ResolveError`` if bad.
+        self.target = grpc_target(address, parse_resolve(resolve))
         self.name = name
         #: Matches to play before hanging up (0: until the server ends the stream).
         self.max_matches = matches
@@ -207,7 +222,7 @@ class AgentSeat:
             omit_text=True,
             omit_json=True,
         )
-        async with grpc.aio.insecure_channel(self.address, options=CLIENT_OPTIONS) as channel:
+        async with self._channel() as channel:
             play: Any = rpc.ArenaStub(channel).Play
             call: grpc.aio.StreamStreamCall[rpc.BotMessage, rpc.ServerMessage] = play()
 
@@ -226,6 +241,14 @@ class AgentSeat:
             finally:
                 writer.cancel()
                 call.cancel()
+
+    def _channel(self) -> grpc.aio.Channel:
+        address, extra = self.target
+        options = CLIENT_OPTIONS + extra
+        if self.ca is None:
+            return grpc.aio.insecure_channel(address, options=options)
+        credentials = grpc.ssl_channel_credentials(root_certificates=self.ca)
+        return grpc.aio.secure_channel(address, credentials, options=options)
 
     def take(self, msg: object) -> bool:
         """A message the seat received; whether the seat is done."""

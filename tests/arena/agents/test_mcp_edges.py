@@ -1,0 +1,117 @@
+"""``arena mcp`` at its edges: a user's mistakes in one line, a seat whose server is not there
+(the tools say so; nothing crashes), and a competition host's live version played through it
+with its live token, as the host's hub seats one."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+import trio
+
+from arena.host.live import LiveBots
+from arena.host.store import CompetitionStore
+from arena.server import open_arena_server
+from tests.arena.agents.agents import Agent, ToolFailed, over_stdio, play_first
+from tests.arena.host.serving import competition
+from tests.arena.run_arena import arena_error
+from tests.arena.wire import fault_kinds, make_spec, play_with, raw
+from tests.helpers import free_port
+
+
+def test_mistakes_are_one_line(tmp_path: Path) -> None:
+    seat = ("mcp", "--server", "127.0.0.1:1", "--token", "t")
+    http = (*seat, "--transport", "http")
+    assert arena_error(*http, "--listen", "nowhere") == (
+        "arena: error: --listen 'nowhere': give HOST:PORT, e.g. 127.0.0.1:8765"
+    )
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        line = arena_error(*http, "--listen", f"127.0.0.1:{port}")
+        assert line == f"arena: error: --listen '127.0.0.1:{port}': Address already in use"
+    missing = tmp_path / "ca.pem"
+    assert arena_error(*seat, "--ca-cert", str(missing)) == (
+        f"arena: error: cannot read the CA certificate '{missing}': No such file or directory"
+    )
+    assert arena_error(*seat, "--matches", "-1") == (
+        "arena: error: --matches must be 0 (no limit) or more"
+    )
+    assert arena_error("mcp", "--server", "127.0.0.1:1", "--token", "") == (
+        "arena: error: --token: give the seat's token"
+    )
+
+
+async def nobody_there(agent: Agent) -> None:
+    status = await agent.wait(20)
+    assert status["status"] == "closed" and not status["your_turn"], status
+    assert "connection lost" in status["closed"], status
+    for tool, arguments in [
+        ("play", {"action": "0"}),
+        ("get_state", {}),
+        ("rules", {}),
+        ("rules", {"game": "chess"}),
+        ("wait_for_turn", {"timeout_s": "soon"}),
+        ("wait_for_turn", {"timeout_s": float("nan")}),
+    ]:
+        with pytest.raises(ToolFailed):
+            await agent.call(tool, **arguments)
+    assert "connection ended" in agent.errors[0], agent.errors
+    assert "unknown game 'chess'" in agent.errors[3], agent.errors
+    # Before any match, the rules of a game named.
+    rules = await agent.call("rules", game="forty_five")
+    assert [p["name"] for p in rules["pages"]] == ["spoil-five.md", "forty_five.md"]
+    assert (await agent.call("wait_for_turn", timeout_s=0))["status"] == "closed"
+
+
+@pytest.mark.slow
+def test_a_seat_with_no_server_says_so_and_its_tools_refuse_in_words() -> None:
+    # Up for a while after the connection failed (--linger), for the agent to hear why.
+    address = f"127.0.0.1:{free_port()}"
+    agent = anyio.run(over_stdio, "t", address, nobody_there, "--linger", "60")
+    assert len(agent.errors) == 6
+
+
+@pytest.mark.slow
+def test_a_live_versions_token_plays_through_arena_mcp(tmp_path: Path) -> None:
+    store = CompetitionStore(tmp_path / "cup", competition())
+    author, _ = store.add_author("ann")
+    _, live_token = store.add_live_version(author.id, "claude-at-the-table")
+    agents: list[Any] = []
+    arrivals: list[str] = []
+
+    def agent(address: str, token: str) -> None:
+        try:
+            agents.append(anyio.run(over_stdio, token, address, play_first))
+        except BaseException as err:
+            agents.append(err)
+
+    async def main() -> None:
+        async with open_arena_server() as server:
+            # What the host's hub asks of a token: a live version's name, or a match's own.
+            live = LiveBots(store, server.connected, lambda: arrivals.append("live"))
+            server.token_owner = live.owner
+            spec = make_spec(
+                "whist",
+                4,
+                options={"points_to_win": 1, "games_per_rubber": 1},
+                move_ms=5_000,
+                bank_ms=10_000,
+                tokens=[live_token, *(make_spec("whist", 3).seats[i].token for i in range(3))],
+            )
+            scenario = await play_with(server, spec, [agent, raw(), raw(), raw()])
+            assert scenario.outcome.result.reason == "normal"
+            assert fault_kinds(scenario.outcome) == []
+
+    try:
+        trio.run(main)
+    finally:
+        store.close()
+    assert isinstance(agents[0], Agent), agents
+    assert agents[0].last["status"] == "over"
+    # The hub knew the token for a live version's, as a competition host's does.
+    assert arrivals == ["live"]
