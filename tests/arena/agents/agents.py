@@ -200,6 +200,32 @@ def play_match(
     return Played(match, None, got)
 
 
+def at_once(*matches: Callable[[], Played]) -> list[Played]:
+    """Play ``matches`` at the same time, each in a thread of its own (most of a match's time
+    here is processes starting, which need not wait for each other); their results in order.
+    Each match's own failure is raised for it."""
+    done: dict[int, Played | BaseException] = {}
+
+    def run(i: int) -> None:
+        try:
+            done[i] = matches[i]()
+        except BaseException as err:
+            done[i] = err
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(matches))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(300)
+    results = []
+    for i in range(len(matches)):
+        got = done.get(i, AssertionError(f"match {i} did not end in 300 s"))
+        if isinstance(got, BaseException):
+            raise got
+        results.append(got)
+    return results
+
+
 def verify(record: Path) -> str:
     """``arena replay verify``'s output; fails unless it verifies."""
     proc = subprocess.run(
