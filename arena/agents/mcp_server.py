@@ -118,7 +118,7 @@ class SeatTools:
         out["legal"] = _actions(match.game.id, legal) if self.list_legal or not legal else []
         return out
 
-    def play(self, action: str | int) -> dict[str, Any]:
+    async def play(self, action: str | int) -> dict[str, Any]:
         """Play one legal action: its text (as get_state lists it, e.g. "play:QS") or its
         number. An action that is not legal, or not understood, is refused with the reason,
         and it is still your turn."""
@@ -130,7 +130,7 @@ class SeatTools:
         if parsed.index is None:
             raise ToolError(f"not played: {parsed.reason}; it is still your turn")
         try:
-            played = seat.answer(parsed.index)
+            played = await seat.answer(parsed.index)
         except SeatError as err:
             raise ToolError(str(err)) from None
         return {

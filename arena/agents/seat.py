@@ -27,6 +27,7 @@ from cardarena.client import CLIENT_OPTIONS, EOF
 from cardarena.resolve import grpc_target, parse_resolve
 
 from engine import Action, EngineError, Game, MatchConfig, get_game
+from engine.text import TEXT_VERSION
 
 #: The name an agent's seat gives in its Hello unless told another (the record's bot name).
 AGENT = "mcp-agent"
@@ -144,8 +145,9 @@ class AgentSeat:
         self.matches_played = 0
         #: What the referee said (faults, warnings) not yet reported to the agent.
         self.news: list[str] = []
-        self._answers: asyncio.Queue[tuple[int, int]] = asyncio.Queue()
         self._changed = asyncio.Event()
+        #: The open stream (``None`` before it opens and once it ended).
+        self._call: grpc.aio.StreamStreamCall[rpc.BotMessage, rpc.ServerMessage] | None = None
 
     # -- the agent's side ---------------------------------------------------------------------
 
@@ -167,9 +169,10 @@ class AgentSeat:
         # News (a fault charged, a match's end) is reported at once: the agent hears of it.
         return bool(self.news) or self.turn is not None or self.status in ("over", "closed")
 
-    def answer(self, index: int) -> Action:
-        """Play legal action ``index`` of the open decision; the action played. Raises
-        :class:`SeatError` when no decision is open or its time ran out."""
+    async def answer(self, index: int) -> Action:
+        """Play legal action ``index`` of the open decision: the answer is sent when this
+        returns the action played. Raises :class:`SeatError` when no decision is open, its time
+        ran out, or the connection ended."""
         turn = self.turn
         if turn is None:
             raise SeatError(self.describe_no_turn())
@@ -180,8 +183,14 @@ class AgentSeat:
             # The referee is about to play for the seat (its timeout is on the way): an answer
             # now would only be ignored as late.
             raise SeatError("the time for this decision ran out; the referee plays for the seat")
-        self.turn = None
-        self._answers.put_nowait((turn.decision.request_id, index))
+        call = self._call
+        if call is None:
+            raise SeatError(f"the seat's connection ended ({self.why_closed or 'not open'})")
+        self.turn = None  # before the write: a second answer meanwhile finds no turn open
+        try:
+            await call.write(codec.answer_to_proto(turn.decision.request_id, index=index))
+        except Exception as err:  # the stream ended under the write (grpc's own error types)
+            raise SeatError(f"the seat's connection ended ({type(err).__name__})") from None
         return legal[index]
 
     def describe_no_turn(self) -> str:
@@ -214,7 +223,8 @@ class AgentSeat:
     async def _stream(self) -> None:
         hello = messages.Hello(
             self.name,
-            "",
+            # The record names the text views' version the agent was shown.
+            f"text-{TEXT_VERSION}",
             self.token,
             messages.PROTOCOL_VERSION,
             max_matches=self.max_matches,
@@ -224,22 +234,16 @@ class AgentSeat:
         )
         async with self._channel() as channel:
             play: Any = rpc.ArenaStub(channel).Play
-            call: grpc.aio.StreamStreamCall[rpc.BotMessage, rpc.ServerMessage] = play()
-
-            async def write_answers() -> None:
-                while True:
-                    request_id, index = await self._answers.get()
-                    await call.write(codec.answer_to_proto(request_id, index=index))
-
-            writer = asyncio.create_task(write_answers())
+            self._call = call = play()
             try:
                 await call.write(codec.hello_to_proto(hello))
-                while (raw := await call.read()) is not EOF:
+                # Answers are written by :meth:`answer` as the agent gives them.
+                done = False
+                while not done and (raw := await call.read()) is not EOF:
                     msg = codec.proto_to_plain(cast(rpc.ServerMessage, raw), events=False)
-                    if self.take(msg):
-                        return
+                    done = self.take(msg)
             finally:
-                writer.cancel()
+                self._call = None
                 call.cancel()
 
     def _channel(self) -> grpc.aio.Channel:

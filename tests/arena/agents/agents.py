@@ -68,15 +68,21 @@ class Agent:
 Play = Callable[[Agent], Awaitable[None]]
 
 
-async def play_first(agent: Agent) -> None:
-    """Play the first legal action at every turn (by number) until the match is over."""
+async def turns(agent: Agent) -> AsyncIterator[dict[str, Any]]:
+    """``wait_for_turn``'s answer at each of the seat's turns, until the match is over."""
     while True:
         status = await agent.wait()
         if status["status"] in ("over", "closed"):
             return
         if status["your_turn"]:
-            state = await agent.call("get_state")
-            await agent.call("play", action=state["legal"][0]["index"])
+            yield status
+
+
+async def play_first(agent: Agent) -> None:
+    """Play the first legal action at every turn (by number) until the match is over."""
+    async for _ in turns(agent):
+        state = await agent.call("get_state")
+        await agent.call("play", action=state["legal"][0]["index"])
 
 
 async def over_stdio(token: str, address: str, play: Play, *extra: str) -> Agent:

@@ -25,6 +25,7 @@ from tests.arena.agents.agents import (
     over_stdio,
     play_first,
     play_match,
+    turns,
     verify,
 )
 
@@ -47,12 +48,7 @@ GAMES: list[tuple[str, int, dict[str, OptionValue], list[str], Transport]] = [
 async def from_the_hand(agent: Agent) -> None:
     """With the legal actions unlisted (--no-list-legal): name a card of the hand, the next
     one when refused, until one is taken."""
-    while True:
-        status = await agent.wait()
-        if status["status"] in ("over", "closed"):
-            return
-        if not status["your_turn"]:
-            continue
+    async for _ in turns(agent):
         state = await agent.call("get_state")
         assert state["legal"] == [] and "Legal actions" not in state["text"], state
         for card in state["observation"]["hand"]:
@@ -68,14 +64,9 @@ async def from_the_hand(agent: Agent) -> None:
 async def read_and_play(agent: Agent) -> None:
     """Read the rules once, then at each turn the state, and play by the action's text and
     by its number in turn."""
-    turns = 0
-    while True:
-        status = await agent.wait()
-        if status["status"] in ("over", "closed"):
-            return
-        if not status["your_turn"]:
-            continue
-        if not turns:
+    count = 0
+    async for status in turns(agent):
+        if not count:
             rules = await agent.call("rules")
             assert rules["game"] == status["match"]["game"]
             assert rules["pages"] and all(p["text"].strip() for p in rules["pages"])
@@ -83,12 +74,12 @@ async def read_and_play(agent: Agent) -> None:
         state = await agent.call("get_state")
         assert state["text"] and state["text_version"] and state["observation"], state
         legal = state["legal"]
-        assert all(f"{a['index']}. {a['text']}" in state["text"] for a in legal), state["text"]
-        pick = legal[turns % len(legal)]
-        answer = pick["text"] if turns % 2 else pick["index"]
+        assert all(a["text"] in state["text"] for a in legal), state["text"]
+        pick = legal[count % len(legal)]
+        answer = pick["text"] if count % 2 else pick["index"]
         played = await agent.call("play", action=answer)
         assert played["index"] == pick["index"], (played, pick)
-        turns += 1
+        count += 1
 
 
 def _faults(played: Played) -> list[dict[str, object]]:
