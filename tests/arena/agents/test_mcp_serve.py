@@ -34,7 +34,7 @@ def test_an_agent_hangs_up_and_the_server_plays_on(tmp_path: Path) -> None:
     serve = subprocess.Popen(
         [
             *(ARENA, "serve", "--listen", address, "--game", "tennis"),
-            *("--option", "sets_to_win=1", "--move-ms", "600", "--bank-ms", "600"),
+            *("--option", "sets_to_win=1", "--move-ms", "2000", "--bank-ms", "1000"),
             *("--out", str(records), "--log-level", "error"),
         ],
         stdout=subprocess.PIPE,
