@@ -22,6 +22,7 @@ from tests.arena.wire import fault_kinds, make_spec, play_with, raw
 from tests.helpers import free_port
 
 
+@pytest.mark.slow
 def test_mistakes_are_one_line(tmp_path: Path) -> None:
     seat = ("mcp", "--server", "127.0.0.1:1", "--token", "t")
     http = (*seat, "--transport", "http")
