@@ -8,19 +8,21 @@ rules pages). Whatever an agent sends that cannot be done is a tool error with t
 one line (``ToolError``); the seat keeps its turn and its connection.
 
 The seat and the tools share one asyncio loop (``anyio.run``'s default backend): over stdio
-the SDK's ``stdio_server``, over HTTP uvicorn on a socket bound beforehand, so a bad address is
+the SDK's ``stdio_server``, over HTTP hypercorn on a socket bound beforehand, so a bad address is
 the caller's one-line error before anything starts.
 """
 
 from __future__ import annotations
 
 import math
+import os
 import socket
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import anyio
-import uvicorn
+from hypercorn.asyncio import serve
+from hypercorn.config import Config
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
@@ -206,15 +208,18 @@ async def serve_http(
     linger_s: float = LINGER_S,
 ) -> None:
     """Serve the tools over streamable HTTP (path ``/mcp``) on ``listener`` while holding the
-    seat; returns ``linger_s`` after the seat is done (or on SIGINT/SIGTERM)."""
+    seat; returns ``linger_s`` after the seat is done."""
     server = build_server(tools)
-    app = server.streamable_http_app(host=listener.getsockname()[0])
-    http = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
-
-    def stop() -> None:
-        http.should_exit = True
-
+    # Starlette's app is an ASGI app; hypercorn's annotation names its own scope types.
+    app: Any = server.streamable_http_app(host=listener.getsockname()[0])
+    config = Config()
+    # hypercorn closes what it serves on: a copy, so the caller's socket stays its own.
+    config.bind = [f"fd://{os.dup(listener.fileno())}"]
+    config.graceful_timeout = 0.5
+    config.accesslog = None
+    config.errorlog = None
+    stop = anyio.Event()
     async with anyio.create_task_group() as group:
-        group.start_soon(_hold, seat, stop, linger_s)
-        await http.serve(sockets=[listener])
+        group.start_soon(_hold, seat, stop.set, linger_s)
+        await serve(app, config, shutdown_trigger=stop.wait)
         group.cancel_scope.cancel()

@@ -23,6 +23,14 @@ def start(game: str, seats: int, options: dict[str, str]) -> messages.MatchStart
     )
 
 
+def seat_zero_to_move() -> engine.MatchState:
+    """A tennis match at seat 0's decision."""
+    state = engine.make("tennis", seed=3)
+    while state.to_move != 0:
+        state.apply(state.legal_actions()[0])
+    return state
+
+
 def decision(state: engine.MatchState, request_id: int = 1) -> messages.Decision:
     legal = tuple(messages.Action(a.kind, a.arg) for a in state.legal_actions())
     observation = state.observation(0).to_dict()
@@ -36,9 +44,7 @@ def test_a_turn_its_clock_a_timeout_and_the_end() -> None:
         assert not await seat.wait_for_turn(0.01)  # nothing yet: the wait ends on its own
         seat.take(messages.Welcome("v", "s"))
         seat.take(start("tennis", 2, {"sets_to_win": "1"}))
-        state = engine.make("tennis", seed=3)
-        while state.to_move != 0:
-            state.apply(state.legal_actions()[0])
+        state = seat_zero_to_move()
         seat.take(decision(state))
         assert await seat.wait_for_turn(5)
         status = await tools.wait_for_turn(0)
@@ -77,9 +83,7 @@ def test_tools_refuse_bad_answers_in_words_and_keep_the_turn() -> None:
             with pytest.raises(ToolError, match="timeout_s"):
                 await tools.wait_for_turn(bad)
         seat.take(start("tennis", 2, {}))
-        state = engine.make("tennis", seed=3)
-        while state.to_move != 0:
-            state.apply(state.legal_actions()[0])
+        state = seat_zero_to_move()
         seat.take(decision(state))
         for answer in ("nonsense", str(len(state.legal_actions())), "-1", "\x00" * 5000):
             with pytest.raises(ToolError, match="it is still your turn"):
@@ -96,9 +100,7 @@ def test_an_answer_after_the_time_ran_out_is_refused() -> None:
     async def main() -> None:
         seat = AgentSeat("127.0.0.1:1", "t")
         seat.take(start("tennis", 2, {}))
-        state = engine.make("tennis", seed=3)
-        while state.to_move != 0:
-            state.apply(state.legal_actions()[0])
+        state = seat_zero_to_move()
         late: Any = decision(state)
         seat.take(
             messages.Decision(
