@@ -31,6 +31,9 @@ from engine.text import TEXT_VERSION
 
 #: The name an agent's seat gives in its Hello unless told another (the record's bot name).
 AGENT = "mcp-agent"
+#: How long a stream lost mid-match is tried again (seconds), and the pauses between tries.
+RECONNECT_S = 10.0
+BACKOFF_FIRST_S, BACKOFF_CAP_S = 0.05, 2.0
 
 
 @dataclass
@@ -146,6 +149,10 @@ class AgentSeat:
         #: What the referee said (faults, warnings) not yet reported to the agent.
         self.news: list[str] = []
         self._changed = asyncio.Event()
+        #: The Welcome's secret that resumes the seat on a new stream ("" before one came).
+        self._resume = ""
+        #: ``time.monotonic()`` of the last Welcome (0: none yet).
+        self.welcomed_at = 0.0
         #: The open stream (``None`` before it opens and once it ended).
         self._call: grpc.aio.StreamStreamCall[rpc.BotMessage, rpc.ServerMessage] | None = None
 
@@ -185,7 +192,7 @@ class AgentSeat:
             raise SeatError("the time for this decision ran out; the referee plays for the seat")
         call = self._call
         if call is None:
-            raise SeatError(f"the seat's connection ended ({self.why_closed or 'not open'})")
+            raise SeatError("the seat's connection is not open now: call wait_for_turn")
         self.turn = None  # before the write: a second answer meanwhile finds no turn open
         try:
             await call.write(codec.answer_to_proto(turn.decision.request_id, index=index))
@@ -209,23 +216,41 @@ class AgentSeat:
     # -- the connection -----------------------------------------------------------------------
 
     async def run(self) -> None:
-        """Hold the seat over one stream until its matches are played or the server ends it; a
-        stream that breaks is the referee's to judge (a disconnection), not retried."""
-        try:
-            await self._stream()
-        except grpc.RpcError as err:
-            code = err.code() if isinstance(err, grpc.Call) else None
-            self._close(f"connection lost ({code})")
-        finally:
-            if self.status not in ("over", "closed"):
-                self._close("the server ended the connection")
+        """Hold the seat until its matches are played or the server ends the stream between
+        matches. A stream lost in the middle of a match is opened again with the Welcome's
+        resume token (the SDK's rule: the referee keeps the seat a while for it) for up to
+        :data:`RECONNECT_S`; after that the referee's disconnection rules have it."""
+        backoff, lost_at = BACKOFF_FIRST_S, 0.0
+        while True:
+            why = "the server ended the connection"
+            try:
+                await self._stream()
+            except grpc.RpcError as err:
+                code = err.code() if isinstance(err, grpc.Call) else None
+                why = f"connection lost ({code})"
+            if self.status in ("over", "closed"):
+                return
+            now = time.monotonic()
+            if self.welcomed_at > lost_at:  # the last stream was welcomed: a fresh loss
+                lost_at, backoff = now, BACKOFF_FIRST_S
+            if self.status != "playing" or not self._resume or now - lost_at > RECONNECT_S:
+                self._close(why)
+                return
+            # The referee sends the open decision again on the resumed stream.
+            self.turn = None
+            self.news.append(f"{why}; connecting again")
+            self._changed.set()
+            await asyncio.sleep(backoff)
+            backoff = min(BACKOFF_CAP_S, backoff * 2)
 
     async def _stream(self) -> None:
         hello = messages.Hello(
             self.name,
             # The record names the text views' version the agent was shown.
             f"text-{TEXT_VERSION}",
-            self.token,
+            # Only the secret the server gave resumes the seat (a lobby guest's own token
+            # does not).
+            self._resume or self.token,
             messages.PROTOCOL_VERSION,
             max_matches=self.max_matches,
             batch_events=True,
@@ -258,7 +283,10 @@ class AgentSeat:
         """A message the seat received; whether the seat is done."""
         done = False
         if isinstance(msg, messages.Welcome):
-            self.status = "waiting"
+            self._resume = msg.resume_token or self._resume
+            self.welcomed_at = time.monotonic()
+            if self.match is None or self.status != "playing":
+                self.status = "waiting"
         elif isinstance(msg, messages.Rejected):
             self._close(f"rejected: {msg.reason}")
             done = True

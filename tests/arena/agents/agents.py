@@ -43,7 +43,7 @@ class Agent:
     session: ClientSession
     #: Every tool error's text, in order.
     errors: list[str] = field(default_factory=list)
-    #: Every ``wait_for_turn`` answer's news, in order.
+    #: Every answer's news (what the referee said), in order.
     news: list[str] = field(default_factory=list)
     #: The last status seen.
     last: dict[str, Any] = field(default_factory=dict)
@@ -56,11 +56,11 @@ class Agent:
             self.errors.append(text)
             raise ToolFailed(text)
         answer: dict[str, Any] = json.loads(text)
+        self.news += answer.get("news", [])
         return answer
 
     async def wait(self, timeout_s: float = 10.0) -> dict[str, Any]:
         status = await self.call("wait_for_turn", timeout_s=timeout_s)
-        self.news += status["news"]
         self.last = status
         return status
 

@@ -1,10 +1,11 @@
 """``arena mcp`` at its edges: a user's mistakes in one line, a seat whose server is not there
 (the tools say so; nothing crashes), and a competition host's live version played through it
-with its live token, as the host's hub seats one."""
+with its live token, as the host's hub seats one; a stream the server cuts mid-match, resumed."""
 
 from __future__ import annotations
 
 import socket
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ import trio
 from arena.host.live import LiveBots
 from arena.host.store import CompetitionStore
 from arena.server import open_arena_server
-from tests.arena.agents.agents import Agent, ToolFailed, over_stdio, play_first
+from tests.arena.agents.agents import Agent, ToolFailed, over_stdio, play_first, turns
 from tests.arena.host.serving import competition
 from tests.arena.run_arena import arena_error
 from tests.arena.wire import fault_kinds, make_spec, play_with, raw
@@ -116,3 +117,52 @@ def test_a_live_versions_token_plays_through_arena_mcp(tmp_path: Path) -> None:
     assert agents[0].last["status"] == "over"
     # The hub knew the token for a live version's, as a competition host's does.
     assert arrivals == ["live"]
+
+
+@pytest.mark.slow
+def test_a_stream_lost_mid_match_is_resumed_and_the_match_played_out() -> None:
+    two_turns = threading.Event()
+    agents: list[Any] = []
+
+    async def play_then_carry_on(agent: Agent) -> None:
+        played = 0
+        async for _ in turns(agent):
+            # The line may be cut under any call: the decision will come again.
+            state = await agent.call("get_state")
+            if not state["your_turn"]:
+                continue
+            try:
+                await agent.call("play", action=state["legal"][0]["index"])
+            except ToolFailed:
+                continue
+            played += 1
+            if played == 2:
+                two_turns.set()
+
+    def agent(address: str, token: str) -> None:
+        try:
+            agents.append(anyio.run(over_stdio, token, address, play_then_carry_on))
+        except BaseException as err:
+            agents.append(err)
+
+    async def main() -> None:
+        async with open_arena_server() as server:
+            spec = make_spec("tennis", 2, options={"sets_to_win": 1}, move_ms=5_000, bank_ms=10_000)
+            token = spec.seats[0].token
+
+            async def cut() -> None:
+                assert await trio.to_thread.run_sync(two_turns.wait, 60)
+                # The server ends the agent's stream mid-match; its seat waits for it.
+                assert server.disconnect(token, "a test cuts the line")
+
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(cut)
+                scenario = await play_with(server, spec, [agent, raw()])
+            assert isinstance(agents[0], Agent), agents
+            assert scenario.outcome.result.reason == "normal", (agents[0].news, agents[0].last)
+            assert fault_kinds(scenario.outcome) == []
+
+    trio.run(main)
+    news = agents[0].news
+    assert any("connecting again" in n for n in news), news
+    assert agents[0].last["status"] == "over"

@@ -90,7 +90,7 @@ def test_tools_refuse_bad_answers_in_words_and_keep_the_turn() -> None:
                 await tools.play(answer)
         assert seat.turn is not None
         # No connection to write to: said, and the turn is not lost to a crash.
-        with pytest.raises(ToolError, match="connection ended"):
+        with pytest.raises(ToolError, match="connection is not open"):
             await tools.play(0)
 
     asyncio.run(main())
