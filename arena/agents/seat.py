@@ -5,7 +5,8 @@ gRPC stream: ``Hello``, then the seat's messages; the people's bridge, arena/peo
 holds a person's seat the same way), keeps what the seat was sent (the match, the open
 decision, the faults the referee charged, the result) and writes the agent's answers. The
 referee sees a bot like any other: an agent that never answers gets the seat's timeouts and,
-under the fault policy, its forfeit; nothing here decides for it.
+under the fault policy, its forfeit; nothing here decides for it. A stream lost mid-match is
+opened again with the Welcome's resume token, as the SDK's ``run_bot`` does.
 
 It runs on the asyncio loop of whoever holds it (the MCP server's); its readers wait on
 :meth:`AgentSeat.wait_for_turn`.

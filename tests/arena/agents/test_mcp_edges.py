@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import socket
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,11 +17,24 @@ import trio
 from arena.host.live import LiveBots
 from arena.host.store import CompetitionStore
 from arena.server import open_arena_server
-from tests.arena.agents.agents import Agent, ToolFailed, over_stdio, play_first, turns
+from tests.arena.agents.agents import Agent, Play, ToolFailed, over_stdio, play_first, turns
 from tests.arena.host.serving import competition
 from tests.arena.run_arena import arena_error
 from tests.arena.wire import fault_kinds, make_spec, play_with, raw
 from tests.helpers import free_port
+
+
+def behaviour(play: Play, into: list[Any]) -> Callable[[str, str], None]:
+    """A seat's behaviour for ``play_with``: an agent over stdio; its :class:`Agent` (or what
+    stopped it) lands in ``into``."""
+
+    def run(address: str, token: str) -> None:
+        try:
+            into.append(anyio.run(over_stdio, token, address, play))
+        except BaseException as err:
+            into.append(err)
+
+    return run
 
 
 @pytest.mark.slow
@@ -86,11 +100,7 @@ def test_a_live_versions_token_plays_through_arena_mcp(tmp_path: Path) -> None:
     agents: list[Any] = []
     arrivals: list[str] = []
 
-    def agent(address: str, token: str) -> None:
-        try:
-            agents.append(anyio.run(over_stdio, token, address, play_first))
-        except BaseException as err:
-            agents.append(err)
+    agent = behaviour(play_first, agents)
 
     async def main() -> None:
         async with open_arena_server() as server:
@@ -139,11 +149,7 @@ def test_a_stream_lost_mid_match_is_resumed_and_the_match_played_out() -> None:
             if played == 2:
                 two_turns.set()
 
-    def agent(address: str, token: str) -> None:
-        try:
-            agents.append(anyio.run(over_stdio, token, address, play_then_carry_on))
-        except BaseException as err:
-            agents.append(err)
+    agent = behaviour(play_then_carry_on, agents)
 
     async def main() -> None:
         async with open_arena_server() as server:
