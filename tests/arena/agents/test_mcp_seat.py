@@ -50,7 +50,7 @@ async def from_the_hand(agent: Agent) -> None:
     one when refused, until one is taken."""
     async for _ in turns(agent):
         state = await agent.call("get_state")
-        assert state["legal"] == [] and "Legal actions" not in state["text"], state
+        assert state["legal"] == [] and state["text"], state
         for card in state["observation"]["hand"]:
             try:
                 await agent.call("play", action=f"play:{card}")
@@ -74,7 +74,7 @@ async def read_and_play(agent: Agent) -> None:
         state = await agent.call("get_state")
         assert state["text"] and state["text_version"] and state["observation"], state
         legal = state["legal"]
-        assert all(a["text"] in state["text"] for a in legal), state["text"]
+        assert legal and [a["index"] for a in legal] == list(range(len(legal))), legal
         pick = legal[count % len(legal)]
         answer = pick["text"] if count % 2 else pick["index"]
         played = await agent.call("play", action=answer)
