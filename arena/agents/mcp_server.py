@@ -39,10 +39,12 @@ WAIT_CAP_S = 50.0
 LINGER_S = 30.0
 
 INSTRUCTIONS = """You hold one seat of a card game match in Card Arena.
-Loop: call wait_for_turn; when your_turn is true, call get_state (the table in words and the
-legal actions, numbered), then play with one action's text or number. Answer before
+Loop: call wait_for_turn; when your_turn is true, call get_state ({view}), then play {how}.
+An action that is not legal is refused with the reason, and you may try again. Answer before
 time_left_ms runs out: when it does, the referee plays for you and charges a fault. Stop when
 status is "over" or "closed". The rules tool gives the game's rules."""
+LISTED = ("the table in words and the legal actions, numbered", "one action's text or number")
+UNLISTED = ("the table in words", "one action named as the view says, e.g. play:QS")
 
 
 def _actions(game: str, legal: Sequence[Action]) -> list[dict[str, Any]]:
@@ -172,8 +174,12 @@ def _result(seat: AgentSeat) -> dict[str, Any]:
 
 def build_server(tools: SeatTools) -> MCPServer[Any]:
     """The MCP server offering ``tools``."""
+    view, how = LISTED if tools.list_legal else UNLISTED
     server: MCPServer[Any] = MCPServer(
-        "card-arena-seat", instructions=INSTRUCTIONS, version=TEXT_VERSION, log_level="WARNING"
+        "card-arena-seat",
+        instructions=INSTRUCTIONS.format(view=view, how=how),
+        version=TEXT_VERSION,
+        log_level="WARNING",
     )
     server.add_tool(tools.wait_for_turn, name="wait_for_turn")
     server.add_tool(tools.get_state, name="get_state")

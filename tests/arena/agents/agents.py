@@ -47,6 +47,8 @@ class Agent:
     news: list[str] = field(default_factory=list)
     #: The last status seen.
     last: dict[str, Any] = field(default_factory=dict)
+    #: What the server told the agent at the start (its instructions).
+    instructions: str = ""
 
     async def call(self, tool: str, **arguments: Any) -> dict[str, Any]:
         """A tool's answer as a dict; raises :class:`ToolFailed` for an error result."""
@@ -92,8 +94,7 @@ async def over_stdio(token: str, address: str, play: Play, *extra: str) -> Agent
         args=["mcp", "--server", address, "--token", token, "--linger", "0.2", *extra],
     )
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-        await session.initialize()
-        agent = Agent(session)
+        agent = Agent(session, instructions=(await session.initialize()).instructions or "")
         await play(agent)
         return agent
 
@@ -113,8 +114,8 @@ async def over_http(token: str, address: str, play: Play, *extra: str) -> Agent:
             streamable_http_client(url) as (read, write),
             ClientSession(read, write) as session,
         ):
-            await session.initialize()
-            agent = Agent(session)
+            init = await session.initialize()
+            agent = Agent(session, instructions=init.instructions or "")
             await play(agent)
         await asyncio_wait_until(lambda: proc.poll() is not None, 30, what="arena mcp to exit")
         assert proc.returncode == 0, proc.stderr.read()

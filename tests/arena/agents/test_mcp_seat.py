@@ -117,6 +117,9 @@ def test_an_agent_plays_a_whole_match_of_every_game(tmp_path: Path) -> None:
         result = agent.last["result"]
         assert result["reason"] == "normal" and result["faults"] == [], (game, players, result)
         assert result["summary"] == played.match.outcome.result.summary
+        # The server's instructions tell the loop, and whether the actions are listed.
+        assert "wait_for_turn" in agent.instructions
+        assert ("numbered" in agent.instructions) == (game != "whist"), agent.instructions
         if game != "whist":
             assert agent.errors == [], (game, players, agent.errors)
         seats = read_record(played.match.record).header["seats"]
