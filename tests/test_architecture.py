@@ -230,6 +230,15 @@ RULES = [
     ),
     pytest.param(
         Rule(
+            "arena.agents holds a seat over the protocol as a bot does: it knows no server, "
+            "runner or competition (the referee does not know an agent from a bot)",
+            importers=("arena.agents",),
+            imported=("arena.server", "arena.match", "arena.tournament", "arena.host"),
+        ),
+        id="agents-are-bots-to-the-server",
+    ),
+    pytest.param(
+        Rule(
             "arena.records knows no server (arena.records.ask, which plays a recorded seat through "
             "its hub, excepted)",
             importers=("arena.records",),

@@ -28,6 +28,7 @@ from arena.cli.arguments import (
 )
 from arena.cli.console import reader_may_leave
 from arena.cli.host import add_host_parser
+from arena.cli.mcp import add_mcp_parser
 from arena.cli.remote import add_remote_parser
 from arena.cli.replay import add_replay_parser
 from arena.cli.tournament import add_tournament_parsers
@@ -429,6 +430,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_remote_parser(sub)
     add_worker_parser(sub)
     _add_arena_parsers(sub)
+    add_mcp_parser(sub)
     _add_state_parsers(sub)
     return parser
 
