@@ -134,7 +134,9 @@ def _index(text: str, legal: Sequence[Action]) -> int | None:
 
 
 def _number(text: str, legal: Sequence[Action]) -> list[int]:
-    index = _index(norm(text), legal)
+    # A listed number as written ("3", "3.", "#3"), never one folded out of "-1" or "3.5".
+    number = re.fullmatch(r"#?(\d{1,6})[.)]?", text.strip())
+    index = _index(number.group(1), legal) if number else None
     return [] if index is None else [index]
 
 

@@ -255,6 +255,13 @@ def test_a_code_block_is_read() -> None:
     assert _parse("whist", "My move:\n```\nplay:QS\n```\n", PLAYS) == Parsed(3, "soft")
 
 
+def test_a_listed_number_is_read_as_written_and_no_other_number_is() -> None:
+    assert _parse("whist", "Action: 3.", PLAYS) == Parsed(3, "soft")
+    assert _parse("whist", "#1", PLAYS) == Parsed(1, "soft")
+    for answer in ("-1", "1.5", "+2", "2-1"):
+        assert _parse("whist", answer, PLAYS).index is None, answer
+
+
 def test_ten_is_read_as_t() -> None:
     assert _parse("whist", "10S", PLAYS) == Parsed(2, "soft")
     assert _parse("whist", "play:10S", PLAYS) == Parsed(2, "soft")
