@@ -40,6 +40,7 @@ from arena.errors import ArenaError, UsageError
 from arena.host.analyses import Analyses
 from arena.host.announce import Announcer, read_secret
 from arena.host.api import HostState, create_app
+from arena.host.challenges import Challenges
 from arena.host.client import is_loopback
 from arena.host.config import CompetitionConfig
 from arena.host.events.runner import EventRunner
@@ -268,6 +269,7 @@ async def _serve(
 
     throttle = Throttle(config.limits)
     analyses = Analyses(directory, config.analysis)
+    challenges = Challenges(store, config, server, directory, confinement)
     state = HostState(
         store,
         config,
@@ -287,6 +289,7 @@ async def _serve(
         running=lambda: [m.match_id for m in server.summaries(running_only=True)],
         par=lambda: keeper.table if keeper is not None else None,
         analyses=analyses,
+        challenges=challenges,
     )
     app = create_app(state)
     server.token_owner = live.owner
@@ -317,6 +320,8 @@ async def _serve(
         nursery.start_soon(functools.partial(watched, "validator", validator))
         if config.analysis.enabled:
             nursery.start_soon(functools.partial(watched, "analysis", analyses.run))
+        if config.challenges.enabled:
+            nursery.start_soon(functools.partial(watched, "challenges", challenges.run))
         if config.retention.enabled:
             pruning = functools.partial(keep_pruning, store, config.retention)
             nursery.start_soon(functools.partial(watched, "retention", pruning))

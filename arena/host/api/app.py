@@ -16,6 +16,7 @@ import arena.host.api.admin as admin
 import arena.host.api.analysis as analysis
 import arena.host.api.authors as authors
 import arena.host.api.bots as bots
+import arena.host.api.challenges as challenges
 import arena.host.api.events as events
 import arena.host.api.exports as exports
 import arena.host.api.health as health
@@ -47,6 +48,7 @@ ROUTERS = (
     events,
     live,
     analysis,
+    challenges,
 )
 
 
@@ -72,6 +74,8 @@ def create_app(host: HostState) -> FastAPI:
     app.add_middleware(ForwardedFor, trusted=host.config.http.trusted_proxies)
     for module in ROUTERS:
         app.include_router(module.router)
+    # A challenge's page (/play/SECRET/), passed through to its bridge.
+    app.include_router(challenges.pages)
     # The web face: pages drawn from this API, at paths of their own (arena/web/pages.py).
     add_pages(app, host.config.name, _site(host))
     return app

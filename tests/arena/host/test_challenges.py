@@ -1,0 +1,130 @@
+"""Challenges on a real host (``[challenges]``, docs/hosting.md): a signed-in author starts a
+match against the ladder's newest version of a bot and plays it through the host's own address
+(its page, its feed and its answers passed through to the seat's bridge), the match labelled
+human everywhere, its record a normal one, the ladder's ratings untouched; the limits per author
+(one at a time, so many a day) refuse with 429 and ``Retry-After``; bad requests in one line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from arena.cli.main import main
+from arena.records.format import read_record
+from tests.arena.host.processes import GOOD_BOT, Host, host_in
+from tests.waiting import wait_until
+
+pytestmark = pytest.mark.host
+
+CHALLENGES = "[challenges]\nenabled = true\nper_author_per_day = 2\nmove_ms = 20000\n"
+
+
+def validated(h: Host, token: str, bot: str) -> None:
+    """``bot`` of ``GOOD_BOT`` submitted by ``token``'s author, and on the ladder."""
+    h.submit(token, bot, GOOD_BOT + f"# {bot}\n".encode())
+    with h.client() as api:
+
+        def on_ladder() -> bool:
+            bots = {b["name"]: b for b in api.get("/api/v1/bots").json()}
+            versions = bots[bot]["versions"] if bot in bots else []
+            return bool(versions) and versions[-1]["status"] == "validated"
+
+        wait_until(on_ladder, 120, what=f"{bot} validated")
+
+
+def play_through(url: str) -> int:
+    """Play the person's seat at ``url`` (the host's address) to the end, first legal action
+    each time, as the page would; how many decisions."""
+    decisions = 0
+    with httpx.Client(timeout=60) as client, client.stream("GET", url + "feed") as feed:
+        assert feed.status_code == 200
+        for line in feed.iter_lines():
+            if not line.startswith("data: "):
+                continue
+            message: dict[str, Any] = json.loads(line[6:])
+            if message["type"] == "decision":
+                decisions += 1
+                answer = client.post(
+                    url + "answer", json={"request_id": message["request_id"], "index": 0}
+                )
+                assert answer.status_code == 204, answer.text
+            elif message["type"] == "end":
+                return decisions
+    raise AssertionError("the feed ended before the match")
+
+
+def test_an_author_challenges_the_ladder_and_plays_through_the_host(tmp_path: Path) -> None:
+    h = host_in(tmp_path, "cup", CHALLENGES)
+    with h.running():
+        alice, bob = h.add_author("alice"), h.add_author("bob")
+        validated(h, bob, "bobbot")
+        with h.client() as anon, h.client(alice) as api:
+            assert (
+                anon.post("/api/v1/challenges", json={"opponents": ["bobbot"]}).status_code == 401
+            )
+            for body, status in (
+                ({"opponents": ["nobot"]}, 404),
+                ({"opponents": ["bobbot"], "seat": 4}, 422),
+                ({"opponents": ["bobbot", "bobbot"]}, 422),
+                ({"opponents": ["bobbot@9"]}, 404),
+            ):
+                r = api.post("/api/v1/challenges", json=body)
+                assert r.status_code == status, r.text
+                assert "\n" not in r.json()["detail"]
+            r = api.post("/api/v1/challenges", json={"opponents": ["bobbot"], "seat": 1})
+            assert r.status_code == 201, r.text
+            started = r.json()
+            match_id, url = started["match_id"], started["play_url"]
+            assert url.startswith(h.url + "/play/") and started["state"] == "playing"
+            assert started["human"] and started["phase"] == "challenge"
+            assert started["seats"] == ["bobbot@1", "person:alice", "bobbot@1", "bobbot@1"]
+            # One at a time.
+            again = api.post("/api/v1/challenges", json={"opponents": ["bobbot"]})
+            assert again.status_code == 429 and int(again.headers["Retry-After"]) > 0
+            assert "max_open_per_author" in again.json()["detail"]
+            # The page through the host, with the bridge's policy.
+            page = anon.get(url)
+            assert page.status_code == 200
+            assert "connect-src 'self'" in page.headers["content-security-policy"]
+            assert anon.get(url.replace("/play/", "/play/x")).status_code == 404
+            # Its URL again, to its author only.
+            assert api.get(f"/api/v1/challenges/{match_id}").json()["play_url"] == url
+            assert anon.get(f"/api/v1/challenges/{match_id}").json()["play_url"] is None
+            assert play_through(url) > 0
+
+            def done() -> dict[str, Any] | None:
+                c: dict[str, Any] = anon.get(f"/api/v1/challenges/{match_id}").json()
+                return c if c["state"] == "done" else None
+
+            c = wait_until(done, 60, what="the challenge stored")
+            assert c["human"] and not c["rated"] and c["ranks"] and c["record_available"]
+            record = anon.get(f"/api/v1/challenges/{match_id}/record")
+            assert record.status_code == 200
+            path = tmp_path / "challenge.jsonl.gz"
+            path.write_bytes(record.content)
+            assert main(["replay", "verify", str(path)]) == 0
+            names = read_record(path).header["seats"]
+            assert [s["bot_name"] for s in names] == started["seats"]
+            listed = anon.get("/api/v1/challenges").json()
+            assert [x["match_id"] for x in listed] == [match_id] and listed[0]["human"]
+            # Not among the ladder's matches, not rated.
+            assert all(m["match_id"] != match_id for m in anon.get("/api/v1/matches").json())
+            # The day's second, then none: over the day's limit.
+            second = api.post("/api/v1/challenges", json={"opponents": ["bobbot@1"]})
+            assert second.status_code == 201, second.text
+            assert play_through(second.json()["play_url"]) > 0
+            wait_until(
+                lambda: (
+                    anon.get(f"/api/v1/challenges/{second.json()['match_id']}").json()["state"]
+                    == "done"
+                ),
+                60,
+                what="the second challenge stored",
+            )
+            third = api.post("/api/v1/challenges", json={"opponents": ["bobbot"]})
+            assert third.status_code == 429 and int(third.headers["Retry-After"]) > 3600
+            assert "per_author_per_day" in third.json()["detail"]
