@@ -22,7 +22,7 @@ import secrets
 import socket
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -37,6 +37,7 @@ from arena.errors import ArenaError
 from arena.host.config import CompetitionConfig
 from arena.host.play import CONNECT_TIMEOUT_S, version_program
 from arena.host.store import CompetitionStore, Version
+from arena.host.store.matches import PERSON_REF
 from arena.host.throttle import DAY_S, Refusal, next_version_in, whole_seconds
 from arena.layout import LOGS_DIR, seat_log_name
 from arena.match import BotLaunch, run_with_bots, save_record
@@ -47,8 +48,8 @@ from arena.server import ArenaServer, MatchSpec, SeatSpec, new_token
 
 log = structlog.get_logger("arena.host")
 
-#: How a person's seat is named in the record and on the pages: ``person:AUTHOR``.
-PERSON_PREFIX = "person:"
+#: How a person's seat is named in the record, on the pages and in a rated fit: ``person:AUTHOR``.
+PERSON_PREFIX = PERSON_REF
 #: When an author plays as many challenges as they may at once: try again after this long.
 OPEN_RETRY_S = 30
 
@@ -96,7 +97,10 @@ class Challenges:
         server: ArenaServer,
         directory: Path,
         confinement: Confinement | None,
+        refit: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
+        #: The ladder's refit, after a rated challenge (``[challenges] rated``).
+        self._refit = refit
         self._store = store
         self._config = config
         self._settings = config.challenges
@@ -285,6 +289,8 @@ class Challenges:
                 self._store.finish_challenge, match_id, outcome.result, outcome.faults, record
             )
             log.info("challenge played", match=match_id, result=outcome.result.summary)
+            if stored.rated and self._refit is not None:
+                await self._refit()
             with trio.move_on_after(LINGER_S + 5.0):
                 await trio.to_thread.run_sync(thread.join, abandon_on_cancel=True)
         finally:

@@ -269,7 +269,7 @@ async def _serve(
 
     throttle = Throttle(config.limits)
     analyses = Analyses(directory, config.analysis)
-    challenges = Challenges(store, config, server, directory, confinement)
+    challenges = Challenges(store, config, server, directory, confinement, ladder.refit)
     state = HostState(
         store,
         config,

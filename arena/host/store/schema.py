@@ -359,6 +359,13 @@ CREATE TABLE challenges (
     CHECK ((state = 'done') = (result IS NOT NULL))
 );
 CREATE INDEX challenges_by_author ON challenges (author_id, created);
+ALTER TABLE challenges ADD COLUMN season INTEGER NOT NULL DEFAULT 1;
+CREATE TRIGGER challenges_season AFTER INSERT ON challenges
+WHEN EXISTS (SELECT 1 FROM seasons WHERE state = 'current')
+BEGIN
+    UPDATE challenges SET season = (SELECT number FROM seasons WHERE state = 'current')
+    WHERE id = NEW.id;
+END;
 CREATE TRIGGER challenges_final BEFORE UPDATE ON challenges WHEN OLD.state <> 'playing'
 BEGIN
     SELECT RAISE(ABORT, 'a finished challenge is never changed');

@@ -57,6 +57,12 @@ def play_through(url: str) -> int:
     raise AssertionError("the feed ended before the match")
 
 
+def finished(api: httpx.Client, match_id: str) -> dict[str, Any] | None:
+    """The challenge once stored as done."""
+    c: dict[str, Any] = api.get(f"/api/v1/challenges/{match_id}").json()
+    return c if c["state"] == "done" else None
+
+
 def test_an_author_challenges_the_ladder_and_plays_through_the_host(tmp_path: Path) -> None:
     h = host_in(tmp_path, "cup", CHALLENGES)
     with h.running():
@@ -96,11 +102,7 @@ def test_an_author_challenges_the_ladder_and_plays_through_the_host(tmp_path: Pa
             assert anon.get(f"/api/v1/challenges/{match_id}").json()["play_url"] is None
             assert play_through(url) > 0
 
-            def done() -> dict[str, Any] | None:
-                c: dict[str, Any] = anon.get(f"/api/v1/challenges/{match_id}").json()
-                return c if c["state"] == "done" else None
-
-            c = wait_until(done, 60, what="the challenge stored")
+            c = wait_until(lambda: finished(anon, match_id), 60, what="the challenge stored")
             assert c["human"] and not c["rated"] and c["ranks"] and c["record_available"]
             record = anon.get(f"/api/v1/challenges/{match_id}/record")
             assert record.status_code == 200
@@ -117,14 +119,28 @@ def test_an_author_challenges_the_ladder_and_plays_through_the_host(tmp_path: Pa
             second = api.post("/api/v1/challenges", json={"opponents": ["bobbot@1"]})
             assert second.status_code == 201, second.text
             assert play_through(second.json()["play_url"]) > 0
-            wait_until(
-                lambda: (
-                    anon.get(f"/api/v1/challenges/{second.json()['match_id']}").json()["state"]
-                    == "done"
-                ),
-                60,
-                what="the second challenge stored",
-            )
+            wait_until(lambda: finished(anon, second.json()["match_id"]), 60, what="stored")
+            # Never rated: the ladder's fit has no person in it.
+            assert not anon.get("/api/v1/leaderboard").json()
             third = api.post("/api/v1/challenges", json={"opponents": ["bobbot"]})
             assert third.status_code == 429 and int(third.headers["Retry-After"]) > 3600
             assert "per_author_per_day" in third.json()["detail"]
+
+
+def test_a_rated_challenge_puts_the_person_on_the_ladder(tmp_path: Path) -> None:
+    h = host_in(tmp_path, "cup", CHALLENGES + "rated = true\n")
+    with h.running():
+        alice, bob = h.add_author("alice"), h.add_author("bob")
+        validated(h, bob, "bobbot")
+        with h.client() as anon, h.client(alice) as api:
+            assert not anon.get("/api/v1/leaderboard").json()
+            r = api.post("/api/v1/challenges", json={"opponents": ["bobbot"]})
+            assert r.status_code == 201 and r.json()["rated"], r.text
+            play_through(r.json()["play_url"])
+            assert wait_until(lambda: finished(anon, r.json()["match_id"]), 60, what="stored")
+
+            def rated() -> set[str] | None:
+                rows = anon.get("/api/v1/leaderboard").json()
+                return {row["ref"] for row in rows} or None
+
+            assert wait_until(rated, 60, what="the refit") == {"person:alice", "bobbot@1"}
