@@ -50,6 +50,8 @@ log = structlog.get_logger("arena.host")
 
 #: How a person's seat is named in the record, on the pages and in a rated fit: ``person:AUTHOR``.
 PERSON_PREFIX = PERSON_REF
+#: How every challenge's match id starts (no ladder's, event's or validation's does).
+CHALLENGE_PREFIX = "challenge-"
 #: When an author plays as many challenges as they may at once: try again after this long.
 OPEN_RETRY_S = 30
 
@@ -128,7 +130,7 @@ class Challenges:
         programs: list[BotProgram | None] = [self._program(v) for v in versions]
         seats: list[Version | None] = list(versions)
         seats.insert(seat, None)
-        match_id = f"challenge-{secrets.token_hex(6)}"
+        match_id = f"{CHALLENGE_PREFIX}{secrets.token_hex(6)}"
         with self._lock:
             self._check_limits(author_id)
             self._store.add_challenge(

@@ -25,6 +25,7 @@ import arena.host.api.matches as matches
 import arena.host.api.seasons as seasons
 import arena.host.api.status as status
 import arena.host.api.submissions as submissions
+from arena.host.api.challenges import is_challenge
 from arena.host.api.deps import HostState
 from arena.host.api.errors import add_error_handlers
 from arena.host.api.forwarded import ForwardedFor
@@ -87,7 +88,8 @@ def _site(host: HostState) -> Site:
 
     def match_exists(match_id: str) -> bool:
         try:
-            store.match(match_id)
+            # A challenge's page too: a human match, labelled so.
+            store.challenge(match_id) if is_challenge(match_id) else store.match(match_id)
         except NotFound:
             return False
         return True

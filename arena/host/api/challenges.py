@@ -19,7 +19,7 @@ from fastapi.responses import FileResponse, JSONResponse, Response, StreamingRes
 from arena.host.api.deps import MAX_ID, PREFIX, Authed, Host, HostState, MatchId, Viewer
 from arena.host.api.errors import gone_if_pruned
 from arena.host.apitypes import ChallengeIn, ChallengeOut
-from arena.host.challenges import PERSON_PREFIX, ChallengeRefused, Challenges
+from arena.host.challenges import CHALLENGE_PREFIX, PERSON_PREFIX, ChallengeRefused, Challenges
 from arena.host.store import Challenge
 
 router = APIRouter(prefix=PREFIX)
@@ -42,6 +42,11 @@ def _challenges(host: HostState) -> Challenges:
     if host.challenges is None or not host.config.challenges.enabled:
         raise HTTPException(404, "this host takes no challenges ([challenges] enabled = false)")
     return host.challenges
+
+
+def is_challenge(match_id: str) -> bool:
+    """Whether ``match_id`` names a challenge (their ids are theirs alone)."""
+    return match_id.startswith(CHALLENGE_PREFIX)
 
 
 def play_path(secret: str) -> str:

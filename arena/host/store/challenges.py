@@ -41,6 +41,8 @@ class Challenge:
     record_path: str | None
     created: str
     finished: str | None
+    #: The season current when it started.
+    season: int = 1
 
 
 def _read(row: Row) -> Challenge:
@@ -64,6 +66,7 @@ def _read(row: Row) -> Challenge:
         record_path=None if row["record_path"] is None else str(row["record_path"]),
         created=str(row["created"]),
         finished=None if row["finished"] is None else str(row["finished"]),
+        season=int(row["season"]),
     )
 
 

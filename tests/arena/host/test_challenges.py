@@ -111,6 +111,21 @@ def test_an_author_challenges_the_ladder_and_plays_through_the_host(tmp_path: Pa
             assert main(["replay", "verify", str(path)]) == 0
             names = read_record(path).header["seats"]
             assert [s["bot_name"] for s in names] == started["seats"]
+            # A match like any other, labelled human: its body, its record, its page, exports.
+            as_match = anon.get(f"/api/v1/matches/{match_id}").json()
+            assert as_match["human"] and as_match["phase"] == "challenge"
+            assert as_match["record_available"] and as_match["seats"] == started["seats"]
+            same = anon.get(f"/api/v1/matches/{match_id}/record")
+            assert same.status_code == 200 and same.content == record.content
+            viewer = anon.get(f"/api/v1/matches/{match_id}/viewer")
+            assert viewer.status_code == 200, viewer.text
+            assert anon.get(f"/matches/{match_id}").status_code == 200
+            exported = anon.get("/api/v1/export/matches.json", params={"human": True}).json()
+            assert [(e["match_id"], e["human"]) for e in exported] == [(match_id, True)]
+            rows = anon.get("/api/v1/export/matches.csv", params={"human": True}).text
+            assert rows.splitlines()[0].endswith(",human") and rows.splitlines()[1].endswith(
+                ",True"
+            )
             listed = anon.get("/api/v1/challenges").json()
             assert [x["match_id"] for x in listed] == [match_id] and listed[0]["human"]
             # Not among the ladder's matches, not rated.
