@@ -63,7 +63,9 @@ def finished(api: httpx.Client, match_id: str) -> dict[str, Any] | None:
     return c if c["state"] == "done" else None
 
 
-def test_an_author_challenges_the_ladder_and_plays_through_the_host(tmp_path: Path) -> None:
+def test_an_author_challenges_the_ladder_and_plays_through_the_host(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     h = host_in(tmp_path, "cup", CHALLENGES)
     with h.running():
         alice, bob = h.add_author("alice"), h.add_author("bob")
@@ -130,11 +132,23 @@ def test_an_author_challenges_the_ladder_and_plays_through_the_host(tmp_path: Pa
             assert [x["match_id"] for x in listed] == [match_id] and listed[0]["human"]
             # Not among the ladder's matches, not rated.
             assert all(m["match_id"] != match_id for m in anon.get("/api/v1/matches").json())
-            # The day's second, then none: over the day's limit.
-            second = api.post("/api/v1/challenges", json={"opponents": ["bobbot@1"]})
-            assert second.status_code == 201, second.text
-            assert play_through(second.json()["play_url"]) > 0
-            wait_until(lambda: finished(anon, second.json()["match_id"]), 60, what="stored")
+            # The day's second from the command line, which prints the page's URL.
+            remote = ["--server", h.url, "--token", alice]
+            capsys.readouterr()
+            assert main(["remote", "challenge", "bobbot@1", "--seat", "2", *remote]) == 0
+            printed = capsys.readouterr().out.splitlines()
+            second_id = printed[0].split(":")[0]
+            assert printed[1].startswith(f"play at {h.url}/play/")
+            assert play_through(printed[1].removeprefix("play at ")) > 0
+            wait_until(lambda: finished(anon, second_id), 60, what="stored")
+            assert main(["remote", "challenges", "--server", h.url]) == 0
+            lines = capsys.readouterr().out.splitlines()
+            assert [line.split()[:3] for line in lines] == [
+                [second_id, "human", "done"],
+                [match_id, "human", "done"],
+            ]
+            assert main(["remote", "match", match_id, "--server", h.url]) == 0
+            assert "a human match (challenge)" in capsys.readouterr().out
             # Never rated: the ladder's fit has no person in it.
             assert not anon.get("/api/v1/leaderboard").json()
             third = api.post("/api/v1/challenges", json={"opponents": ["bobbot"]})
