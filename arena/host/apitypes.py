@@ -214,6 +214,8 @@ class Status(BaseModel):
     results: list[ResultOut] = Field(default_factory=list)
     #: Each configured or started event: ``{name, state, winner}`` (``/events`` has the rest).
     events: list[dict[str, str | None]] = Field(default_factory=list)
+    #: The seats of a challenge's table (``POST /challenges``); 0: the host takes none.
+    challenge_seats: int = 0
 
 
 class SeasonOut(BaseModel):
