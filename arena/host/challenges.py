@@ -245,6 +245,10 @@ class Challenges:
         except ArenaError as err:
             log.warning("challenge failed", match=match_id, error=str(err))
             await trio.to_thread.run_sync(self._store.fail_challenges, str(err), match_id)
+        except Exception as err:  # a bug here ends this challenge, not the others
+            log.exception("challenge failed", match=match_id)
+            why = f"the host failed: {type(err).__name__}"
+            await trio.to_thread.run_sync(self._store.fail_challenges, why, match_id)
         finally:
             with trio.CancelScope(shield=True):
                 # Ended any other way (the host stopping): not left playing.

@@ -7,6 +7,7 @@ human everywhere, its record a normal one, the ladder's ratings untouched; the l
 from __future__ import annotations
 
 import json
+import ssl
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,13 @@ import pytest
 
 from arena.cli.main import main
 from arena.records.format import read_record
-from tests.arena.host.processes import GOOD_BOT, Host, host_in
+from tests.arena.host.processes import (
+    GOOD_BOT,
+    Host,
+    competition_config,
+    host_in,
+    make_certificate,
+)
 from tests.waiting import wait_until
 
 pytestmark = pytest.mark.host
@@ -36,11 +43,12 @@ def validated(h: Host, token: str, bot: str) -> None:
         wait_until(on_ladder, 120, what=f"{bot} validated")
 
 
-def play_through(url: str) -> int:
+def play_through(url: str, verify: ssl.SSLContext | bool = True) -> int:
     """Play the person's seat at ``url`` (the host's address) to the end, first legal action
     each time, as the page would; how many decisions."""
     decisions = 0
-    with httpx.Client(timeout=60) as client, client.stream("GET", url + "feed") as feed:
+    client = httpx.Client(timeout=60, verify=verify)
+    with client, client.stream("GET", url + "feed") as feed:
         assert feed.status_code == 200
         for line in feed.iter_lines():
             if not line.startswith("data: "):
@@ -156,8 +164,10 @@ def test_an_author_challenges_the_ladder_and_plays_through_the_host(
             assert "per_author_per_day" in third.json()["detail"]
 
 
-def test_a_rated_challenge_puts_the_person_on_the_ladder(tmp_path: Path) -> None:
-    h = host_in(tmp_path, "cup", CHALLENGES + "rated = true\n")
+def test_a_rated_challenge_puts_the_person_on_the_ladder_over_https(tmp_path: Path) -> None:
+    config = tmp_path / "cup.toml"
+    config.write_text(competition_config("cup", CHALLENGES + "rated = true\n"))
+    h = Host(config, tmp_path / "cup", tls=make_certificate(tmp_path))
     with h.running():
         alice, bob = h.add_author("alice"), h.add_author("bob")
         validated(h, bob, "bobbot")
@@ -165,7 +175,9 @@ def test_a_rated_challenge_puts_the_person_on_the_ladder(tmp_path: Path) -> None
             assert not anon.get("/api/v1/leaderboard").json()
             r = api.post("/api/v1/challenges", json={"opponents": ["bobbot"]})
             assert r.status_code == 201 and r.json()["rated"], r.text
-            play_through(r.json()["play_url"])
+            # The page through the host's TLS: the seat's bridge is behind it.
+            assert r.json()["play_url"].startswith(f"https://127.0.0.1:{h.http_port}/play/")
+            play_through(r.json()["play_url"], ssl.create_default_context(cafile=str(h.tls[0])))
             assert wait_until(lambda: finished(anon, r.json()["match_id"]), 60, what="stored")
 
             def rated() -> set[str] | None:
