@@ -11,7 +11,8 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import expect
 
-from tests.arena.host.processes import Host, competition_config
+from tests.arena.host.processes import Host, host_in
+from tests.arena.host.test_challenges import validated
 from tests.waiting import wait_until
 from tests.web.conftest import WatchedPage
 from tests.web.test_pages_browser import RULES_BOT, open_page, same_host, shot, sign_in
@@ -19,29 +20,15 @@ from tests.web.test_play_browser import next_turn, play_by_hand
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
-CONFIG = competition_config("challenge-cup", "[challenges]\nenabled = true\n")
+CHALLENGES = "[challenges]\nenabled = true\n"
 
 
 @pytest.fixture(scope="module")
 def host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Host, dict[str, str]]]:
-    where = tmp_path_factory.mktemp("challenge")
-    config = where / "cup.toml"
-    config.write_text(CONFIG)
-    host = Host(config, where / "cup", tls=None)
-    host.start()
-    try:
-        tokens = {name: host.add_author(name) for name in ("alice", "bob")}
-        host.submit(tokens["bob"], "beta", RULES_BOT)
-        with host.client() as c:
-
-            def on_ladder() -> bool:
-                bots = {b["name"]: b for b in c.get("/api/v1/bots").json()}
-                return "beta" in bots and bots["beta"]["versions"][-1]["status"] == "validated"
-
-            wait_until(on_ladder, 120, what="beta validated")
-        yield host, tokens
-    finally:
-        host.stop()
+    with host_in(tmp_path_factory.mktemp("challenge"), "cup", CHALLENGES).running() as h:
+        tokens = {name: h.add_author(name) for name in ("alice", "bob")}
+        validated(h, tokens["bob"], "beta", RULES_BOT)
+        yield h, tokens
 
 
 def test_a_signed_in_author_challenges_a_bot_and_plays_it_to_the_end(

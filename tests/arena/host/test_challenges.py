@@ -30,9 +30,9 @@ pytestmark = pytest.mark.host
 CHALLENGES = "[challenges]\nenabled = true\nper_author_per_day = 2\nmove_ms = 20000\n"
 
 
-def validated(h: Host, token: str, bot: str) -> None:
-    """``bot`` of ``GOOD_BOT`` submitted by ``token``'s author, and on the ladder."""
-    h.submit(token, bot, GOOD_BOT + f"# {bot}\n".encode())
+def validated(h: Host, token: str, bot: str, code: bytes = GOOD_BOT) -> None:
+    """``bot`` of ``code`` submitted by ``token``'s author, and on the ladder."""
+    h.submit(token, bot, code + f"# {bot}\n".encode())
     with h.client() as api:
 
         def on_ladder() -> bool:
