@@ -87,6 +87,8 @@ def test_an_author_challenges_the_ladder_and_plays_through_the_host(
                 ({"opponents": ["bobbot"], "seat": 4}, 422),
                 ({"opponents": ["bobbot", "bobbot"]}, 422),
                 ({"opponents": ["bobbot@9"]}, 404),
+                ({"opponents": []}, 422),
+                ({"opponents": ["bobbot"], "seat": "first"}, 422),
             ):
                 r = api.post("/api/v1/challenges", json=body)
                 assert r.status_code == status, r.text
@@ -98,6 +100,7 @@ def test_an_author_challenges_the_ladder_and_plays_through_the_host(
             assert url.startswith(h.url + "/play/") and started["state"] == "playing"
             assert started["human"] and started["phase"] == "challenge"
             assert started["seats"] == ["bobbot@1", "person:alice", "bobbot@1", "bobbot@1"]
+            assert anon.get("/api/v1/challenges/challenge-none").status_code == 404
             # One at a time.
             again = api.post("/api/v1/challenges", json={"opponents": ["bobbot"]})
             assert again.status_code == 429 and int(again.headers["Retry-After"]) > 0
