@@ -188,3 +188,21 @@ def test_a_rated_challenge_puts_the_person_on_the_ladder_over_https(tmp_path: Pa
                 return {row["ref"] for row in rows} or None
 
             assert wait_until(rated, 60, what="the refit") == {"person:alice", "bobbot@1"}
+
+
+def test_a_person_who_never_answers_gets_the_seat_s_fault_rules(tmp_path: Path) -> None:
+    h = host_in(tmp_path, "cup", "[challenges]\nenabled = true\nmove_ms = 1000\nbank_ms = 0\n")
+    with h.running():
+        alice, bob = h.add_author("alice"), h.add_author("bob")
+        validated(h, bob, "bobbot")
+        with h.client() as anon, h.client(alice) as api:
+            r = api.post("/api/v1/challenges", json={"opponents": ["bobbot"], "seat": 3})
+            assert r.status_code == 201, r.text
+            c = wait_until(lambda: finished(anon, r.json()["match_id"]), 60, what="the forfeit")
+            assert c["reason"] == "forfeit" and c["faults"]
+            assert all(f["seat"] == 3 and f["kind"] == "timeout" for f in c["faults"])
+            # Over: the page is gone, and the author may start another.
+            page = r.json()["play_url"]
+            wait_until(lambda: anon.get(page).status_code == 404, 30, what="the page gone")
+            again = api.post("/api/v1/challenges", json={"opponents": ["bobbot"]})
+            assert again.status_code == 201, again.text

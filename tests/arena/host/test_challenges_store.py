@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from arena.host.config import CompetitionConfigError, check_competition
 from arena.host.store import CompetitionStore, CompetitionStoreError
 from arena.ratings import fit_ratings
 from tests.arena.host.test_host_store import WIN_A, WIN_B, config, two_versions, whist_unit
@@ -61,3 +62,19 @@ def test_a_stopped_host_s_challenges_fail_and_stay_failed(tmp_path: Path) -> Non
         assert (c.state, c.reason, c.person_seat) == ("failed", "the host stopped", 1)
         assert not store.finish_challenge("challenge-1", WIN_A, [], "records/x")
         assert store.challenge("challenge-1").state == "failed"
+
+
+@pytest.mark.parametrize(
+    ("table", "words"),
+    [
+        ({"enabled": "yes"}, "challenges.enabled: must be true or false"),
+        ({"move_ms": 5}, "challenges.move_ms: must be at least 1000"),
+        ({"max_open_per_author": 0}, "challenges.max_open_per_author: must be at least 1"),
+        ({"opponents": "all"}, "challenges.opponents: must be one of newest, ladder"),
+        ({"rated_by": True}, "challenges.rated_by: unknown key"),
+    ],
+)
+def test_a_bad_challenges_table_is_one_line(table: dict[str, object], words: str) -> None:
+    with pytest.raises(CompetitionConfigError) as err:
+        check_competition({"game": "whist", "challenges": table}, "cup.toml", "cup")
+    assert str(err.value).startswith(f"cup.toml: {words}") and "\n" not in str(err.value)
