@@ -40,6 +40,7 @@ def test_a_signed_in_author_challenges_a_bot_and_plays_it_to_the_end(
     sign_in(watched_page, h, tokens["alice"])
     page = open_page(watched_page, f"{h.url}/bots/beta")
     page.select_option("#challenge-seat", "1")
+    shot(page, "challenge")
     page.click("#challenge")
     page.wait_for_url(f"{h.url}/play/**", timeout=30_000)
     rid, turn = next_turn(page, ""), 0

@@ -31,13 +31,14 @@ export async function challengeBox(bot, status) {
       go.disabled = false;
     }
   });
-  return h(
-    "section",
-    { class: "challenge", id: "challenge-box" },
-    h("h2", {}, "Play it yourself"),
+  const box = section(
+    "Play it yourself",
     h("p", {}, `Sit at a table against ${bot.name}'s newest version on the ladder, in this browser: a human match, labelled so.`),
     h("p", {}, h("label", {}, "Your seat ", seat), " ", go, " ", line),
   );
+  box.id = "challenge-box";
+  box.classList.add("challenge");
+  return box;
 }
 
 // The human matches, newest first, for the match list.
