@@ -7,6 +7,7 @@ human everywhere, its record a normal one, the ladder's ratings untouched; the l
 from __future__ import annotations
 
 import json
+import shlex
 import ssl
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from tests.arena.host.processes import (
     host_in,
     make_certificate,
 )
+from tests.arena.host.test_hosting_page import commands
 from tests.waiting import wait_until
 
 pytestmark = pytest.mark.host
@@ -144,15 +146,20 @@ def test_an_author_challenges_the_ladder_and_plays_through_the_host(
             # Not among the ladder's matches, not rated.
             assert all(m["match_id"] != match_id for m in anon.get("/api/v1/matches").json())
             # The day's second from the command line, which prints the page's URL.
+            # hosting.md's commands as written (its bot's name for ours).
+            start, listing = (
+                shlex.split(c.split("#")[0].replace("mybot", "bobbot@1"))[1:]
+                for c in commands("arena remote challenge ")
+            )
             remote = ["--server", h.url, "--token", alice]
             capsys.readouterr()
-            assert main(["remote", "challenge", "bobbot@1", "--seat", "2", *remote]) == 0
+            assert main([*start, *remote]) == 0
             printed = capsys.readouterr().out.splitlines()
             second_id = printed[0].split(":")[0]
             assert printed[1].startswith(f"play at {h.url}/play/")
             assert play_through(printed[1].removeprefix("play at ")) > 0
             wait_until(lambda: finished(anon, second_id), 60, what="stored")
-            assert main(["remote", "challenges", "--server", h.url]) == 0
+            assert main([*listing, "--server", h.url]) == 0
             lines = capsys.readouterr().out.splitlines()
             assert [line.split()[:3] for line in lines] == [
                 [second_id, "human", "done"],
