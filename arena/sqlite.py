@@ -556,6 +556,11 @@ class SQLiteStore:
         except sqlite3.Error as err:
             if is_locked(err):
                 raise self.LOCKED(held_line(self.path, err)) from None
+            if "malformed" in str(err):  # a damaged page of the schema itself
+                raise self.ERROR(
+                    f"{self.path}: the database is damaged ({err}); was the file changed "
+                    "outside the arena?"
+                ) from None
             raise self.ERROR(f"{self.path}: not a usable {self.FILE} ({err})") from None
         with self._reading("the database"):
             problems = [str(r[0]) for r in db.execute("PRAGMA quick_check(1)")]

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Literal
 import arena.cli.remote_seasons as remote_seasons
 from arena.cli.arguments import NON_NEGATIVE, POSITIVE, TIMEOUT, number
 from arena.cli.remote_admin import add_admin_actions
+from arena.cli.remote_challenge import add_challenge_commands
 from arena.cli.remote_events import add_event_admin, add_event_commands
 from arena.errors import ArenaError, UsageError
 
@@ -409,7 +410,8 @@ def _matches(client: RemoteClient, args: argparse.Namespace) -> int:
     for m in found:
         result = m.summary or m.reason or m.state
         record = "yes" if m.record_available else "later"
-        table.append([m.match_id, m.phase, " ".join(m.seats), result, record, _day(m.finished)])
+        phase = f"{m.phase} (human)" if m.human else m.phase
+        table.append([m.match_id, phase, " ".join(m.seats), result, record, _day(m.finished)])
     _table(table)
     if client.last_total is not None:
         first = args.offset + 1
@@ -424,7 +426,10 @@ def _match(client: RemoteClient, args: argparse.Namespace) -> int:
     if args.json:
         _print_json(m)
         return 0
-    print(f"{m.match_id}: {m.phase} unit {m.unit}, rotation {m.rotation}, {m.state}")
+    if m.human:
+        print(f"{m.match_id}: a human match ({m.phase}), {m.state}")
+    else:
+        print(f"{m.match_id}: {m.phase} unit {m.unit}, rotation {m.rotation}, {m.state}")
     print(f"seats: {', '.join(m.seats)}")
     if m.summary or m.reason:
         print(f"result: {m.summary or ''} ({m.reason or ''})")
@@ -574,6 +579,7 @@ def add_remote_parser(sub: Subparsers) -> None:
     _add_admin_commands(rsub)
     remote_seasons.add_season_commands(rsub, _add)
     add_event_commands(rsub, _add)
+    add_challenge_commands(rsub, _add)
 
 
 def _add_version_commands(rsub: Subparsers) -> None:

@@ -156,6 +156,9 @@ class MatchOut(BaseModel):
     finished: str | None = None
     #: Whether its record may be downloaded (every rotation of its deal is played).
     record_available: bool = False
+    #: A human match: a person held a seat (a challenge, phase ``challenge``; never rated on the
+    #: ladder unless ``[challenges] rated``).
+    human: bool = False
 
 
 class HeadToHead(BaseModel):
@@ -211,6 +214,8 @@ class Status(BaseModel):
     results: list[ResultOut] = Field(default_factory=list)
     #: Each configured or started event: ``{name, state, winner}`` (``/events`` has the rest).
     events: list[dict[str, str | None]] = Field(default_factory=list)
+    #: The seats of a challenge's table (``POST /challenges``); 0: the host takes none.
+    challenge_seats: int = 0
 
 
 class SeasonOut(BaseModel):
@@ -450,3 +455,24 @@ class AnalysisOut(BaseModel):
     requested_at: float | None = None
     reason: str | None = None
     analysis: dict[str, Any] | None = None
+
+
+class ChallengeOut(MatchOut):
+    """A challenge (``/challenges``): a signed-in author's match against the ladder's versions,
+    played in the browser; the author's seat is ``person:AUTHOR`` in ``seats``. ``state``:
+    ``playing``, ``done``, ``failed``. ``play_url``: the author's page while it is played, to
+    them only."""
+
+    author: str
+    person_seat: int
+    rated: bool
+    created: str
+    play_url: str | None = None
+
+
+class ChallengeIn(BaseModel):
+    """A new challenge: the bot (``BOT``, its newest version on the ladder, or ``BOT@N``) for
+    every other seat, or one a seat in seat order; and the author's seat."""
+
+    opponents: list[str] = Field(min_length=1, max_length=16)
+    seat: int = Field(default=0, ge=0, le=100)

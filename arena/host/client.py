@@ -27,7 +27,7 @@ import tarfile
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, Literal, TypeVar, cast
 
@@ -42,6 +42,7 @@ from arena.host.apitypes import (
     AnalysisOut,
     AuditOut,
     BotOut,
+    ChallengeOut,
     CrossTable,
     EventDetail,
     EventOut,
@@ -391,6 +392,19 @@ class RemoteClient:
         """One's analysis of a match: its state, and once done its data."""
         path = f"/matches/{_segment(match_id)}/analysis"
         return self._json(TypeAdapter(AnalysisOut), "GET", path, auth="required")
+
+    def challenge(self, opponents: Sequence[str], seat: int = 0) -> ChallengeOut:
+        """Start a challenge: the author at ``seat`` against ``opponents`` (one bot for every
+        other seat, or one a seat); its ``play_url`` is the author's page."""
+        body = {"opponents": list(opponents), "seat": int(seat)}
+        return self._json(
+            TypeAdapter(ChallengeOut), "POST", "/challenges", body=body, auth="required"
+        )
+
+    def challenges(self, limit: int = 20, offset: int = 0) -> list[ChallengeOut]:
+        """The challenges (human matches), newest first."""
+        query = {"limit": int(limit), "offset": int(offset)}
+        return self._json(TypeAdapter(list[ChallengeOut]), "GET", "/challenges", query=query)
 
     def seat_log(self, match_id: str, seat: int) -> str:
         """What one's own bot wrote to stderr in one seat of a match."""

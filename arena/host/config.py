@@ -66,6 +66,7 @@ KNOWN_KEYS = (
     "announce",
     "events",
     "analysis",
+    "challenges",
 )
 SECTION_KEYS: Mapping[str, tuple[str, ...]] = {
     "time_control": ("move_ms", "bank_ms"),
@@ -114,6 +115,15 @@ SECTION_KEYS: Mapping[str, tuple[str, ...]] = {
     "seasons": ("length_days", "schedule", "ratings"),
     "announce": ("webhook_url", "secret_file", "secret_env"),
     "analysis": ("enabled", "per_author_per_day", "worlds", "timeout_s"),
+    "challenges": (
+        "enabled",
+        "rated",
+        "per_author_per_day",
+        "max_open_per_author",
+        "opponents",
+        "move_ms",
+        "bank_ms",
+    ),
 }
 
 #: The fastest pace a host may set. 0 means "as fast as the machine plays"; a finite figure above
@@ -287,6 +297,24 @@ class LimitsConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class ChallengesConfig:
+    """``[challenges]``: authors playing the ladder's versions in the browser (docs/hosting.md)."""
+
+    enabled: bool = False
+    #: Whether challenges count in the ladder's ratings (the person as a player of their own).
+    rated: bool = False
+    #: Challenges an author may start in any 24 hours, and play at once.
+    per_author_per_day: int = 10
+    max_open_per_author: int = 1
+    #: Which versions may be challenged: each bot's ``newest`` on the ladder, or any version
+    #: on the ladder (``ladder``).
+    opponents: Literal["newest", "ladder"] = "newest"
+    #: A person's time (the match's time control): a minute a move, ten minutes of bank.
+    move_ms: int = 60_000
+    bank_ms: int = 600_000
+
+
+@dataclass(frozen=True, slots=True)
 class RetentionConfig:
     """How long the host keeps match records and seat logs (arena/host/retention.py); 0 keeps
     them for ever. Oldest first: by age (days since the file was written), then down to a size
@@ -333,6 +361,8 @@ class CompetitionConfig:
     events: tuple[EventConfig, ...] = ()
     #: ``[analysis]``: authors' analyses of their seats (docs/analysis.md).
     analysis: AnalysisSettings = field(default_factory=AnalysisSettings)
+    #: ``[challenges]``: authors' matches against the ladder's versions in the browser.
+    challenges: ChallengesConfig = field(default_factory=ChallengesConfig)
 
     def identity(self) -> dict[str, Any]:
         """What fixes the meaning of every stored result; a restart must match it exactly.
@@ -375,6 +405,25 @@ def check_competition(raw: Mapping[str, Any], where: str, default_name: str) -> 
         announce=_announce(sections["announce"]),
         events=check_events(c, len(seat_groups)),
         analysis=_analysis(sections["analysis"]),
+        challenges=_challenges(sections["challenges"]),
+    )
+
+
+def _challenges(c: Checker) -> ChallengesConfig:
+    d = ChallengesConfig()
+    opponents = c.choice("challenges.opponents", d.opponents, ("newest", "ladder"))
+    return ChallengesConfig(
+        enabled=c.bool_("challenges.enabled", d.enabled),
+        rated=c.bool_("challenges.rated", d.rated),
+        per_author_per_day=c.int_(
+            "challenges.per_author_per_day", d.per_author_per_day, 1, maximum=MAX_LIMIT
+        ),
+        max_open_per_author=c.int_(
+            "challenges.max_open_per_author", d.max_open_per_author, 1, maximum=100
+        ),
+        opponents="ladder" if opponents == "ladder" else "newest",
+        move_ms=c.int_("challenges.move_ms", d.move_ms, 1000, maximum=86_400_000),
+        bank_ms=c.int_("challenges.bank_ms", d.bank_ms, 0, maximum=86_400_000),
     )
 
 

@@ -22,7 +22,7 @@ import json
 import os
 import secrets
 import socket
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,6 +40,7 @@ from arena.errors import ArenaError, UsageError
 from arena.host.analyses import Analyses
 from arena.host.announce import Announcer, read_secret
 from arena.host.api import HostState, create_app
+from arena.host.challenges import Challenges
 from arena.host.client import is_loopback
 from arena.host.config import CompetitionConfig
 from arena.host.events.runner import EventRunner
@@ -268,6 +269,7 @@ async def _serve(
 
     throttle = Throttle(config.limits)
     analyses = Analyses(directory, config.analysis)
+    challenges = Challenges(store, config, server, directory, confinement, ladder.refit)
     state = HostState(
         store,
         config,
@@ -287,6 +289,7 @@ async def _serve(
         running=lambda: [m.match_id for m in server.summaries(running_only=True)],
         par=lambda: keeper.table if keeper is not None else None,
         analyses=analyses,
+        challenges=challenges,
     )
     app = create_app(state)
     server.token_owner = live.owner
@@ -315,13 +318,8 @@ async def _serve(
             nursery.start_soon(functools.partial(watched, "events", events.run))
         validator = functools.partial(_validator, store, player, config, ladder, validations, set())
         nursery.start_soon(functools.partial(watched, "validator", validator))
-        if config.analysis.enabled:
-            nursery.start_soon(functools.partial(watched, "analysis", analyses.run))
-        if config.retention.enabled:
-            pruning = functools.partial(keep_pruning, store, config.retention)
-            nursery.start_soon(functools.partial(watched, "retention", pruning))
-        if keeper is not None:
-            nursery.start_soon(functools.partial(watched, "par", keeper.run))
+        for name, part in _optional_parts(config, store, analyses, challenges, keeper):
+            nursery.start_soon(functools.partial(watched, name, part))
         task_status.started(listening)
         try:
             await trio.sleep_forever()
@@ -330,6 +328,26 @@ async def _serve(
             if remote is not None:
                 with trio.CancelScope(shield=True):  # a stop still says goodbye to the scheduler
                     await trio.to_thread.run_sync(remote.close)
+
+
+def _optional_parts(
+    config: CompetitionConfig,
+    store: CompetitionStore,
+    analyses: Analyses,
+    challenges: Challenges,
+    keeper: ParKeeper | None,
+) -> list[tuple[str, Callable[[], Awaitable[None]]]]:
+    """The host's parts that only some configs have, by name."""
+    parts: list[tuple[str, Callable[[], Awaitable[None]]]] = []
+    if config.analysis.enabled:
+        parts.append(("analysis", analyses.run))
+    if config.challenges.enabled:
+        parts.append(("challenges", challenges.run))
+    if config.retention.enabled:
+        parts.append(("retention", functools.partial(keep_pruning, store, config.retention)))
+    if keeper is not None:
+        parts.append(("par", keeper.run))
+    return parts
 
 
 def _write_host_file(directory: Path, url: str, grpc: str, tls_cert: Path | None) -> None:

@@ -83,7 +83,9 @@ export async function apiText(path) {
 }
 
 export const botOf = (ref) => ref.slice(0, ref.lastIndexOf("@"));
-export const botLink = (ref) => h("a", { href: `/bots/${encodeURIComponent(botOf(ref))}`, class: "ref" }, ref);
+// A person's seat (a challenge's "person:AUTHOR") is no bot: no link.
+export const botLink = (ref) =>
+  ref.startsWith("person:") ? h("span", { class: "ref person" }, ref) : h("a", { href: `/bots/${encodeURIComponent(botOf(ref))}`, class: "ref" }, ref);
 export const matchLink = (id) => h("a", { href: `/matches/${encodeURIComponent(id)}` }, id);
 // A stored time (ISO 8601, UTC: "2026-12-05T05:13:22.123Z") as "2026-12-05 05:13 UTC"; a time
 // with another offset is converted, one without any is read as UTC (as the host stores them).

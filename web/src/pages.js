@@ -30,6 +30,7 @@ import { PAGES as SEASON_PAGES, seasonNote } from "./seasons.js";
 import { PAGES as EVENT_PAGES } from "./events.js";
 import { PAGES as ADMIN_PAGES } from "./admin.js";
 import { PAGES as BROWSE_PAGES } from "./browse.js";
+import { challengeBox, humanLabel, humanMatches } from "./challenges.js";
 
 async function leaderboardPage(main) {
   const params = new URLSearchParams(location.search);
@@ -260,7 +261,7 @@ function heatmap(data, versions, fill, scheme, label, text) {
 
 async function botPage(main, args) {
   const name = args.name;
-  const [bots, who] = await Promise.all([api("/bots"), me()]);
+  const [bots, who, status] = await Promise.all([api("/bots"), me(), api("/status")]);
   const bot = bots.find((b) => b.name === name);
   if (!bot) {
     main.append(h("p", { class: "error", role: "alert" }, `No bot called ${name}.`));
@@ -268,6 +269,8 @@ async function botPage(main, args) {
   }
   const mine = who && who.author.name === bot.author;
   main.append(h("p", { class: "lead" }, `by ${bot.author}${mine ? " (you)" : ""} · ${bot.versions.length} version${bot.versions.length === 1 ? "" : "s"}`));
+  const challenge = await challengeBox(bot, status);
+  if (challenge) main.append(challenge);
   // An author sees why their versions failed: the version call answers them with the reason.
   const versions = mine
     ? await Promise.all(bot.versions.map((v) => api(`/versions/${v.id}`, { auth: true })))
@@ -455,6 +458,8 @@ async function matchesPage(main) {
   main.append(h("p", { class: "lead", id: "match-count" }, `${shown.length} of ${found.total} matches`));
   const pager = pagerLinks(params, pageNo, pages);
   main.append(pager, shown.length === 0 ? empty("No match fits.") : matchTable(shown, bot || undefined, true), pager.cloneNode(true));
+  const human = await humanMatches();
+  if (human) main.append(human);
 }
 
 // "newer" and "older" links around "page N of M", keeping the page's other parameters.
@@ -491,7 +496,7 @@ async function matchPage(main, args) {
       "dl",
       { class: "facts" },
       h("dt", {}, "Phase"),
-      h("dd", {}, `${m.phase}, unit ${m.unit}, rotation ${m.rotation}`),
+      h("dd", {}, m.human ? [humanLabel(), " a challenge: a person held a seat"] : `${m.phase}, unit ${m.unit}, rotation ${m.rotation}`),
       h("dt", {}, "Seats"),
       h("dd", {}, m.seats.map((s, i) => [i ? " · " : "", `${i}: `, botLink(s)])),
       h("dt", {}, "Result"),

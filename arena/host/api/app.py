@@ -16,6 +16,7 @@ import arena.host.api.admin as admin
 import arena.host.api.analysis as analysis
 import arena.host.api.authors as authors
 import arena.host.api.bots as bots
+import arena.host.api.challenges as challenges
 import arena.host.api.events as events
 import arena.host.api.exports as exports
 import arena.host.api.health as health
@@ -24,6 +25,7 @@ import arena.host.api.matches as matches
 import arena.host.api.seasons as seasons
 import arena.host.api.status as status
 import arena.host.api.submissions as submissions
+from arena.host.api.challenges import is_challenge
 from arena.host.api.deps import HostState
 from arena.host.api.errors import add_error_handlers
 from arena.host.api.forwarded import ForwardedFor
@@ -47,6 +49,7 @@ ROUTERS = (
     events,
     live,
     analysis,
+    challenges,
 )
 
 
@@ -72,6 +75,8 @@ def create_app(host: HostState) -> FastAPI:
     app.add_middleware(ForwardedFor, trusted=host.config.http.trusted_proxies)
     for module in ROUTERS:
         app.include_router(module.router)
+    # A challenge's page (/play/SECRET/), passed through to its bridge.
+    app.include_router(challenges.pages)
     # The web face: pages drawn from this API, at paths of their own (arena/web/pages.py).
     add_pages(app, host.config.name, _site(host))
     return app
@@ -83,7 +88,8 @@ def _site(host: HostState) -> Site:
 
     def match_exists(match_id: str) -> bool:
         try:
-            store.match(match_id)
+            # A challenge's page too: a human match, labelled so.
+            store.challenge(match_id) if is_challenge(match_id) else store.match(match_id)
         except NotFound:
             return False
         return True

@@ -16,6 +16,7 @@ from fastapi import Path as PathParam
 
 from arena.host.analyses import Analyses
 from arena.host.api.limits import authenticate
+from arena.host.challenges import Challenges
 from arena.host.config import CompetitionConfig
 from arena.host.ladder import Standings
 from arena.host.store import Author, CompetitionStore
@@ -67,6 +68,8 @@ class HostState:
     par: Callable[[], ParTable | None] = lambda: None
     #: Authors' analyses of their matches (arena/host/analyses.py); ``None``: not served.
     analyses: Analyses | None = None
+    #: Authors' challenges of the ladder's versions (arena/host/challenges.py); ``None``: none.
+    challenges: Challenges | None = None
 
 
 def host_state(request: Request) -> HostState:

@@ -14,7 +14,8 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, HTTPException, Query
 from fastapi.responses import StreamingResponse
 
-from arena.host.api.deps import MAX_ID, PREFIX, Host
+from arena.host.api.challenges import challenge_out
+from arena.host.api.deps import MAX_ID, PREFIX, Host, HostState
 from arena.host.apitypes import LeaderRow, Phase
 from arena.host.leaderboard import ProvisionalRule, leader_rows
 from arena.host.store import Phase as MatchPhase
@@ -38,6 +39,7 @@ MATCH_COLUMNS = (
     "faults",
     "finished",
     "record",
+    "human",
 )
 _MEDIA = {"csv": "text/csv; charset=utf-8", "json": "application/json"}
 
@@ -119,10 +121,14 @@ def export_matches(
     phase: MatchPhase | None = None,
     season: SeasonQuery = None,
     version: Annotated[int | None, Query(ge=0, le=MAX_ID)] = None,
+    human: Annotated[bool, Query(description="the challenges (human matches) instead")] = False,
 ) -> StreamingResponse:
     """Every finished match (of ``phase``, ``season``, ``version``), oldest first: its seats'
-    versions, result, faults, and its record's link once public; streamed."""
+    versions, result, faults, and its record's link once public; streamed. With ``human``: the
+    finished challenges instead (``human`` true; of ``season``)."""
     store = host.store
+    if human:
+        return _response(human_rows(host, season, fmt), MATCH_COLUMNS, fmt, "challenges")
     if version is not None:
         store.version(version)  # 404 for an unknown one
     if season is not None:
@@ -145,6 +151,35 @@ def export_matches(
                 "faults": json.dumps(m.faults) if fmt == "csv" else m.faults,
                 "finished": m.finished,
                 "record": f"{PREFIX}/matches/{m.match_id}/record" if public else None,
+                "human": False,
             }
 
     return _response(rows(), MATCH_COLUMNS, fmt, "matches")
+
+
+def human_rows(host: HostState, season: int | None, fmt: Format) -> list[dict[str, Any]]:
+    """The finished challenges as export rows, oldest first (their seats' ``person:AUTHOR``)."""
+    done = [c for c in reversed(host.store.challenges(limit=MAX_ID)) if c.state == "done"]
+    rows = []
+    for c in done:
+        if season is not None and c.season != season:
+            continue
+        out = challenge_out(host, c)
+        rows.append(
+            {
+                "match_id": c.match_id,
+                "unit": None,
+                "phase": "challenge",
+                "season": c.season,
+                "rotation": None,
+                "seats": out.seats,
+                "summary": out.summary,
+                "reason": out.reason,
+                "ranks": out.ranks,
+                "faults": json.dumps(c.faults) if fmt == "csv" else c.faults,
+                "finished": c.finished,
+                "record": f"{PREFIX}/matches/{c.match_id}/record",
+                "human": True,
+            }
+        )
+    return rows

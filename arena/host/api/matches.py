@@ -12,6 +12,7 @@ from fastapi import APIRouter, Depends, HTTPException, Query, Response
 from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse
 
 from arena.errors import ArenaError
+from arena.host.api.challenges import challenge_out, challenge_record_path, is_challenge
 from arena.host.api.deps import (
     MAX_ID,
     PREFIX,
@@ -73,6 +74,9 @@ def matches(
 
 @router.get("/matches/{match_id}", response_model=MatchOut)
 def match(match_id: MatchId, host: Host) -> MatchOut:
+    """A finished match; a challenge's (``human``) in any state, as ``/challenges/{id}``."""
+    if is_challenge(match_id):
+        return challenge_out(host, host.store.challenge(match_id))
     m = finished_match(host.store, match_id)
     return match_out(m, host.store.version_refs(m.seats), record_public(host.store, m))
 
@@ -117,10 +121,17 @@ def viewer(match_id: MatchId, host: Host, who: Viewer) -> JSONResponse:
 
 def _own_seats(host: HostState, match_id: str, who: Author | None) -> set[int]:
     """The seats of ``match_id`` that ``who``'s bots played (none for an anonymous visitor)."""
+
+    def owned(version_id: int) -> bool:
+        return who is not None and host.store.version(version_id).author_id == who.id
+
     if who is None:
         return set()
+    if is_challenge(match_id):
+        played = host.store.challenge(match_id).seats
+        return {s for s, v in enumerate(played) if v is not None and owned(v)}
     seats = finished_match(host.store, match_id).seats
-    return {s for s, v in enumerate(seats) if host.store.version(v).author_id == who.id}
+    return {s for s, v in enumerate(seats) if owned(v)}
 
 
 @router.get("/matches/{match_id}/logs/{seat}", response_class=PlainTextResponse)
@@ -142,6 +153,8 @@ def seat_log(match_id: MatchId, seat: SeatNumber, host: Host, author: Authed) ->
 def _public_record(host: HostState, match_id: str) -> Path:
     """Where a finished match's record is; 409 until every rotation of its deal is played, 410
     once the host's retention removed it."""
+    if is_challenge(match_id):
+        return challenge_record_path(host, match_id)
     m = finished_match(host.store, match_id)
     if not record_public(host.store, m) or m.record_path is None:
         raise HTTPException(

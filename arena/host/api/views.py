@@ -107,6 +107,9 @@ def host_status(host: HostState, request_host: str | None = None) -> Status:
             allow_images=subs.allow_images,
         ),
         provisional_rule=ProvisionalRule.of(host.config.ladder).sentence(),
+        challenge_seats=(
+            sum(map(len, host.config.places)) if host.config.challenges.enabled else 0
+        ),
         final="interrupted" if interrupted else final,
         final_winners=[] if interrupted else final_winners(final, host.standings().final),
         season=season_out(store.current_season()),

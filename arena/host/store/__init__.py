@@ -124,6 +124,7 @@ __all__ = [
     "event_match_id",
 ]
 
+from arena.host.store.challenges import Challenge
 from arena.host.store.matches import MATCH_FILTERS
 
-__all__ += ["MATCH_FILTERS"]
+__all__ += ["MATCH_FILTERS", "Challenge"]

@@ -13,6 +13,7 @@ from typing import Any, cast
 
 from arena.host.config import CompetitionConfig, check_units_per_minute
 from arena.host.store.admin import AdminTables
+from arena.host.store.challenges import ChallengeTables
 from arena.host.store.events import EventTables
 from arena.host.store.retention import RetentionTables
 from arena.host.store.schema import (
@@ -30,7 +31,7 @@ from arena.layout import LOGS_DIR, RECORDS_DIR, SNAPSHOTS_DIR, make_output_dir
 from arena.sqlite import Connection, Opened, earlier_output, file_size, now, serialized, take_lock
 
 
-class CompetitionStore(RetentionTables, SeasonTables, EventTables, AdminTables):
+class CompetitionStore(RetentionTables, SeasonTables, EventTables, AdminTables, ChallengeTables):
     """The database of one competition directory, locked against a second host while open."""
 
     def __init__(

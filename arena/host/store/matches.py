@@ -33,6 +33,9 @@ from arena.ratings import Entry
 from arena.sqlite import Connection, now, serialized
 from engine import Result
 
+#: A person's name in the ladder's fit when challenges are rated (arena/host/challenges.py).
+PERSON_REF = "person:"
+
 #: The filters of the match list (:meth:`MatchTables.finished_matches_page`) by name: an SQL
 #: condition on ``m`` (matches) and ``u`` (units) with one ``?``, the filter's value. A new
 #: filter (a season, an event) is one line here and one field of the API's ``MatchFilters``.
@@ -420,7 +423,37 @@ class MatchTables(VersionTables):
                     ]
                 )
             units.append(match.unit_id)
+        if phase == "ladder":
+            for entry, cluster in self._rated_challenges(season):
+                entries.append(entry)
+                units.append(cluster)
         return entries, units
+
+    def _rated_challenges(self, season: int | None) -> list[tuple[list[Entry], int]]:
+        """The finished challenges stored as rated (``[challenges] rated``), each a match of
+        the ladder's fit with the person as a player of their own (``person:AUTHOR``) and a
+        cluster of its own (a negative id: no unit's)."""
+        where = "c.state='done' AND c.rated=1" + (" AND c.season=?" if season else "")
+        with self._reading("the challenges table"):
+            rows = self._db.execute(
+                "SELECT c.id, c.seats, c.result, a.name FROM challenges c "
+                f"JOIN authors a ON a.id = c.author_id WHERE {where} ORDER BY c.id",
+                (season,) if season else (),
+            ).fetchall()
+            refs = {v.id: v.ref for v in self.versions()}
+            found: list[tuple[list[Entry], int]] = []
+            for cid, seats_json, result_json, author in rows:
+                seats = [
+                    PERSON_REF + str(author) if v is None else refs[v]
+                    for v in json.loads(seats_json)
+                ]
+                ranks = json.loads(result_json)["ranks"]
+                entry = [
+                    Entry(tuple(dict.fromkeys(seats[s] for s in group)), int(ranks[group[0]]))
+                    for group in self._places
+                ]
+                found.append((entry, -int(cid)))
+        return found
 
     @serialized
     def counts(self) -> Counts:

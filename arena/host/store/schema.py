@@ -337,9 +337,44 @@ BEGIN
 END;
 """
 
+# Schema 8 (challenges, issue 45): a signed-in author's match against the ladder's versions,
+# played by the author in the browser (arena/host/challenges.py). Not a unit: a person's seat is
+# no version, and no challenge enters the ladder's ratings unless ``rated`` says so.
+_V8 = """
+CREATE TABLE challenges (
+    id          INTEGER PRIMARY KEY,
+    match_id    TEXT NOT NULL UNIQUE,
+    author_id   INTEGER NOT NULL REFERENCES authors (id),
+    person_seat INTEGER NOT NULL CHECK (person_seat >= 0),
+    seats       TEXT NOT NULL,        -- JSON list: the version of each seat, null: the person's
+    seed        INTEGER NOT NULL,
+    rated       INTEGER NOT NULL DEFAULT 0 CHECK (rated IN (0, 1)),
+    state       TEXT NOT NULL DEFAULT 'playing' CHECK (state IN ('playing', 'done', 'failed')),
+    reason      TEXT NOT NULL DEFAULT '',
+    result      TEXT,                 -- JSON: Result.to_dict()
+    faults      TEXT,                 -- JSON list of {seat, kind, detail}
+    record_path TEXT,
+    created     TEXT NOT NULL,
+    finished    TEXT,
+    CHECK ((state = 'done') = (result IS NOT NULL))
+);
+CREATE INDEX challenges_by_author ON challenges (author_id, created);
+ALTER TABLE challenges ADD COLUMN season INTEGER NOT NULL DEFAULT 1;
+CREATE TRIGGER challenges_season AFTER INSERT ON challenges
+WHEN EXISTS (SELECT 1 FROM seasons WHERE state = 'current')
+BEGIN
+    UPDATE challenges SET season = (SELECT number FROM seasons WHERE state = 'current')
+    WHERE id = NEW.id;
+END;
+CREATE TRIGGER challenges_final BEFORE UPDATE ON challenges WHEN OLD.state <> 'playing'
+BEGIN
+    SELECT RAISE(ABORT, 'a finished challenge is never changed');
+END;
+"""
+
 #: The schema, as the migrations that build it in order; the file's schema version is how many
 #: it has applied. Append only: a released migration is never edited or removed.
-MIGRATIONS: Final[tuple[str, ...]] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7)
+MIGRATIONS: Final[tuple[str, ...]] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8)
 
 
 class CompetitionStoreError(ArenaError):

@@ -73,6 +73,19 @@ def test_the_retention_table_and_the_prune_commands_run_as_written(tmp_path: Pat
     assert "removed 0 files" in shell.run(real)
 
 
+def test_the_challenges_table_loads_as_written(tmp_path: Path) -> None:
+    (cup,) = [b for b in blocks("toml") if b.startswith("# cup.toml")]
+    (challenges,) = [b for b in blocks("toml") if b.startswith("[challenges]")]
+    (tmp_path / "cup.toml").write_text(cup + challenges)
+    c = load_competition(tmp_path / "cup.toml").challenges
+    assert c.enabled and not c.rated and c.opponents == "newest"
+    assert (c.per_author_per_day, c.max_open_per_author) == (10, 1)
+    assert (c.move_ms, c.bank_ms) == (60_000, 600_000)
+    # Off unless enabled.
+    (tmp_path / "cup.toml").write_text(cup)
+    assert not load_competition(tmp_path / "cup.toml").challenges.enabled
+
+
 def test_a_bot_s_manifest_reads_as_written(tmp_path: Path) -> None:
     (manifest,) = [b for b in blocks("toml") if b.startswith("command = ")]
     (tmp_path / MANIFEST_NAME).write_text(manifest)
