@@ -1,0 +1,80 @@
+"""Tokens per match before a match is played: the harness's prompts over random playouts.
+
+The estimate plays ``playouts`` matches of the configuration in process, every seat choosing
+uniformly at random, renders each decision's view exactly as the harness would send it (the
+system prompt and :func:`engine.text.render` with its ``list_legal``), and counts characters:
+a prompt is the system prompt and the view, a completion the chosen action's text, both at
+:data:`~reference_bots.llm.client.CHARS_PER_TOKEN` characters a token. It is a floor for a model
+that answers at once: each retry sends the conversation again, a model that explains (or
+reasons) writes more than an action, and a real tokenizer may count otherwise.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from engine import MatchConfig, get_game
+from engine.text import render
+from reference_bots.llm.client import estimate_tokens
+from reference_bots.llm.options import Settings
+from reference_bots.llm.prompt import HARNESS, system_prompt
+
+#: Random playouts an estimate averages over.
+PLAYOUTS = 4
+
+
+@dataclass(frozen=True, slots=True)
+class Estimate:
+    """What one seat of one match costs, on average."""
+
+    decisions: float
+    prompt_tokens: float
+    completion_tokens: float
+    #: What it was measured on: the game, players, playouts, whether actions were listed.
+    basis: str
+
+    def per_seat(self) -> str:
+        """``180 decisions, ~95,000 prompt + ~400 completion tokens``."""
+        return (
+            f"{self.decisions:,.0f} decisions, ~{self.prompt_tokens:,.0f} prompt + "
+            f"~{self.completion_tokens:,.0f} completion tokens"
+        )
+
+    def times(self, seats: int) -> str:
+        """The tokens of ``seats`` seat-matches: ``~9,500,000 prompt + ~40,000 completion``."""
+        return (
+            f"~{self.prompt_tokens * seats:,.0f} prompt + "
+            f"~{self.completion_tokens * seats:,.0f} completion tokens"
+        )
+
+
+def estimate_match(
+    config: MatchConfig, settings: Settings, playouts: int = PLAYOUTS, seed: int = 0
+) -> Estimate:
+    """The average cost of one seat of a match of ``config`` (see the module's docstring)."""
+    game = get_game(config.game_id)
+    system = system_prompt(config.game_id)
+    decisions = prompt = completion = 0
+    seats = 0
+    for n in range(playouts):
+        rng = random.Random(seed + n)
+        state = game.new_match(config, seed + n)
+        seats += state.num_seats
+        while (seat := state.to_move) is not None:
+            legal = state.legal_actions()
+            observation = state.observation(seat).to_dict()
+            view = render(
+                config.game_id, config, observation, legal, list_legal=settings.list_legal
+            )
+            action = rng.choice(legal)
+            decisions += 1
+            prompt += estimate_tokens(system) + estimate_tokens(view.text)
+            completion += estimate_tokens(action.text)
+            state.apply(action)
+    basis = (
+        f"{config.game_id}, {config.players} players, {playouts} random playouts, harness "
+        f"{HARNESS}, legal actions {'listed' if settings.list_legal else 'not listed'}"
+    )
+    per = max(seats, 1)
+    return Estimate(decisions / per, prompt / per, completion / per, basis)
