@@ -19,6 +19,7 @@ Every request is kept (``requests``: mode, headers, body) for the tests to read.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
 import re
@@ -108,10 +109,8 @@ def _handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             except ValueError:
                 body = {}
             mode, number = fake.take(dict(self.headers.items()), body)
-            try:
-                self._answer(mode, number)
-            except (BrokenPipeError, ConnectionResetError):
-                pass  # the client gave up (``slow``)
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                self._answer(mode, number)  # (a client that gave up: ``slow``)
 
         def _answer(self, mode: str, number: str) -> None:
             if mode == "slow":

@@ -31,10 +31,8 @@ KEY_ENV = "CARD_ARENA_TEST_LLM_KEY"
 
 
 def llm_command(url: str, *extra: str) -> str:
-    return shlex.join(
-        ["arena", "bot", "llm", "--endpoint", url, "--model", "fake-1", "--key-env", KEY_ENV]
-        + list(extra)
-    )
+    base = ["arena", "bot", "llm", "--endpoint", url, "--model", "fake-1", "--key-env", KEY_ENV]
+    return shlex.join([*base, *extra])
 
 
 def play(
