@@ -106,8 +106,11 @@ def cost_lines(config: TournamentConfig) -> list[str]:
         if estimate is None:
             continue
         seats = sum(plan.seats.count(name) for plan in plans)
+        matches = sum(name in plan.seats for plan in plans)
+        per_match = estimate.times(seats / matches) if matches else "none"
         lines.append(f"  {name}: per seat and match {estimate.per_seat()}")
-        lines.append(f"  {name}: {seats} seats in all: {estimate.times(seats)}")
+        lines.append(f"  {name}: per match {per_match}")
+        lines.append(f"  {name}: in all ({matches} matches, {seats} seats) {estimate.times(seats)}")
         lines.append(f"    ({estimate.basis}; about 4 characters a token; retries not counted)")
     return lines
 
