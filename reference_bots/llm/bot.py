@@ -28,7 +28,7 @@ from cardarena.bot import Bot, Turn
 from cardarena.log import get_logger
 from cardarena.messages import Action, Result
 
-from engine import EngineError, MatchConfig, get_game
+from engine import MatchConfig, get_game
 from engine.core import Action as EngineAction
 from engine.text import Parsed, parse_action, render
 from reference_bots.llm.client import ChatClient, ChatError, Completion, estimate_tokens
@@ -237,7 +237,7 @@ class LLMBot(Bot):
         for config in candidates:
             try:
                 rules.restore(config, observation, [], random.Random(0))
-            except EngineError:
+            except Exception:  # any failure: this table is not the match's
                 continue
             chosen = config
             break

@@ -123,7 +123,8 @@ class ChatClient:
         if status >= 500:
             raise ChatError("server_error", f"HTTP {status}")
         if status != 200:
-            raise ChatError("refused", f"HTTP {status}: {self._clean(response.text[:120])}")
+            # Cleaned whole, then cut: a cut through the key would leave part of it.
+            raise ChatError("refused", f"HTTP {status}: {self._clean(response.text)[:120]}")
         return self._read(response.content)
 
     def _read(self, content: bytes) -> Completion:
@@ -131,7 +132,7 @@ class ChatClient:
             data = json.loads(content)
             text = data["choices"][0]["message"]["content"]
         except (ValueError, KeyError, IndexError, TypeError):
-            said = self._clean(repr(content[:60]))
+            said = self._clean(repr(content))[:60]
             raise ChatError("malformed", f"not a chat completion: {said}") from None
         if not isinstance(text, str):
             raise ChatError("malformed", "the answer's content is not text")

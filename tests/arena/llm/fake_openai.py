@@ -9,8 +9,8 @@ Each request takes the script's next mode, then ``default`` once the script is s
 * ``nousage``: ``legal`` without ``usage`` (the harness estimates tokens);
 * ``illegal``: an action no game offers (``play:ZZ``); ``unparsable``: a sentence naming none;
 * ``slow``: ``legal`` after ``slow_s`` seconds;
-* ``500``: HTTP 500; ``401``: HTTP 401 that echoes the Authorization header it was sent (a
-  careless server; the harness must not pass the key on);
+* ``500``: HTTP 500; ``401``: HTTP 401 that echoes the Authorization header it was sent, after
+  ``echo_pad`` dots (a careless server; the harness must not pass the key on);
 * ``429``: HTTP 429 with ``Retry-After: retry_after`` (seconds);
 * ``malformed``: HTTP 200 with a body that is not JSON.
 
@@ -55,11 +55,13 @@ class FakeOpenAI:
         seed: int = 0,
         slow_s: float = 2.0,
         retry_after: float = 1.0,
+        echo_pad: int = 0,
     ) -> None:
         self.script = list(script)
         self.default = default
         self.slow_s = slow_s
         self.retry_after = retry_after
+        self.echo_pad = echo_pad
         self.requests: list[Seen] = []
         self._rng = random.Random(seed)
         self._lock = threading.Lock()
@@ -119,7 +121,8 @@ def _handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 self._send(500, b'{"error": {"message": "internal error"}}')
             elif mode == "401":
                 echo = self.headers.get("authorization", "")
-                self._send(401, json.dumps({"error": f"bad key: {echo}"}).encode())
+                pad = "." * fake.echo_pad
+                self._send(401, json.dumps({"error": f"bad key: {pad}{echo}"}).encode())
             elif mode == "429":
                 extra = {"Retry-After": f"{fake.retry_after:g}"}
                 self._send(429, b'{"error": {"message": "slow down"}}', extra)

@@ -61,6 +61,16 @@ def test_the_client_names_each_failure() -> None:
         client.close()
 
 
+@pytest.mark.parametrize("pad", [0, 80, 85, 100])
+def test_an_echoed_key_is_taken_out_even_where_the_detail_is_cut(pad: int) -> None:
+    with FakeOpenAI(["401"], echo_pad=pad) as fake:
+        client = ChatClient(fake.url, "m", KEY)
+        with pytest.raises(ChatError) as caught:
+            client.complete([{"role": "user", "content": "x"}], 5.0)
+    assert caught.value.kind == "refused"
+    assert KEY[:6] not in str(caught.value), str(caught.value)
+
+
 def test_no_server_is_an_http_fault_without_the_key() -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
