@@ -41,7 +41,7 @@ class Estimate:
             f"~{self.completion_tokens:,.0f} completion tokens"
         )
 
-    def times(self, seats: int) -> str:
+    def times(self, seats: float) -> str:
         """The tokens of ``seats`` seat-matches: ``~9,500,000 prompt + ~40,000 completion``."""
         return (
             f"~{self.prompt_tokens * seats:,.0f} prompt + "
