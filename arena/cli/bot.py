@@ -76,8 +76,11 @@ def _llm_bot(args: argparse.Namespace) -> Bot:
         settings = settings_from(args)
     except ValueError as err:
         raise UsageError(str(err)) from None
-    # The key from the environment only: never a flag (a process list would show it).
-    return LLMBot(settings, settings.key(), args.seed)
+    try:
+        # The key from the environment only: never a flag (a process list would show it).
+        return LLMBot(settings, settings.key(), args.seed)
+    except ValueError as err:
+        raise UsageError(str(err)) from None
 
 
 def _llm_offline(args: argparse.Namespace) -> int:

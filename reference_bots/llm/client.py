@@ -94,6 +94,11 @@ class ChatClient:
         max_tokens: int | None = None,
     ) -> None:
         self.url = completions_url(endpoint)
+        if httpx.URL(self.url).scheme not in ("http", "https") or not httpx.URL(self.url).host:
+            raise ValueError(f"--endpoint must be an http:// or https:// URL; got {endpoint!r}")
+        if key and not (key.isascii() and key.isprintable() and " " not in key):
+            # Said without the key: a header error would quote it.
+            raise ValueError("the API key has characters no HTTP header may carry")
         self.model = model
         self._key = key or ""
         headers = {"Authorization": f"Bearer {key}"} if key else {}
@@ -116,6 +121,8 @@ class ChatClient:
             raise ChatError("timeout", f"no answer within {timeout_s:.1f} s") from None
         except httpx.HTTPError as err:
             raise ChatError("http", self._clean(f"{type(err).__name__}: {err}")) from None
+        except Exception as err:  # anything else httpx raises: its name alone, nothing it quotes
+            raise ChatError("http", type(err).__name__) from None
         status = response.status_code
         if status == 429:
             wait = retry_after_s(response.headers.get("retry-after"))

@@ -137,13 +137,17 @@ def test_faults_and_fallbacks_are_recorded_as_stated(tmp_path: Path) -> None:
 def test_no_key_no_authorization_header(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)  # the default --key-env
     with FakeOpenAI() as fake:
-        llm = shlex.join(
-            ["arena", "bot", "llm", "--endpoint", fake.url, "--model", "m", "--list-legal"]
-        )
+        flags = ["--model", "m", "--list-legal", "--log-level", "info"]
+        llm = shlex.join(["arena", "bot", "llm", "--endpoint", fake.url, *flags])
         _, result = play(tmp_path, "tennis", [llm, "arena bot random"], "--option", "sets_to_win=1")
         seen = list(fake.requests)
     assert seen and all("Authorization" not in s.headers for s in seen)
     assert result["seats"][0]["sdk_fallbacks"] == []
+    # At info level the seat log has the match's totals as one JSON line.
+    lines = Path(result["seats"][0]["log"]).read_text().splitlines()
+    (totals,) = [json.loads(x) for x in lines if '"llm match totals"' in x]
+    assert totals["decisions"] == len(seen) and totals["prompt_tokens"] == 100 * len(seen)
+    assert totals["harness"] == HARNESS and totals["fallbacks"] == 0
 
 
 def test_the_deadline_stops_the_asking(tmp_path: Path) -> None:

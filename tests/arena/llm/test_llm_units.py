@@ -127,10 +127,21 @@ def test_a_tournament_without_the_harness_prints_no_estimate() -> None:
         (["bot", "llm", "--estimate", "--game", "bridge"], "unknown game 'bridge'"),
         (["bot", "llm", "--retries", "-1"], "expected a whole number of at least 0"),
         (["bot", "llm", "--endpoint", "h", "--model", "m", "--iterations", "3"], "search bot"),
+        (["bot", "llm", "--endpoint", "ftp://h", "--model", "m"], "must be an http:// or"),
+        (["bot", "llm", "--endpoint", "h/v1", "--model", "m"], "must be an http:// or"),
     ],
 )
 def test_the_command_refuses_in_one_line(args: list[str], says: str) -> None:
     assert says in arena_error(*args)
+
+
+def test_a_key_no_header_may_carry_is_refused_without_showing_it() -> None:
+    env = {"LLM_UNIT_KEY": "sk-bad\nkey-DISTINCT"}
+    line = arena_error(
+        "bot", "llm", "--endpoint", "http://h/v1", "--model", "m", "--key-env", "LLM_UNIT_KEY",
+        env=env,
+    )  # fmt: skip
+    assert "no HTTP header may carry" in line and "DISTINCT" not in line
 
 
 def test_a_whole_match_in_process() -> None:
