@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[3]
 PAGE = ROOT / "docs" / "llm.md"
 EXAMPLE = ROOT / "examples" / "llm" / "whist.toml"
 ARENA = str(Path(sys.executable).parent / "arena")
-STALE = "docs/llm.md is stale: paste the command's output into the page"
+STALE = "docs/llm.md is stale: python -m tests.arena.llm.test_llm_page rewrites its outputs"
 
 
 def harness_part() -> str:
@@ -55,18 +55,27 @@ def test_the_config_is_the_example_and_loads(tmp_path: Path) -> None:
     assert [b.name for b in loaded.bots[1:]] == ["random", "rules"]
 
 
-def test_the_prompt_is_what_the_command_prints() -> None:
+def shown_prompt() -> str:
+    """What the page's ``--show-prompt`` command prints."""
     shown = next(b for b in blocks("sh") if "--show-prompt" in b)
-    out = subprocess.run(
+    return subprocess.run(
         argv(shown.strip()), capture_output=True, text=True, timeout=60, check=True
     ).stdout
+
+
+def estimated() -> str:
+    """What ``arena tournament`` prints as the example's estimate."""
+    return "\n".join(cost_lines(load_config(EXAMPLE))) + "\n"
+
+
+def test_the_prompt_is_what_the_command_prints() -> None:
     printed = next(b for b in blocks("text") if b.startswith("harness "))
-    assert out == printed, STALE
+    assert shown_prompt() == printed, STALE
 
 
 def test_the_estimate_is_what_the_tournament_prints() -> None:
     printed = next(b for b in blocks("text") if b.startswith("cost estimate"))
-    assert "\n".join(cost_lines(load_config(EXAMPLE))) + "\n" == printed, STALE
+    assert estimated() == printed, STALE
 
 
 def test_the_note_has_the_harness_form() -> None:
@@ -96,3 +105,22 @@ def test_the_match_command_runs_as_written(tmp_path: Path) -> None:
         assert fake.requests
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "[normal]" in proc.stdout
+
+
+def rewrite() -> None:
+    """Put the commands' output and the harness hash into the page, after a change of the text
+    views' or the prompt's wording."""
+    text = PAGE.read_text()
+    fenced = "```text\n{}```"
+    text = re.sub(
+        r"```text\nharness .*?```", lambda _: fenced.format(shown_prompt()), text, flags=re.S
+    )
+    text = re.sub(
+        r"```text\ncost estimate.*?```", lambda _: fenced.format(estimated()), text, flags=re.S
+    )
+    text = re.sub(r"(```text\nllm )\S+", lambda m: m[1] + HARNESS, text)
+    PAGE.write_text(text)
+
+
+if __name__ == "__main__":
+    rewrite()
