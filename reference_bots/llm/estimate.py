@@ -11,6 +11,7 @@ reasons) writes more than an action, and a real tokenizer may count otherwise.
 
 from __future__ import annotations
 
+import functools
 import random
 from dataclasses import dataclass
 
@@ -53,6 +54,12 @@ def estimate_match(
     config: MatchConfig, settings: Settings, playouts: int = PLAYOUTS, seed: int = 0
 ) -> Estimate:
     """The average cost of one seat of a match of ``config`` (see the module's docstring)."""
+    return _estimate(config, settings.list_legal, playouts, seed)
+
+
+# Several model seats of one tournament (a long match takes seconds) share one estimate.
+@functools.cache
+def _estimate(config: MatchConfig, list_legal: bool, playouts: int, seed: int) -> Estimate:
     game = get_game(config.game_id)
     system = system_prompt(config.game_id)
     decisions = prompt = completion = 0
@@ -64,9 +71,7 @@ def estimate_match(
         while (seat := state.to_move) is not None:
             legal = state.legal_actions()
             observation = state.observation(seat).to_dict()
-            view = render(
-                config.game_id, config, observation, legal, list_legal=settings.list_legal
-            )
+            view = render(config.game_id, config, observation, legal, list_legal=list_legal)
             action = rng.choice(legal)
             decisions += 1
             prompt += estimate_tokens(system) + estimate_tokens(view.text)
@@ -74,7 +79,7 @@ def estimate_match(
             state.apply(action)
     basis = (
         f"{config.game_id}, {config.players} players, {playouts} random playouts, harness "
-        f"{HARNESS}, legal actions {'listed' if settings.list_legal else 'not listed'}"
+        f"{HARNESS}, legal actions {'listed' if list_legal else 'not listed'}"
     )
     per = max(seats, 1)
     return Estimate(decisions / per, prompt / per, completion / per, basis)
