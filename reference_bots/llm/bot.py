@@ -4,11 +4,11 @@ For each decision the model gets the system prompt (:mod:`reference_bots.llm.pro
 seat's view (:func:`engine.text.render`); its answer is read by :func:`engine.text.parse_action`
 (the whole answer, then its last non-empty line). A refused answer is followed, in the same
 conversation, by the reason and a request to answer again; a failed request (timeout, no
-connection, 429, 5xx, no JSON) is asked again as it was, after a 429's ``Retry-After`` when the
-decision's time allows it. Every attempt of either kind counts against ``1 + retries``; when
-they are spent, when time runs short or when the server refuses the request outright, ``choose``
-raises :class:`NoAnswer` and the SDK plays its fallback (the first legal action), marking the
-decision ``sdk_fallback`` in the record as for any strategy failure.
+connection, 429, 5xx, no JSON) is asked again as it was, after a 429's ``Retry-After`` (1 s
+without one) when the decision's time allows it. Every attempt of either kind counts against
+``1 + retries``; when they are spent, when time runs short or when the server refuses the
+request outright, ``choose`` raises :class:`NoAnswer` and the SDK plays its fallback (the first
+legal action), marking the decision ``sdk_fallback`` in the record as for any strategy failure.
 
 Each decision's note (``Turn.note``, kept in the record) says what it cost; the match's running
 totals follow, so the seat's last note is the match's summary (docs/llm.md).
@@ -44,6 +44,8 @@ BANK_SHARE = 0.25
 MARGIN_MS = 150.0
 #: No request is started with less time than this left, s.
 MIN_ATTEMPT_S = 0.2
+#: The wait after a 429 that gives no ``Retry-After``, s.
+RATE_LIMIT_WAIT_S = 1.0
 
 #: An answer shaped like an action (``play:QS``, ``pass``, ``7``): refused as illegal, not as
 #: unparsable.
@@ -205,10 +207,13 @@ class LLMBot(Bot):
                 why = str(err)
                 if not err.retryable:
                     return None, "none", why
-                if err.retry_after is not None:
-                    if err.retry_after > clock.left_s() - MIN_ATTEMPT_S:
-                        return None, "none", f"{why}, Retry-After {err.retry_after:g} s too late"
-                    time.sleep(err.retry_after)
+                wait = err.retry_after
+                if wait is None and err.kind == "rate_limit":
+                    wait = RATE_LIMIT_WAIT_S
+                if wait is not None:
+                    if wait > clock.left_s() - MIN_ATTEMPT_S:
+                        return None, "none", f"{why}, a wait of {wait:g} s past the deadline"
+                    time.sleep(wait)
                 continue
             tally.count(completion, sent)
             parsed = read_answer(game, completion.text, legal)

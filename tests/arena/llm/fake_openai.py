@@ -11,7 +11,7 @@ Each request takes the script's next mode, then ``default`` once the script is s
 * ``slow``: ``legal`` after ``slow_s`` seconds;
 * ``500``: HTTP 500; ``401``: HTTP 401 that echoes the Authorization header it was sent, after
   ``echo_pad`` dots (a careless server; the harness must not pass the key on);
-* ``429``: HTTP 429 with ``Retry-After: retry_after`` (seconds);
+* ``429``: HTTP 429 with ``Retry-After: retry_after`` (seconds; none when it is ``None``);
 * ``malformed``: HTTP 200 with a body that is not JSON.
 
 Every request is kept (``requests``: mode, headers, body) for the tests to read.
@@ -42,6 +42,8 @@ class Seen:
     mode: str
     headers: dict[str, str]
     body: dict[str, Any]
+    #: ``time.monotonic()`` when it came.
+    at: float
 
 
 class FakeOpenAI:
@@ -54,7 +56,7 @@ class FakeOpenAI:
         *,
         seed: int = 0,
         slow_s: float = 2.0,
-        retry_after: float = 1.0,
+        retry_after: float | None = 1.0,
         echo_pad: int = 0,
     ) -> None:
         self.script = list(script)
@@ -91,7 +93,7 @@ class FakeOpenAI:
         """The next mode, and a legal action's number for the ones that answer legally."""
         with self._lock:
             mode = self.script.pop(0) if self.script else self.default
-            self.requests.append(Seen(mode, headers, body))
+            self.requests.append(Seen(mode, headers, body, time.monotonic()))
             view = next((m["content"] for m in body.get("messages", ()) if m["role"] == "user"), "")
             numbers = LISTED.findall(view)
             return mode, self._rng.choice(numbers) if numbers else "0"
@@ -124,7 +126,8 @@ def _handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 pad = "." * fake.echo_pad
                 self._send(401, json.dumps({"error": f"bad key: {pad}{echo}"}).encode())
             elif mode == "429":
-                extra = {"Retry-After": f"{fake.retry_after:g}"}
+                wait = fake.retry_after
+                extra = {} if wait is None else {"Retry-After": f"{wait:g}"}
                 self._send(429, b'{"error": {"message": "slow down"}}', extra)
             elif mode == "malformed":
                 self._send(200, b'{"choices": [{"message": ')

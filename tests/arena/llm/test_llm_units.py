@@ -9,6 +9,7 @@ import socket
 import time
 
 import pytest
+from cardarena.messages import Action
 
 from arena.cli.tournament import cost_lines
 from arena.tournament.config import load_config
@@ -157,3 +158,18 @@ def test_a_whole_match_in_process() -> None:
     assert match.failures == (1, 0)
     assert fake.requests[1].body["messages"][2] == {"role": "assistant", "content": "play:ZZ"}
     assert len(fake.requests[3].body["messages"]) == 2
+
+
+@pytest.mark.parametrize(("retry_after", "waited"), [(None, 1.0), (0.5, 0.5)])
+def test_a_rate_limit_is_waited_out(retry_after: float | None, waited: float) -> None:
+    """No deadline (a bot driven without ``run_bot``): the wait is ``Retry-After``, or 1 s."""
+    state = get_game("whist").new_match(get_game("whist").configure(), 2)
+    seat = state.to_move
+    assert seat is not None
+    legal = [Action(a.kind, a.arg) for a in state.legal_actions()]
+    with FakeOpenAI(["429", "legal"], retry_after=retry_after) as fake:
+        bot = LLMBot(Settings(fake.url, "m", list_legal=True), None)
+        index = bot.choose("whist", state.observation(seat).to_dict(), legal)
+        first, second = fake.requests
+    assert 0 <= index < len(legal)
+    assert second.at - first.at >= waited
