@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
 .PHONY: node-bot demo test lint typecheck pytest venv clean proto rules sandbox-tools wheels test-docker \
-  bytecode cpp-bot proto-tools web browser screenshots playthroughs test-cluster test-browser test-sandbox \
+  bytecode cpp-bot proto-tools web browser screenshots playthroughs text-views test-cluster test-browser test-sandbox \
   test-host go-bot test-languages go-grpc-tools
 
 # arena/protocol/_wire.c and engine/solver/_native.c are compiled by the install: an edit to
@@ -210,6 +210,11 @@ rules:
 # rewritten only for a change of rules or of what the engine shows.
 playthroughs: $(STAMP)
 	$(BIN)/python scripts/playthroughs.py
+
+# The golden text views, tests/engine/text/*.txt (tests/engine/test_text.py): a changed rendering
+# is refused until engine/text/words.py's REVISION (so TEXT_VERSION) changes with it.
+text-views: $(STAMP)
+	$(BIN)/python scripts/text_views.py
 
 # Wheels of the arena and its dependencies (pip's configured index) for the Docker image.
 wheels: $(STAMP) web

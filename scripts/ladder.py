@@ -10,6 +10,7 @@ decisions the referee had to play for it.
 
     python scripts/ladder.py --run            # run every tournament, then write the page
     python scripts/ladder.py                  # the page from what is stored
+    python scripts/ladder.py --run examples/ladder/whist.toml   # one game again, the others kept
 
 Notes written by hand below the marker line (:data:`NOTES`) are kept when the page is rewritten.
 """
@@ -169,17 +170,48 @@ def section(config: Path) -> tuple[str, bool, str]:
     return "\n".join(lines), ordered, summary
 
 
+def kept(old: str) -> dict[str, tuple[str, str]]:
+    """Each game's section and summary row on the page as it is, by config stem: what a run of
+    only some configs keeps of the others."""
+    body = old.split(NOTES)[0]
+    chunks = body.split("\n## ")
+    out: dict[str, tuple[str, str]] = {}
+    for chunk in chunks[1:]:
+        start = chunk.find("`arena tournament ")
+        if start < 0:
+            continue
+        stem = Path(chunk[start:].split("`")[1].split()[-1]).stem
+        row = next((ln for ln in body.splitlines() if ln.startswith(f"| {stem} |")), "")
+        out[stem] = ("## " + chunk.rstrip("\n") + "\n", row)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--run", action="store_true", help="run (or resume) the tournaments first")
     parser.add_argument("--doc", type=Path, default=DOC, help="the page to write")
-    parser.add_argument("configs", nargs="*", type=Path, help="configs (default: examples/ladder/)")
+    parser.add_argument(
+        "configs",
+        nargs="*",
+        type=Path,
+        help="configs (default: examples/ladder/); given some, the page keeps the others' sections",
+    )
     args = parser.parse_args(argv)
     configs = [c.resolve() for c in args.configs] or sorted(CONFIGS.glob("*.toml"))
+    old = args.doc.read_text() if args.doc.exists() else ""
+    given = {c.stem for c in configs}
+    earlier = kept(old) if args.configs else {}
     parts, rows, summary = [], [], []
-    for config in configs:
+    for config in sorted(
+        {*configs, *(CONFIGS / f"{s}.toml" for s in earlier)}, key=lambda c: c.stem
+    ):
+        if config.stem not in given:
+            text, row = earlier[config.stem]
+            parts.append(text)
+            rows.append(row)
+            continue
         if args.run:
             run(config)
         text, ordered, row = section(config)
@@ -194,7 +226,6 @@ def main(argv: list[str] | None = None) -> int:
         "",
     ]
     # Notes written by hand below the marker survive a rewrite of the tables above it.
-    old = args.doc.read_text() if args.doc.exists() else ""
     notes = old[old.index(NOTES) :] if NOTES in old else ""
     args.doc.write_text("\n".join([INTRO, *table, *parts, notes]))
     print(f"{args.doc}: " + "; ".join(summary))

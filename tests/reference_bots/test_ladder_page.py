@@ -48,7 +48,16 @@ def test_the_page_comes_from_a_real_tournament(tmp_path: Path) -> None:
     page = tmp_path / "ladder.md"
     # A page from an earlier run: its tables are replaced, the notes below the marker kept.
     marker = "<!-- notes: kept by scripts/ladder.py -->"
-    page.write_text(f"stale tables\n{marker}\n## Where this stands\nA note by hand.\n")
+    # Another game's section and row, from a run of its own, are kept: only the configs given
+    # are run and rewritten.
+    other = (
+        "## forty_five, 4 players: points_to_win = 5\n\n"
+        "`arena tournament examples/ladder/forty_five.toml` — 8 of 8 matches played.\n\nkept.\n"
+    )
+    other_row = "| forty_five | 8 | 1 ± 1 | 2 ± 2 | 3 ± 3 | +1 ± 1 | +2 ± 2 | no | no |"
+    page.write_text(
+        f"stale tables\n{other_row}\n\n{other}\n{marker}\n## Where this stands\nA note by hand.\n"
+    )
     proc = subprocess.run(
         [sys.executable, "scripts/ladder.py", "--run", str(config), "--doc", str(page)],
         cwd=ROOT,
@@ -61,6 +70,8 @@ def test_the_page_comes_from_a_real_tournament(tmp_path: Path) -> None:
     assert "## whist: points_to_win = 1, games_per_rubber = 1" in text
     assert "6 of 6 matches played" in text
     assert "stale tables" not in text
+    assert other in text and f"\n{other_row}\n" in text
+    assert text.index(other) < text.index("## whist")
     assert text.endswith(f"{marker}\n## Where this stands\nA note by hand.\n")
     assert re.search(r"slowest answer: \d+ ms of 1000 ms, over [\d,]+ decisions; faults 0", text)
 
