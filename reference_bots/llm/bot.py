@@ -1,9 +1,9 @@
 """The harness bot: a language model asked for each decision, through its text view.
 
 For each decision the model gets the system prompt (:mod:`reference_bots.llm.prompt`) and the
-seat's view (:func:`engine.text.render`); its answer is read by :func:`engine.text.parse_action`
-(the whole answer, then its last non-empty line). A refused answer is followed, in the same
-conversation, by the reason and a request to answer again; a failed request (timeout, no
+seat's view (:func:`engine.text.render`, with the public events seen, for its summary of earlier
+deals); its answer is read by :func:`engine.text.parse_action`. A refused answer is followed, in
+the same conversation, by the reason and a request to answer again; a failed request (timeout, no
 connection, 429, 5xx, no JSON) is asked again as it was, after a 429's ``Retry-After`` (1 s
 without one) when the decision's time allows it. Every attempt of either kind counts against
 ``1 + retries``; when they are spent, when time runs short or when the server refuses the
@@ -31,6 +31,7 @@ from cardarena.messages import Action, Result
 from engine import MatchConfig, get_game
 from engine.core import Action as EngineAction
 from engine.text import Parsed, parse_action, render
+from engine.text.words import SUMMARY_KINDS
 from reference_bots.llm.client import ChatClient, ChatError, Completion, estimate_tokens
 from reference_bots.llm.options import Settings
 from reference_bots.llm.prompt import HARNESS, reask, system_prompt
@@ -125,16 +126,21 @@ class Clock:
         return round((time.monotonic() - self.start) * 1000.0)
 
 
-def read_answer(game: str, answer: str, legal: Sequence[EngineAction]) -> Parsed:
-    """The legal action ``answer`` names: the whole answer, else its last non-empty line (a
-    model that explains first)."""
-    parsed = parse_action(game, answer, legal)
-    lines = [line for line in answer.strip().splitlines() if line.strip()]
-    if parsed.index is None and len(lines) > 1:
-        last = parse_action(game, lines[-1], legal)
-        if last.index is not None:
-            return last
-    return parsed
+def read_answer(
+    game: str,
+    answer: str,
+    legal: Sequence[EngineAction],
+    observation: Mapping[str, Any] | None = None,
+) -> Parsed:
+    """The legal action ``answer`` names, by :func:`engine.text.parse_action` (the observation
+    lets a refusal say why an action is not legal)."""
+    return parse_action(game, answer, legal, observation=observation)
+
+
+def summarized(kind: str, private: bool) -> bool:
+    """Whether the view's summary of earlier deals reads this event (public ones of its kinds):
+    the only events the harness keeps."""
+    return not private and kind in SUMMARY_KINDS
 
 
 def refusal(answer: str) -> str:
@@ -160,20 +166,33 @@ class LLMBot(Bot):
         )
         self._configs: dict[str, MatchConfig] = {}
         self._matches: dict[str, Tally] = {}
+        # Per match, the public events seen: the view's summary of earlier deals.
+        self._events: dict[str, list[dict[str, Any]]] = {}
+
+    def on_event(self, match_id: str, kind: str, data: Mapping[str, Any], private: bool) -> None:
+        if summarized(kind, private):
+            self._events.setdefault(match_id, []).append({"kind": kind, "to": None, **data})
 
     def choose(self, game: str, observation: Mapping[str, Any], legal: Sequence[Action]) -> int:
         turn = self.turn
         match_id = turn.match_id if turn is not None else ""
         actions = [EngineAction(a.kind, a.arg) for a in legal]
         config = self._config(game, match_id, turn, observation)
-        view = render(game, config, observation, actions, list_legal=self.settings.list_legal)
+        view = render(
+            game,
+            config,
+            observation,
+            actions,
+            list_legal=self.settings.list_legal,
+            events=self._events.get(match_id, ()),
+        )
         sent = [
             {"role": "system", "content": system_prompt(game)},
             {"role": "user", "content": view.text},
         ]
         clock = Clock(turn)
         tally = Tally(decisions=1)
-        index, how, why = self._ask(game, sent, actions, clock, tally)
+        index, how, why = self._ask(game, sent, (actions, observation), clock, tally)
         if index is None:
             tally.fallbacks = 1
         match = self._matches.setdefault(match_id, Tally())
@@ -188,7 +207,7 @@ class LLMBot(Bot):
         self,
         game: str,
         sent: list[dict[str, str]],
-        legal: Sequence[EngineAction],
+        seen: tuple[Sequence[EngineAction], Mapping[str, Any]],
         clock: Clock,
         tally: Tally,
     ) -> tuple[int | None, str, str]:
@@ -216,7 +235,7 @@ class LLMBot(Bot):
                     time.sleep(wait)
                 continue
             tally.count(completion, sent)
-            parsed = read_answer(game, completion.text, legal)
+            parsed = read_answer(game, completion.text, *seen)
             if parsed.index is not None:
                 return parsed.index, parsed.how, ""
             kind = refusal(completion.text)
@@ -251,6 +270,7 @@ class LLMBot(Bot):
 
     def end_match(self, match_id: str, result: Result) -> None:
         self._configs.pop(match_id, None)
+        self._events.pop(match_id, None)
         tally = self._matches.pop(match_id, None)
         if tally is not None:
             log.info("llm match totals", match_id=match_id, harness=HARNESS, **tally.to_dict())

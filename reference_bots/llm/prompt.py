@@ -16,8 +16,8 @@ from engine.text import TEXT_VERSION
 SYSTEM = (
     "You are a player in a match of the card game {title}, refereed by a program. Each "
     "message shows your view of the table: what you may know now, and what you must decide. "
-    "Answer with exactly one legal action, written exactly as the view writes actions, or its "
-    "number when the legal actions are listed, on one line and nothing else. An answer that "
+    "Answer as the view asks: exactly one legal action, by its code or, when the legal "
+    "actions are listed, its number, on one line and nothing else. An answer that "
     "names no legal action is refused and you are asked again; after too many refusals a "
     "default action is played for you."
 )

@@ -79,7 +79,7 @@ def test_faults_and_fallbacks_are_recorded_as_stated(tmp_path: Path) -> None:
         *["malformed", "legal"],  # 4: no JSON
         *["slow", "legal"],  # 5: past --timeout-s
         "nousage",  # 6: no usage: tokens estimated, marked ~
-        "explain",  # 7: the action on the answer's last line
+        "explain",  # 7: the action's number on the answer's last line
         "401",  # 8: refused outright (echoing the key): no retry, the fallback
     ]
     with FakeOpenAI(script, slow_s=3.0) as fake:
@@ -113,7 +113,7 @@ def test_faults_and_fallbacks_are_recorded_as_stated(tmp_path: Path) -> None:
         ("tries=2", "parse=exact", "faults=malformedx1"),
         ("tries=2", "parse=exact", "faults=timeoutx1"),
         ("tries=1", "tok=~", "parse=exact"),
-        ("tries=1", "tok=100+2", "parse=exact"),
+        ("tries=1", "tok=100+2", "parse=soft"),  # the last line: a stated soft rule
         ("tries=1", "parse=none", "faults=refusedx1"),
     ]
     for n, parts in enumerate(expected):

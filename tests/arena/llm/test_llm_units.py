@@ -82,12 +82,20 @@ def test_no_server_is_an_http_fault_without_the_key() -> None:
     assert caught.value.kind == "http" and KEY not in str(caught.value)
 
 
-def test_answers_are_read_whole_then_by_their_last_line() -> None:
+def test_answers_are_read_by_the_text_views_rules() -> None:
     state = get_game("whist").new_match(get_game("whist").configure(), 1)
     legal = state.legal_actions()
     assert read_answer("whist", legal[1].text, legal).index == 1
     assert read_answer("whist", f"I lead.\n\n{legal[2].text}\n", legal).index == 2
     assert read_answer("whist", "no idea", legal).index is None
+    # With the observation, a refusal says why the action is not legal.
+    seat = state.to_move
+    assert seat is not None
+    observation = state.observation(seat).to_dict()
+    held = set(observation["hand"])
+    absent = next(f"play:{c}" for c in ("AS", "KS", "QS", "AH", "KH") if c not in held)
+    refused = read_answer("whist", absent, legal, observation)
+    assert refused.index is None and refused.reason
     assert refusal("play:ZZ") == "illegal" and refusal("I would rather not") == "unparsable"
 
 
