@@ -174,9 +174,10 @@ def test_the_deadline_stops_the_asking(tmp_path: Path) -> None:
     assert_key_nowhere(tmp_path, proc)
 
 
-#: One table of each other game family, short (tennis singles).
+#: One table of each other game family, short (tennis singles, and doubles: a team's seat).
 FAMILIES = [
     ("tennis", ["--option", "sets_to_win=1"], 2),
+    ("tennis", ["--option", "sets_to_win=1"], 4),  # doubles: one seat per team
     ("tennis_whist", ["--option", "sets_to_win=1"], 2),
     ("spoil_five", ["--option", "rounds=1"], 2),
     ("forty_five", ["--option", "points_to_win=5"], 2),
