@@ -7,6 +7,9 @@ from typing import Any
 
 from cardarena.bot import Bot, RandomBot
 
+from engine import MatchConfig
+from reference_bots.llm.estimate import Estimate, estimate_match
+from reference_bots.llm.options import command_settings
 from reference_bots.rules import RulesBot, Strategy, strategy_for
 from reference_bots.rules.choice import Choice
 from reference_bots.search import SearchBot
@@ -56,3 +59,10 @@ def make_bot(
     if budget_ms is not None or iterations is not None or not solver:
         raise ValueError(f"only the search bot takes a budget or --no-solver, not {name!r}")
     return BOTS[name](seed)
+
+
+def cost_estimate(command: str, config: MatchConfig) -> Estimate | None:
+    """What one seat of a match of ``config`` costs a bot started by ``command``, for the bots
+    that know (``arena bot llm``: tokens, docs/llm.md); ``None`` for any other command."""
+    settings = command_settings(command)
+    return None if settings is None else estimate_match(config, settings)

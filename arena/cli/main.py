@@ -37,6 +37,7 @@ from arena.errors import ArenaError, UsageError
 from arena.logging import add_log_format_option, add_log_level_option
 from arena.people.clock import PEOPLE_TIME
 from engine import EngineError, game_ids, get_game
+from reference_bots.llm.options import add_llm_arguments
 
 if TYPE_CHECKING:
     from cardarena.messages import TimeControl
@@ -260,11 +261,12 @@ def _add_play_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser], g
 def _add_bot_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     bp = sub.add_parser(
         "bot",
-        help="run a reference bot (random, rules, search) against an arena server",
+        help="run a reference bot (random, rules, search) or a language model (llm) against an "
+        "arena server",
         description="Address and token default to ARENA_ADDRESS and ARENA_TOKEN; without --seed "
-        "the bot is seeded from each match's bot_seed.",
+        "the bot is seeded from each match's bot_seed. llm: docs/llm.md.",
     )
-    bp.add_argument("name", help="random, rules or search")
+    bp.add_argument("name", help="random, rules, search or llm")
     bp.add_argument(
         "--budget-ms",
         type=MOVE_MS,
@@ -301,6 +303,7 @@ def _add_bot_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="S",
         help="stop after S s without a server (default 10); exit status 2 if none ever answered",
     )
+    add_llm_arguments(bp)
     add_log_level_option(bp, "warning")
     bp.set_defaults(handler=_cmd_bot)
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import sys
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -87,6 +89,32 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
+def cost_lines(config: TournamentConfig) -> list[str]:
+    """What the bots that can say (``arena bot llm``: tokens) will spend on the whole schedule:
+    each one's estimate per seat of a match (the catalog's ``cost_estimate``) times the seats it
+    holds in the schedule's matches. Empty when no bot says."""
+    from arena.tournament.runner import plan_tournament
+    from reference_bots.catalog import cost_estimate
+
+    estimates = {b.name: cost_estimate(b.program.command, config.rules.config) for b in config.bots}
+    if not any(estimates.values()):
+        return []
+    # Who sits where does not depend on the seed; the deals do, and they are not needed here.
+    plans = plan_tournament(replace(config, seed=0 if config.seed is None else config.seed))
+    lines = [f"cost estimate, before the first match ({len(plans)} matches; docs/llm.md):"]
+    for name, estimate in estimates.items():
+        if estimate is None:
+            continue
+        seats = sum(plan.seats.count(name) for plan in plans)
+        matches = sum(name in plan.seats for plan in plans)
+        per_match = estimate.times(seats / matches) if matches else "none"
+        lines.append(f"  {name}: per seat and match {estimate.per_seat()}")
+        lines.append(f"  {name}: per match {per_match}")
+        lines.append(f"  {name}: in all ({matches} matches, {seats} seats) {estimate.times(seats)}")
+        lines.append(f"    ({estimate.basis}; about 4 characters a token; retries not counted)")
+    return lines
+
+
 def _cmd_tournament(args: argparse.Namespace) -> int:
     from arena.logging import configure
     from arena.tournament.config import load_config
@@ -104,6 +132,8 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
     config = load_config(None if args.config is None else Path(args.config), overrides)
     sandbox = sandbox_for(config, args)
     reference = _wanted_reference(args)  # a bad name before anything is played
+    for line in cost_lines(config):
+        print(line, file=sys.stderr)
     with cluster_for(args.dask) as cluster:
         standings = run_tournament(config, feedback_for(quiet=args.quiet), sandbox, cluster=cluster)
     if reference is not None:
