@@ -108,6 +108,7 @@ def follow(address: str, match_id: str) -> Iterator[str]:
                     return
     except grpc.RpcError as err:
         raise _trouble(address, err) from None
+    raise WatchError(f"{address}: the server ended the stream before the match's end")
 
 
 def watch_page(address: str, match_id: str, announce: Callable[[str], None]) -> None:
@@ -127,3 +128,7 @@ def watch_page(address: str, match_id: str, announce: Callable[[str], None]) -> 
         raise bridge.error
     if bridge.error is not None:
         raise WatchError(f"{address}: the page failed: {bridge.error}")
+    if not desk.ended:
+        # The server went away (or refused) mid-watch: the page said why; so does the command.
+        said = [m["message"] for m in desk.feed if m.get("type") == "error"]
+        raise WatchError(said[-1] if said else f"{address}: the stream ended before the match")

@@ -6,22 +6,17 @@ error, no request but to the page's own loopback server."""
 
 from __future__ import annotations
 
-import socket
-import subprocess
-import sys
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 from playwright.sync_api import Browser
 
-from arena.people.watch import list_matches
 from arena.records.format import read_record
 from arena.records.view import event_text
 from engine import Event
-from tests.arena.people.running import RULES, SHORT_WHIST, arena_play
+from tests.arena.people.running import RULES, SHORT_WHIST, arena_play, lobby_match, started
 from tests.arena.replay_truth import card_tokens
 from tests.waiting import wait_until
 from tests.web.conftest import WatchedPage
@@ -36,59 +31,14 @@ HEAD = {"type", "kind", "to"}
 NAMES = ("N", "E", "S", "W")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@contextmanager
-def started(*argv: str) -> Iterator[subprocess.Popen[str]]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "arena.cli", *argv],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    try:
-        yield proc
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
-
-
 def shown_events(watched: WatchedPage) -> list[str]:
     return watched.page.eval_on_selector_all("#pl-events li", "els => els.map(e => e.textContent)")
 
 
 def test_a_lobby_match_is_watched_live(watched_page: WatchedPage, tmp_path: Path) -> None:
-    address = f"127.0.0.1:{free_port()}"
     with ExitStack() as stack:
-        server = stack.enter_context(
-            started(
-                "serve",
-                "--listen",
-                address,
-                *SHORT_WHIST,
-                "--out",
-                str(tmp_path),
-                "--log-level",
-                "warning",
-            )
-        )
-        bot = ["bot", "search", "--budget-ms", "100", "--server", address, "--matches", "1"]
-        bots = [stack.enter_context(started(*bot)) for _ in range(4)]
-
-        def running() -> str | None:
-            assert server.poll() is None, "arena serve exited"
-            try:
-                listed = list_matches(address)
-            except Exception:  # not listening yet
-                return None
-            return listed[0].match_id if listed else None
-
-        match_id = wait_until(running, 60, what="a lobby match")
+        lobby = stack.enter_context(lobby_match(tmp_path))
+        address, match_id, bots = lobby.address, lobby.match_id, lobby.bots
         watch = stack.enter_context(started("watch", address, match_id))
         assert watch.stdout is not None
         line = watch.stdout.readline().strip()
