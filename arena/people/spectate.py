@@ -50,7 +50,7 @@ async def spectate(desk: Desk, address: str, match_id: str) -> None:
                     match_id,
                     summary.game,
                     "",
-                    {},
+                    dict(desk.options),
                     (),
                     summary.players,
                     messages.TimeControl(),
