@@ -18,6 +18,7 @@ from arena.host.analyses import Analyses
 from arena.host.api.limits import authenticate
 from arena.host.config import CompetitionConfig
 from arena.host.ladder import Standings
+from arena.host.livefeed import LiveFeeds
 from arena.host.store import Author, CompetitionStore
 from arena.host.throttle import Throttle
 from arena.par import ParTable
@@ -67,6 +68,8 @@ class HostState:
     par: Callable[[], ParTable | None] = lambda: None
     #: Authors' analyses of their matches (arena/host/analyses.py); ``None``: not served.
     analyses: Analyses | None = None
+    #: The matches followed live (arena/host/livefeed.py); ``None``: no live feed.
+    live_feeds: LiveFeeds | None = None
 
 
 def host_state(request: Request) -> HostState:
