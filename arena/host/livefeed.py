@@ -183,7 +183,10 @@ class LiveFeeds:
         feed.deliver(None)
 
     def _start(self, match_id: str, seats: Sequence[str]) -> Feed | None:
-        players = tuple(messages.PlayerInfo(s, name, "") for s, name in enumerate(seats))
+        players = tuple(
+            messages.PlayerInfo(s, "", bot, version)
+            for s, (bot, _, version) in enumerate(ref.rpartition("@") for ref in seats)
+        )
         start = messages.MatchStart(
             match_id, self._game, "", self._options, (), players, messages.TimeControl(), "", 0
         )

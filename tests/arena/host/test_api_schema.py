@@ -55,8 +55,12 @@ def test_no_request_gets_a_server_error(tmp_path: Path) -> None:
         # 24, /live, the seasons (GET /seasons, /seasons/{n}, POST /admin/seasons/end), the exports,
         # the events (GET /events, /events/{name}, POST /admin/events/{name}/start), the admin's
         # (GET authors, units, queue, audit; POST suspend, reinstate, retire, rerun, reopen),
-        # GET /leaderboard/par, and an author's analysis (GET, POST /matches/{id}/analysis)
-        assert len(operations) == 24 + 1 + 3 + 2 + 3 + 9 + 1 + 2, [op.label for op in operations]
+        # GET /leaderboard/par, and an author's analysis (GET, POST /matches/{id}/analysis),
+        # a match followed live (GET /live/{id}, /live/{id}/feed)
+        live = 2
+        assert len(operations) == 24 + 1 + 3 + 2 + 3 + 9 + 1 + 2 + live, [
+            op.label for op in operations
+        ]
         for operation in operations:
 
             @given(case=operation.as_strategy())

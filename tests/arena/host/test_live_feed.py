@@ -154,6 +154,7 @@ def check_public(got: list[dict[str, Any]], record: Path) -> None:
     assert all(e["to"] is None for e in events)
     assert [sorted(e["text"].split()) for e in events] == [sorted(p.split()) for p in public]
     assert got[0]["type"] == "start" and got[-1]["type"] == "end"
+    assert sorted(set(got[0]["meta"]["bots"])) == ["alpha", "beta"]
     assert got[-1]["result"]["summary"] == rec.result["summary"]
     views = [m for m in got if m["type"] == "view"]
     assert len(views) > 20

@@ -95,7 +95,7 @@ def test_a_spectators_desk_publishes_the_table_between_public_events() -> None:
     for _ in range(9):
         state.apply(state.legal_actions()[0])
     desk = Desk(SPECTATOR, "s")
-    names = tuple(messages.PlayerInfo(s, f"b{s}", "1") for s in range(4))
+    names = tuple(messages.PlayerInfo(s, "", f"b{s}", "1") for s in range(4))
     tc = messages.TimeControl()
     desk.take(messages.MatchStart("m1", "whist", "", {}, (), names, tc, "", 0))
     for seq, event in enumerate(state.events):
