@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import socket
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -17,6 +16,7 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
+from arena.host.livefeed import MAX_STREAMS_PER_ADDRESS
 from arena.records.format import read_record
 from arena.records.view import event_text
 from engine import Event, Result
@@ -81,13 +81,14 @@ run_bot(Slow())
 """
 
 
-def read_feed(url: str) -> Iterator[dict[str, Any]]:
-    """A live feed's page messages, until its stream ends."""
+def read_feed(url: str) -> list[dict[str, Any]] | None:
+    """A live feed's page messages, until its stream ends; ``None`` while the address has its
+    streams open (a closed one may not be counted off yet)."""
     with httpx.stream("GET", url, timeout=60) as reply:
+        if reply.status_code == 429:
+            return None
         assert reply.status_code == 200, reply.read()
-        for line in reply.iter_lines():
-            if line.startswith("data: "):
-                yield json.loads(line[6:])
+        return [json.loads(x[6:]) for x in reply.iter_lines() if x.startswith("data: ")]
 
 
 def idle_reader(url: str) -> socket.socket:
@@ -128,15 +129,25 @@ def test_a_real_hosts_match_is_followed_live_with_public_events_only(tmp_path: P
             wait_until(lambda: playing("waiting"), 240, what="a rotation held back")
             match_id = wait_until(lambda: playing("live"), 240, what="a match shown live")
             url = f"{host.url}/api/v1/live/{match_id}/feed"
-            idle = idle_reader(url)
+            # Readers that read nothing, as many as one address may open: one more is refused.
+            idle = [idle_reader(url) for _ in range(MAX_STREAMS_PER_ADDRESS)]
             try:
-                got = list(read_feed(url))
+                for sock in idle:
+                    assert sock.recv(64, socket.MSG_PEEK).startswith(b"HTTP/1.1 200")  # counted
+                refused = c.get(f"/api/v1/live/{match_id}/feed")
+                assert refused.status_code == 429, refused.text
+                assert "live streams from one address" in refused.json()["detail"]
+                for sock in idle[:2]:
+                    sock.close()
+                got = wait_until(lambda: read_feed(url), 60, what="a place to read the feed")
             finally:
-                idle.close()
+                for sock in idle:
+                    sock.close()
             record_url = f"/api/v1/matches/{match_id}/record"
             wait_until(lambda: c.get(record_url).status_code == 200, 120, what="the record")
             record = tmp_path / "record.jsonl.gz"
             record.write_bytes(c.get(record_url).content)
+    assert got is not None
     check_public(got, record)
 
 
