@@ -49,6 +49,12 @@ def test_watch_lists_and_follows_a_match(capsys: pytest.CaptureFixture[str]) -> 
             assert lines[-1].startswith(f"end: {scenario.outcome.result.summary}")
             assert not any(" deal " in f" {line} " for line in lines)  # hands are private
 
+            # The page's table follows the rules with the match's options: a wrong one is a line.
+            bad = [server.address, "m1", "--option", "trumps=7"]
+            assert await trio.to_thread.run_sync(_watch, bad) == 2
+            err = capsys.readouterr().err.splitlines()
+            assert len(err) == 1 and err[0].startswith(f"arena: error: {server.address}: m1: ")
+
             assert await trio.to_thread.run_sync(_watch, [server.address, "nope"]) == 2
             err = capsys.readouterr().err.splitlines()
             assert err == [
