@@ -29,6 +29,7 @@ def watch_command(args: argparse.Namespace) -> int:
         args.match_id,
         lambda url: print(f"watch at {url}", flush=True),
         options=options,
+        players=args.players,
     )
     return 0
 
@@ -57,5 +58,12 @@ def add_watch_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
         metavar="KEY=VALUE",
         help="the match's game option, as the server was given it (repeatable): the page "
         "draws the table by the game's rules, and a server does not say its options",
+    )
+    wp.add_argument(
+        "--players",
+        type=int,
+        metavar="N",
+        help="players at the table, when the game's seats do not say it (tennis doubles "
+        "played by two seats)",
     )
     wp.set_defaults(handler=watch_command)

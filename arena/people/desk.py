@@ -174,8 +174,20 @@ class Desk:
         self._since.append(shown)
         self.publish({"type": "event", "event": shown})
         if self.onlooker is not None:
+            lost = self.onlooker.lost
             if self.onlooker.take(msg.kind, msg.data):
                 self._publish_view(self.onlooker.step(self._steps, self._since))
+            elif self.onlooker.lost and not lost:
+                # Said once: the events and the result still come.
+                self.publish(
+                    {
+                        "type": "error",
+                        "fault": "",
+                        "code": "",
+                        "message": "the table stops here: the public events no longer fit the "
+                        "rules as this page knows them (the match's options?)",
+                    }
+                )
         elif follow(table, event) and not table.expected:
             self._view()
 

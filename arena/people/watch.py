@@ -116,20 +116,21 @@ def watch_page(
     match_id: str,
     announce: Callable[[str], None],
     options: Mapping[str, OptionValue] | None = None,
+    players: int | None = None,
 ) -> None:
     """Serve a live page of ``match_id`` on loopback (a random secret in its URL, given to
     ``announce``) until the match is over and the page was told: the people's page, fed by the
     spectator service instead of a seat, so it holds public events and the result only (its
-    table drawn by the rules with ``options``, the match's)."""
+    table drawn by the rules with ``options`` and ``players``, the match's)."""
     summary = find(address, match_id)
     try:
         game = get_game(summary.game)
-        game.configure(len(summary.players), options or {})
+        game.configure(players or len(summary.players), options or {})
     except EngineError as err:
         raise WatchError(f"{address}: {match_id}: {err}") from None
     listener = loopback_listener()
     try:
-        desk = Desk(SPECTATOR, secrets.token_urlsafe(18), options=dict(options or {}))
+        desk = Desk(SPECTATOR, secrets.token_urlsafe(18), players, options=dict(options or {}))
         bridge = PeopleBridge([desk], [match_id], listener, hold=spectate)
         announce(page_url(listener, desk))
         bridge.run(address)

@@ -108,3 +108,21 @@ def test_a_spectators_desk_publishes_the_table_between_public_events() -> None:
     assert last["seat"] == state.to_move and last["hand_sizes"] == sizes == [10, 11, 11, 11]
     assert last["public"]["tricks"] == state.observation(0).to_dict()["tricks"]
     assert all(p == {} for p in last["private"])
+
+
+def test_a_spectators_desk_says_once_when_the_events_no_longer_fit_the_rules() -> None:
+    game = get_game("whist")
+    state = game.new_match(game.configure(4, {}), 4)
+    for _ in range(6):
+        state.apply(state.legal_actions()[0])
+    desk = Desk(SPECTATOR, "s")
+    names = tuple(messages.PlayerInfo(s, "", f"b{s}", "1") for s in range(4))
+    desk.take(messages.MatchStart("m1", "whist", "", {}, (), names, messages.TimeControl(), "", 0))
+    public = [e for e in state.events if e.to is None]
+    played = next(e for e in public if e.kind == "play")
+    # A card played twice: no legal play makes that event.
+    for seq, event in enumerate([*public, played, played]):
+        desk.take(messages.EventInfo("m1", seq, event.kind, dict(event.data), False))
+    said = [m["message"] for m in desk.feed if m["type"] == "error"]
+    assert len(said) == 1 and said[0].startswith("the table stops here")
+    assert desk.feed[-1]["type"] == "event"  # the events still come, the table no more
