@@ -37,10 +37,11 @@ def shown_events(watched: WatchedPage) -> list[str]:
 
 def test_a_lobby_match_is_watched_live(watched_page: WatchedPage, tmp_path: Path) -> None:
     with ExitStack() as stack:
-        # Bots that think long enough for the page to load while the first tricks are played.
+        # Bots that think long enough for the page to load while the first tricks are played;
+        # the watch is told the match's options, which the server does not say.
         lobby = stack.enter_context(lobby_match(tmp_path, budget_ms=400))
         address, match_id, bots = lobby.address, lobby.match_id, lobby.bots
-        watch = stack.enter_context(started("watch", address, match_id))
+        watch = stack.enter_context(started("watch", address, match_id, *SHORT_WHIST))
         assert watch.stdout is not None
         line = watch.stdout.readline().strip()
         assert line.startswith("watch at http://127.0.0.1:"), line
