@@ -125,19 +125,23 @@ class EventStream(Response):
                     tg.cancel_scope.cancel()
 
                 tg.start_soon(gone)
-                # Not the Response's own headers: they would say a length of 0.
-                headers = [(k, v) for k, v in self.raw_headers if k != b"content-length"]
-                await send({"type": "http.response.start", "status": 200, "headers": headers})
-                async for chunk in _chunks(self.feed):
-                    with anyio.fail_after(SEND_TIMEOUT_S):
-                        await send({"type": "http.response.body", "body": chunk, "more_body": True})
-                with anyio.fail_after(SEND_TIMEOUT_S):
-                    await send({"type": "http.response.body", "body": b"", "more_body": False})
+                await self._stream(send)
                 tg.cancel_scope.cancel()
-        except (TimeoutError, OSError):
-            pass  # a slow or gone reader is dropped; the match never knew
         finally:
             self.feeds.close(self.feed, self.address)
+
+    async def _stream(self, send: Send) -> None:
+        # Not the Response's own headers: they would say a length of 0.
+        headers = [(k, v) for k, v in self.raw_headers if k != b"content-length"]
+        try:
+            await send({"type": "http.response.start", "status": 200, "headers": headers})
+            async for chunk in _chunks(self.feed):
+                with anyio.fail_after(SEND_TIMEOUT_S):
+                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            with anyio.fail_after(SEND_TIMEOUT_S):
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+        except (TimeoutError, OSError):
+            pass  # a slow or gone reader is dropped; the match never knew
 
 
 async def _chunks(feed: Feed) -> AsyncIterator[bytes]:

@@ -2,21 +2,26 @@
 duplicate-deal rule (a match is shown only once no other seating of its deal is still to play or
 in play), over the real app and store; then over a real ``arena host`` whose ladder real bots
 play: the feed carries public events only and the table drawn from them, a sibling rotation is
-refused while it would tell a bot's hidden cards, and a reader that reads nothing slows nothing.
-"""
+refused while it would tell a bot's hidden cards, and a reader that reads nothing slows nothing;
+and a stream whose reader takes nothing, dropped after its time (trio's MockClock), its place
+freed."""
 
 from __future__ import annotations
 
 import json
 import socket
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 import pytest
+import trio
+from trio.testing import MockClock
 
-from arena.host.livefeed import MAX_STREAMS_PER_ADDRESS
+from arena.host.api.live import EventStream
+from arena.host.livefeed import MAX_STREAMS_PER_ADDRESS, SEND_TIMEOUT_S, LiveFeeds, Refused
 from arena.records.format import read_record
 from arena.records.view import event_text
 from engine import Event, Result
@@ -179,3 +184,44 @@ def check_public(got: list[dict[str, Any]], record: Path) -> None:
             assert set(card_tokens(json.dumps(step["public"]))) <= named
     decisions = [e for _, e in rec.decisions()]
     assert decisions and all(e["ms"] < 1500 for e in decisions)
+
+
+def test_a_reader_that_takes_nothing_is_dropped_and_its_place_freed() -> None:
+    stopped: list[str] = []
+
+    def tap(match_id: str, deliver: Callable[[Any], None]) -> Callable[[], None]:
+        deliver(None)  # the arena has nothing more for this feed
+        return lambda: stopped.append(match_id)
+
+    feeds = LiveFeeds(tap, 4, {}, "whist")
+    feeds_of = [feeds.open("m1", ["a@1", "b@1"] * 2, "10.0.0.1")]
+    feeds_of += [feeds.open("m1", ["a@1", "b@1"] * 2, "10.0.0.1") for _ in range(3)]
+    with pytest.raises(Refused, match="live streams from one address"):
+        feeds.open("m1", ["a@1", "b@1"] * 2, "10.0.0.1")
+    feed = feeds_of[0]
+    assert feed is not None and all(f is feed for f in feeds_of)
+    wait_until(lambda: feed.done, 10, what="the feed's start")
+
+    async def never_read() -> list[dict[str, Any]]:
+        sent: list[dict[str, Any]] = []
+
+        async def send(message: Any) -> None:
+            sent.append(message)
+            if message["type"] == "http.response.body":
+                await trio.sleep_forever()  # the reader's window stays shut
+
+        async def receive() -> Any:
+            await trio.sleep_forever()
+
+        await EventStream(feeds, feed, "10.0.0.1")({"type": "http"}, receive, send)
+        return sent
+
+    clock = MockClock(autojump_threshold=0)
+    sent = trio.run(never_read, clock=clock)
+    assert [m["type"] for m in sent] == ["http.response.start", "http.response.body"]
+    assert clock.current_time() >= SEND_TIMEOUT_S  # given its time, then dropped
+    # Its place is free again; the last reader ends the feed and the arena's tap.
+    assert feeds.open("m1", ["a@1", "b@1"] * 2, "10.0.0.1") is feed
+    for _ in range(4):
+        feeds.close(feed, "10.0.0.1")
+    assert feeds.following() == 0 and stopped == ["m1"]
