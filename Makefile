@@ -78,8 +78,8 @@ $(WEB_BUNDLE): web/package-lock.json web/build.mjs $(wildcard web/src/*.js)
 
 # The screenshots in docs/ (docs/hosting.md, docs/records.md), as the browser tests write them.
 SHOTS := leaderboard bot match author admin matches bots live viewer-whist viewer-tennis-singles \
-  viewer-spoil_five seasons season events event-knockout event-swiss play-whist play-tennis-doubles \
-  viewer-analysis match-analysis challenge challenge-list
+  viewer-spoil_five seasons season events event-knockout event-swiss play-whist watch-whist play-tennis-doubles \
+  viewer-analysis match-analysis challenge challenge-list live-match
 screenshots: $(STAMP) web browser bytecode sandbox-tools
 	$(BIN)/pytest -q tests/web
 	@mkdir -p docs/images

@@ -30,13 +30,16 @@ def _cmd_verify(args: argparse.Namespace) -> int:
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
-    from arena.records.view import frames_text, load_replay, step_through
+    from arena.records.view import branch_line, frames_text, load_replay, step_through
 
     rep = load_replay(Path(args.file))
     seat = None if args.seat is None else rep.seat_index(args.seat)
     if args.at is not None:
         rep.frame(args.at)  # range check before any output
     # `arena replay show FILE | head`: cli.main lets the reader leave early.
+    if (branch := branch_line(rep)) is not None:
+        print(branch)
+        print()
     if args.step:
         step_through(rep, seat, args.at or 0, sys.stdin, sys.stdout)
         return 0

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 
+from arena.cli.arguments import parse_options
+
 
 def watch_command(args: argparse.Namespace) -> int:
     """The ``arena watch`` command."""
@@ -21,7 +23,14 @@ def watch_command(args: argparse.Namespace) -> int:
         for line in follow(args.address, args.match_id):
             print(line, flush=True)
         return 0
-    watch_page(args.address, args.match_id, lambda url: print(f"watch at {url}", flush=True))
+    options = parse_options(args.option)
+    watch_page(
+        args.address,
+        args.match_id,
+        lambda url: print(f"watch at {url}", flush=True),
+        options=options,
+        players=args.players,
+    )
     return 0
 
 
@@ -41,5 +50,20 @@ def add_watch_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "--text",
         action="store_true",
         help="print the match's public events as lines instead of serving a live page",
+    )
+    wp.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="the match's game option, as the server was given it (repeatable): the page "
+        "draws the table by the game's rules, and a server does not say its options",
+    )
+    wp.add_argument(
+        "--players",
+        type=int,
+        metavar="N",
+        help="players at the table, when the game's seats do not say it (tennis doubles "
+        "played by two seats)",
     )
     wp.set_defaults(handler=watch_command)

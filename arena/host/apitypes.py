@@ -442,6 +442,19 @@ class Live(BaseModel):
     on_workers: bool = False
 
 
+class LiveStatus(BaseModel):
+    """Whether one match is shown live now (``/live/{id}``; docs/hosting.md, "Live matches"):
+    ``live`` (its feed is ``/live/{id}/feed``), ``waiting`` (another seating of its deal is
+    still to play or in play), ``over``, or ``elsewhere`` (not played by this host's arena now);
+    the page's sentence about it."""
+
+    match_id: str
+    showing: Literal["live", "waiting", "over", "elsewhere"]
+    why: str
+    #: The other seatings of its deal still to play or in play (``waiting``).
+    waiting_for: list[str] = Field(default_factory=list)
+
+
 class AnalysisOut(BaseModel):
     """An author's analysis of their seats in a match (``/matches/{id}/analysis``): its state
     (``none`` not asked, ``queued``, ``running``, ``done``, ``failed``), the seats, when it was

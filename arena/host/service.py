@@ -48,6 +48,7 @@ from arena.host.http import serve_http
 from arena.host.images import remove_partial_tarballs
 from arena.host.ladder import IDLE_POLL_S, Ladder, Wakeup, store_unusable
 from arena.host.live import LiveBots
+from arena.host.livefeed import LiveFeeds
 from arena.host.par import ParKeeper
 from arena.host.play import MatchPlayer, Player
 from arena.host.remote import ClusterPlayer
@@ -268,6 +269,7 @@ async def _serve(
         trio_token.run_sync_soon(wake)
 
     throttle = Throttle(config.limits)
+    rules = config.rules.config
     analyses = Analyses(directory, config.analysis)
     challenges = Challenges(store, config, server, directory, confinement, ladder.refit)
     state = HostState(
@@ -290,6 +292,7 @@ async def _serve(
         par=lambda: keeper.table if keeper is not None else None,
         analyses=analyses,
         challenges=challenges,
+        live_feeds=LiveFeeds(server.tap, rules.players, dict(rules.options), rules.game_id),
     )
     app = create_app(state)
     server.token_owner = live.owner

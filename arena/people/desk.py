@@ -19,12 +19,13 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from cardarena import messages
 
+from arena.people.onlooker import Onlooker, viewer_step
 from arena.records.view import FieldPath, differing_paths, event_text, without_paths
 from engine import EngineError, Event, Game, MatchConfig, MatchState, get_game
 
@@ -81,6 +82,10 @@ class Desk:
     #: Whether the match has ended (the page has its last message).
     ended: bool = False
     table: Table | None = None
+    #: A spectator's desk (no seat): the match's options, when its caller knows them (the
+    #: spectator service does not say them), and the table drawn from public events alone.
+    options: Mapping[str, Any] = field(default_factory=dict)
+    onlooker: Onlooker | None = None
     #: Events since the last decision (the next step's "since the last step").
     _since: list[dict[str, Any]] = field(default_factory=list)
     _steps: int = 0
@@ -132,6 +137,8 @@ class Desk:
         config = game.configure(self.players or len(msg.players), dict(msg.options))
         names = tuple(game.seat_names(config))
         self.table = Table(game, config, names, self.seat)
+        if self.seat < 0:
+            self.onlooker = Onlooker(game, config)
         tc = msg.time_control
         meta = {
             "game": game.id,
@@ -166,7 +173,22 @@ class Desk:
         }
         self._since.append(shown)
         self.publish({"type": "event", "event": shown})
-        if follow(table, event) and not table.expected:
+        if self.onlooker is not None:
+            lost = self.onlooker.lost
+            if self.onlooker.take(msg.kind, msg.data):
+                self._publish_view(self.onlooker.step(self._steps, self._since))
+            elif self.onlooker.lost and not lost:
+                # Said once: the events and the result still come.
+                self.publish(
+                    {
+                        "type": "error",
+                        "fault": "",
+                        "code": "",
+                        "message": "the table stops here: the public events no longer fit the "
+                        "rules as this page knows them (the match's options?)",
+                    }
+                )
+        elif follow(table, event) and not table.expected:
             self._view()
 
     def _view(self) -> None:
@@ -183,6 +205,11 @@ class Desk:
         }
         step = seat_step(table, observation, self._steps, [], self._since, state.clone())
         step["seat"] = state.to_move
+        self._publish_view(step)
+
+    def _publish_view(self, step: dict[str, Any] | None) -> None:
+        if step is None:
+            return
         self._steps += 1
         self._since = []
         self.publish({"type": "view", "step": step})
@@ -321,27 +348,4 @@ def seat_step(
     private: list[dict[str, Any]] = [{} for _ in table.names]
     undrawn = set(game.undrawn_fields)
     private[seat] = {k: v for k, v in observation.items() if k in heads and k not in undrawn}
-    shown = game.present(config, public).to_dict()
-    step: dict[str, Any] = {
-        "n": number,
-        "end": False,
-        "seat": seat,
-        "action": "\u2026",
-        "fallback": False,
-        "note": "",
-        "sdk_fallback": "",
-        "legal": legal,
-        "decision": None,
-        "public": public,
-        "private": private,
-        "events": list(events),
-        "faults": [],
-        "scores": {"rows": shown["rows"], "facts": shown["facts"]},
-        "notes": shown["notes"],
-        "hand_sizes": sizes,
-    }
-    drawing = shown["drawing"]
-    if isinstance(drawing, dict):
-        for key, value in drawing.items():
-            step.setdefault(key, value)
-    return step
+    return viewer_step(game, config, number, public, private, events, sizes, seat, legal)

@@ -121,7 +121,7 @@ async def play_people(
         desks = [Desk(s, secrets.token_urlsafe(18), seating.players) for s in seating.people]
         tokens = [spec.seats[d.seat].token for d in desks]
         # A watch link for people without a seat: the same page, fed by the spectator service.
-        watcher = Desk(SPECTATOR, secrets.token_urlsafe(18), seating.players)
+        watcher = Desk(SPECTATOR, secrets.token_urlsafe(18), seating.players, options=spec.options)
 
         async def hold(desk: Desk, address: str, token: str) -> None:
             await (spectate if desk is watcher else hold_seat)(desk, address, token)

@@ -50,7 +50,7 @@ async def spectate(desk: Desk, address: str, match_id: str) -> None:
                     match_id,
                     summary.game,
                     "",
-                    {},
+                    dict(desk.options),
                     (),
                     summary.players,
                     messages.TimeControl(),
@@ -64,10 +64,14 @@ async def spectate(desk: Desk, address: str, match_id: str) -> None:
                 desk.take(msg)
                 if isinstance(msg, messages.MatchEnd):
                     return
+            desk.publish(_error(f"{address}: the server ended the stream before the match's end"))
         except grpc.RpcError as err:
             code = err.code() if isinstance(err, grpc.Call) else None
-            why = err.details() if isinstance(err, grpc.Call) else ""
-            desk.publish(_error(f"{address}: {code.name if code else 'error'}: {why}"))
+            why = (err.details() if isinstance(err, grpc.Call) else "") or "no answer"
+            name = code.name if code else "error"
+            # One line (``arena watch`` exits with it): a server gone mid-match says so.
+            gone = "the server went away before the match's end: " if desk.table else ""
+            desk.publish(_error(f"{address}: {gone}{name}: {why.splitlines()[0]}"))
 
 
 def _error(message: str) -> dict[str, Any]:

@@ -7,7 +7,7 @@ worker) shows none (:data:`arena.server.service.NOT_SHOWN`); its refusal is said
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 
 import grpc
 from cardarena import codec, messages, rpc
@@ -19,7 +19,7 @@ from arena.people.play import loopback_listener, page_url
 from arena.people.spectate import SPECTATOR, spectate
 from arena.protocol import spectator
 from arena.records.view import event_text
-from engine import Event, get_game
+from engine import EngineError, Event, OptionValue, get_game
 
 #: Seconds a server has to answer ListMatches.
 LIST_TIMEOUT_S = 5.0
@@ -108,16 +108,29 @@ def follow(address: str, match_id: str) -> Iterator[str]:
                     return
     except grpc.RpcError as err:
         raise _trouble(address, err) from None
+    raise WatchError(f"{address}: the server ended the stream before the match's end")
 
 
-def watch_page(address: str, match_id: str, announce: Callable[[str], None]) -> None:
+def watch_page(
+    address: str,
+    match_id: str,
+    announce: Callable[[str], None],
+    options: Mapping[str, OptionValue] | None = None,
+    players: int | None = None,
+) -> None:
     """Serve a live page of ``match_id`` on loopback (a random secret in its URL, given to
     ``announce``) until the match is over and the page was told: the people's page, fed by the
-    spectator service instead of a seat, so it holds public events and the result only."""
-    find(address, match_id)
+    spectator service instead of a seat, so it holds public events and the result only (its
+    table drawn by the rules with ``options`` and ``players``, the match's)."""
+    summary = find(address, match_id)
+    try:
+        game = get_game(summary.game)
+        game.configure(players or len(summary.players), options or {})
+    except EngineError as err:
+        raise WatchError(f"{address}: {match_id}: {err}") from None
     listener = loopback_listener()
     try:
-        desk = Desk(SPECTATOR, secrets.token_urlsafe(18))
+        desk = Desk(SPECTATOR, secrets.token_urlsafe(18), players, options=dict(options or {}))
         bridge = PeopleBridge([desk], [match_id], listener, hold=spectate)
         announce(page_url(listener, desk))
         bridge.run(address)
@@ -127,3 +140,7 @@ def watch_page(address: str, match_id: str, announce: Callable[[str], None]) -> 
         raise bridge.error
     if bridge.error is not None:
         raise WatchError(f"{address}: the page failed: {bridge.error}")
+    if not desk.ended:
+        # The server went away (or refused) mid-watch: the page said why; so does the command.
+        said = [m["message"] for m in desk.feed if m.get("type") == "error"]
+        raise WatchError(said[-1] if said else f"{address}: the stream ended before the match")

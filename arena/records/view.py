@@ -402,6 +402,17 @@ def result_lines(rep: Replayed) -> list[str]:
     return out
 
 
+def branch_line(rep: Replayed) -> str | None:
+    """The header's ``branched_from`` as a line (``arena replay play``'s records), else ``None``."""
+    branch = rep.record.header.get("branched_from")
+    if not isinstance(branch, dict):
+        return None
+    return (
+        f"branched from {branch['match_id']} at decision {branch['decision']} "
+        f"(record sha256 {branch['sha256']})"
+    )
+
+
 def frames_text(rep: Replayed, seat: int | None, at: int | None) -> Iterator[str]:
     """Every frame's text (or only frame ``at``), for ``show`` without ``--step``."""
     if at is not None:

@@ -28,6 +28,7 @@ from arena.logging import configure_once
 from arena.protocol import wireformat
 from arena.server.connections import Connection
 from arena.server.hub import MAX_GUESTS_PER_ADDRESS, AuthGate, Hub
+from arena.server.outbox import Outbox, Outgoing
 from arena.server.referee import LiveMatch
 from arena.server.scripted import Script, ScriptedSeat
 from arena.server.service import TlsPair, start_grpc_server
@@ -201,6 +202,31 @@ class ArenaServer:
     def summaries(self, running_only: bool = False) -> list[MatchSummary]:
         """The matches on the spectators' board, oldest first."""
         return self._call(self._hub.board.summaries, running_only)
+
+    def tap(
+        self, match_id: str, deliver: Callable[[Outgoing | None], None]
+    ) -> Callable[[], None] | None:
+        """Follow ``match_id``'s public events as a spectator is sent them (those so far, then
+        each as it happens, its MatchEnd, then ``None``), whether or not this server shows
+        spectators: for a host that decides what it shows (a competition's live pages, after
+        its duplicate-deal rule). ``deliver`` runs on the loop thread and must only hand the
+        message on; returns what stops it, or ``None`` for a match not on the board."""
+        board = self._hub.board
+        box: Outbox[Outgoing] = Outbox()
+
+        def drain() -> None:
+            while box.items:
+                deliver(box.items.popleft())
+
+        box.listener = drain
+        if not self._call(board.watch, match_id, box):
+            return None
+
+        def stop() -> None:
+            with contextlib.suppress(RuntimeError, ArenaError):  # the server has stopped
+                self._call(board.unwatch, match_id, box)
+
+        return stop
 
     def standings(self, game: str = "") -> list[Standing]:
         """Per-bot totals on the spectators' board."""

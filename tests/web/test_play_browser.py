@@ -78,6 +78,11 @@ def test_a_person_plays_whist_to_the_end_by_clicking(
             assert page.title().startswith("\u25cf Your move")
             seen.append(shown_cards(page))
             if turn == 4:
+                # The live events sit below the table, its title at the top (as the viewer's).
+                assert page.evaluate(
+                    """() => document.querySelector('.cav-title').getBoundingClientRect().bottom
+                        <= document.getElementById('pl-live').getBoundingClientRect().top"""
+                )
                 SHOTS.mkdir(parents=True, exist_ok=True)
                 page.screenshot(path=str(SHOTS / "play-whist.png"), full_page=True)
             play_by_hand(page, turn)

@@ -6,26 +6,21 @@ error, no request but to the page's own loopback server."""
 
 from __future__ import annotations
 
-import socket
-import subprocess
-import sys
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from playwright.sync_api import Browser
+from playwright.sync_api import Browser, Page
 
-from arena.people.watch import list_matches
 from arena.records.format import read_record
 from arena.records.view import event_text
 from engine import Event
-from tests.arena.people.running import RULES, SHORT_WHIST, arena_play
+from tests.arena.people.running import RULES, SHORT_WHIST, arena_play, lobby_match, started
 from tests.arena.replay_truth import card_tokens
 from tests.waiting import wait_until
 from tests.web.conftest import WatchedPage
-from tests.web.test_play_browser import next_turn, play_by_hand
+from tests.web.test_play_browser import SHOTS, next_turn, play_by_hand
 from tests.web.test_viewer_browser import shown_tokens
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
@@ -36,60 +31,17 @@ HEAD = {"type", "kind", "to"}
 NAMES = ("N", "E", "S", "W")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@contextmanager
-def started(*argv: str) -> Iterator[subprocess.Popen[str]]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "arena.cli", *argv],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    try:
-        yield proc
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
-
-
 def shown_events(watched: WatchedPage) -> list[str]:
     return watched.page.eval_on_selector_all("#pl-events li", "els => els.map(e => e.textContent)")
 
 
 def test_a_lobby_match_is_watched_live(watched_page: WatchedPage, tmp_path: Path) -> None:
-    address = f"127.0.0.1:{free_port()}"
     with ExitStack() as stack:
-        server = stack.enter_context(
-            started(
-                "serve",
-                "--listen",
-                address,
-                *SHORT_WHIST,
-                "--out",
-                str(tmp_path),
-                "--log-level",
-                "warning",
-            )
-        )
-        bot = ["bot", "search", "--budget-ms", "100", "--server", address, "--matches", "1"]
-        bots = [stack.enter_context(started(*bot)) for _ in range(4)]
-
-        def running() -> str | None:
-            assert server.poll() is None, "arena serve exited"
-            try:
-                listed = list_matches(address)
-            except Exception:  # not listening yet
-                return None
-            return listed[0].match_id if listed else None
-
-        match_id = wait_until(running, 60, what="a lobby match")
-        watch = stack.enter_context(started("watch", address, match_id))
+        # Bots that think long enough for the page to load while the first tricks are played;
+        # the watch is told the match's options, which the server does not say.
+        lobby = stack.enter_context(lobby_match(tmp_path, budget_ms=400))
+        address, match_id, bots = lobby.address, lobby.match_id, lobby.bots
+        watch = stack.enter_context(started("watch", address, match_id, *SHORT_WHIST))
         assert watch.stdout is not None
         line = watch.stdout.readline().strip()
         assert line.startswith("watch at http://127.0.0.1:"), line
@@ -99,16 +51,28 @@ def test_a_lobby_match_is_watched_live(watched_page: WatchedPage, tmp_path: Path
         page.wait_for_function(
             "() => document.querySelectorAll('#pl-events li').length >= 4", timeout=WAIT_MS
         )
+        # The table is drawn, as the viewer draws it: seats round it, the hands face down.
+        page.wait_for_selector("#viewer .cav-table .cav-turn", timeout=WAIT_MS)
         # Cards first, then the events: the page only adds events, so the cards seen are among
         # those the events seen next name.
         early_cards = shown_tokens(page, "body")
         early = shown_events(watched_page)
+        table = drawn_table(page)
         assert page.evaluate("() => document.body.dataset.ended") != "1"
+        assert table["backs"] > 0 and table["step"] >= 1, table
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOTS / "watch-whist.png"), full_page=True)
         assert "watching live" in page.inner_text("#pl-who")
         assert page.title().endswith(" \u00b7 watching"), page.title()
         page.wait_for_function(
             "n => document.querySelectorAll('#pl-events li').length > n",
             arg=len(early),
+            timeout=WAIT_MS,
+        )
+        # It moves on with the match.
+        page.wait_for_function(
+            "n => Number(document.getElementById('viewer').dataset.step) > n",
+            arg=table["step"],
             timeout=WAIT_MS,
         )
         page.wait_for_function("() => document.body.dataset.ended === '1'", timeout=WAIT_MS)
@@ -121,7 +85,32 @@ def test_a_lobby_match_is_watched_live(watched_page: WatchedPage, tmp_path: Path
     assert len(records) == 1, records
     public, summary = public_lines(records[0])
     check_watched(watched_page, url, public, early, early_cards, shown)
+    assert not early_cards & unplayed(records[0], early_cards), "a hidden card was shown"
     assert summary in result
+
+
+def drawn_table(page: Page) -> dict[str, int]:
+    """The live table's step, and how many cards it draws face down."""
+    return dict(
+        page.evaluate(
+            """() => ({step: Number(document.getElementById('viewer').dataset.step),
+                backs: document.querySelectorAll('#viewer [data-hidden-card]').length})"""
+        )
+    )
+
+
+def unplayed(record: Path, shown: set[str]) -> set[str]:
+    """The cards dealt in the record that no public event had named once ``shown``'s cards
+    had all been played: what a spectator must not have seen then."""
+    rec = read_record(record)
+    dealt = {c for e in rec.entries if e.get("kind") == "deal" for c in e.get("hand", [])}
+    played: set[str] = set()
+    for e in rec.entries:
+        if shown <= played:
+            break
+        if e.get("type") == "event" and e.get("to") is None:
+            played |= set(card_tokens(" ".join(str(v) for v in e.values())))
+    return dealt - played
 
 
 def check_watched(

@@ -28,6 +28,7 @@ import {
 } from "./common.js";
 import { PAGES as SEASON_PAGES, seasonNote } from "./seasons.js";
 import { PAGES as EVENT_PAGES } from "./events.js";
+import { liveMatch } from "./live.js";
 import { PAGES as ADMIN_PAGES } from "./admin.js";
 import { PAGES as BROWSE_PAGES } from "./browse.js";
 import { challengeBox, humanLabel, humanMatches } from "./challenges.js";
@@ -484,6 +485,12 @@ async function matchPage(main, args) {
   const id = args.match_id;
   let m;
   try {
+    // Not over: in progress, followed live when the duplicate-deal rule allows (./live.js).
+    const live = await api(`/live/${encodeURIComponent(id)}`).catch(() => null);
+    if (live && live.showing !== "over") {
+      liveMatch(main, id, () => {});
+      return;
+    }
     m = await api(`/matches/${encodeURIComponent(id)}`);
   } catch (err) {
     showError(main, err);

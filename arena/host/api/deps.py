@@ -19,6 +19,7 @@ from arena.host.api.limits import authenticate
 from arena.host.challenges import Challenges
 from arena.host.config import CompetitionConfig
 from arena.host.ladder import Standings
+from arena.host.livefeed import LiveFeeds
 from arena.host.store import Author, CompetitionStore
 from arena.host.throttle import Throttle
 from arena.par import ParTable
@@ -70,6 +71,8 @@ class HostState:
     analyses: Analyses | None = None
     #: Authors' challenges of the ladder's versions (arena/host/challenges.py); ``None``: none.
     challenges: Challenges | None = None
+    #: The matches followed live (arena/host/livefeed.py); ``None``: no live feed.
+    live_feeds: LiveFeeds | None = None
 
 
 def host_state(request: Request) -> HostState:

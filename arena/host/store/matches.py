@@ -262,6 +262,12 @@ class MatchTables(VersionTables):
         return self._matches("WHERE m.unit_id=?", (unit_id,))
 
     @serialized
+    def deal_matches(self, seed: int) -> list[StoredMatch]:
+        """Every seating of one deal: the matches of the units dealt from ``seed`` (a unit's
+        rotations, and a rerun's), whatever their state."""
+        return self._matches("WHERE u.seed=?", (seed,))
+
+    @serialized
     def pending_matches(self) -> list[StoredMatch]:
         """The matches still to play, of units still pending, in creation order: after a restart
         exactly those whose results were not committed."""

@@ -122,8 +122,9 @@
   function show() {
     if (state.viewer) state.viewer.destroy();
     var root = $("viewer");
+    // A spectator's steps hold no hand: every hand is drawn face down, as a count.
     state.viewer = window.CardArenaViewer.mount(root, state.doc, {
-      keyboard: false, playFromHere: false });
+      keyboard: false, playFromHere: false, onlooker: state.seat < 0 });
     state.viewer.setSeat(state.seat);
     state.viewer.goto(state.doc.steps.length - 1);
   }
@@ -162,7 +163,7 @@
       // A spectator (arena watch) sits at no seat: public events and the result only.
       $("pl-who").textContent = m.seat < 0 ? m.meta.title + " \u00b7 watching live: public information only" :
         m.meta.title + " \u00b7 you are " + names[m.seat] + " (seat " + m.seat + ")";
-      if (m.seat < 0) $("viewer").replaceChildren();
+      if (m.seat < 0) $("viewer").replaceChildren(el("div", "pl-wait", "Waiting for the table\u2026"));
       document.body.dataset.seat = String(m.seat);
     },
     event: function (m) { liveEvent(m.event.text, m.event.to ? "cav-private" : ""); },

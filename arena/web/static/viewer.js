@@ -14,7 +14,9 @@
  * With doc.analysis (arena replay analyze --json's object, docs/analysis.md) the decision panel
  * draws each legal action's value as a bar and the timeline marks the costly decisions, each
  * only in the whole-table view and the deciding seat's.
- * Options: hash (keep the URL fragment), keyboard, playFromHere (false: no "Play from here").
+ * Options: hash (keep the URL fragment), keyboard, playFromHere (false: no "Play from here"),
+ * onlooker (a spectator's live table, arena/people/onlooker.py: every hand face down, as counts,
+ * whatever the view; the steps carry no hand anyway).
  */
 (function () {
   "use strict";
@@ -241,6 +243,7 @@
       return (typeof s === "number" && s >= 0 && s < names.length) ? names[s] : "?";
     }
     function sees(to) { return state.seat === "all" || to === null || to.indexOf(state.seat) >= 0; }
+    var onlooker = !!options.onlooker;
 
     // Header, controls, timeline.
     var title = el("div", "cav-title", meta.title + " \u00b7 " + (meta.match_id || "match"));
@@ -349,7 +352,9 @@
       }
       var who = seatName(st.seat);
       var line = el("div", "cav-choice");
-      if (state.seat === "all" || state.seat === st.seat) {
+      if (onlooker) {
+        line.textContent = who + " to move";
+      } else if (state.seat === "all" || state.seat === st.seat) {
         line.appendChild(document.createTextNode(who + " chose "));
         line.appendChild(append(el("strong"), [actionView(st.action)]));
         if (st.fallback) line.appendChild(el("span", "cav-fallback", " played by the referee (fault fallback)"));
@@ -375,7 +380,7 @@
         if (d.timeout) t += " \u00b7 timed out";
         decision.appendChild(el("div", "cav-time", t));
       }
-      if (state.seat === "all" || state.seat === st.seat) {
+      if (!onlooker && (state.seat === "all" || state.seat === st.seat)) {
         var legal = el("div", "cav-legal", st.legal.length + " legal:");
         st.legal.slice(0, 30).forEach(function (a) {
           legal.appendChild(document.createTextNode("  "));
@@ -477,7 +482,7 @@
     }
     function seatHand(st, s) {
       // In a seat view only that seat's own observation gives card faces.
-      var view = state.seat === "all" || state.seat === s;
+      var view = !onlooker && (state.seat === "all" || state.seat === s);
       var box = el("div", "cav-hand");
       box.setAttribute("data-seat-hand", String(s));
       if (view) {
@@ -654,7 +659,8 @@
       var t = st.tennis, player = t.players[p];
       var seat = tennisSeatOf(p, t.players);
       var view = null;
-      if (state.seat === "all") {
+      if (onlooker) view = null;
+      else if (state.seat === "all") {
         // Any seat allowed to see this hand holds it in its observation.
         for (var s = 0; s < st.private.length; s++) {
           var pl = (st.private[s].players || [])[p];

@@ -55,9 +55,11 @@ def test_no_request_gets_a_server_error(tmp_path: Path) -> None:
         # 24, /live, the seasons (GET /seasons, /seasons/{n}, POST /admin/seasons/end), the exports,
         # the events (GET /events, /events/{name}, POST /admin/events/{name}/start), the admin's
         # (GET authors, units, queue, audit; POST suspend, reinstate, retire, rerun, reopen),
-        # GET /leaderboard/par, an author's analysis (GET, POST /matches/{id}/analysis) and
-        # the challenges (POST /challenges, GET the list, one, its record)
-        assert len(operations) == 24 + 1 + 3 + 2 + 3 + 9 + 1 + 2 + 4, [
+        # GET /leaderboard/par, an author's analysis (GET, POST /matches/{id}/analysis),
+        # the challenges (POST /challenges, GET the list, one, its record) and a match
+        # followed live (GET /live/{id}, /live/{id}/feed)
+        live = 2
+        assert len(operations) == 24 + 1 + 3 + 2 + 3 + 9 + 1 + 2 + 4 + live, [
             op.label for op in operations
         ]
         for operation in operations:

@@ -4,11 +4,12 @@ bridge's tests and the browser tests."""
 from __future__ import annotations
 
 import re
+import socket
 import subprocess
 import sys
 import threading
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -82,3 +83,60 @@ def arena_running(argv: Sequence[str], out: Path) -> Iterator[PlayRun]:
             proc.wait()
         for t in threads:
             t.join(5)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def started(*argv: str, stderr: int = subprocess.DEVNULL) -> Iterator[subprocess.Popen[str]]:
+    """``arena ARGV`` as a process (its output a pipe); killed on exit if still running."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "arena.cli", *argv],
+        stdout=subprocess.PIPE,
+        stderr=stderr,
+        text=True,
+    )
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+
+
+@dataclass
+class Lobby:
+    """``arena serve`` playing one short whist match between search bots that think a little."""
+
+    server: subprocess.Popen[str]
+    address: str
+    match_id: str
+    bots: list[subprocess.Popen[str]]
+
+
+@contextmanager
+def lobby_match(out: Path, budget_ms: int = 100) -> Iterator[Lobby]:
+    """A lobby match of ``arena serve`` (records in ``out``), once the server lists it."""
+    from arena.people.watch import list_matches
+
+    address = f"127.0.0.1:{free_port()}"
+    serve = ["serve", "--listen", address, *SHORT_WHIST, "--out", str(out)]
+    with ExitStack() as stack:
+        server = stack.enter_context(started(*serve, "--log-level", "warning"))
+        bot = ["bot", "search", "--budget-ms", str(budget_ms), "--server", address]
+        bots = [stack.enter_context(started(*bot, "--matches", "1")) for _ in range(4)]
+
+        def running() -> str | None:
+            assert server.poll() is None, "arena serve exited"
+            try:
+                listed = list_matches(address)
+            except Exception:  # not listening yet
+                return None
+            return listed[0].match_id if listed else None
+
+        match_id = wait_until(running, 60, what="a lobby match")
+        yield Lobby(server, address, match_id, bots)

@@ -98,6 +98,14 @@ def test_a_bot_takes_a_seat_over_and_plays_to_the_end(
     prefix = [e for _, e in record.decisions()][:at]
     assert all(e["ms"] == 0 and not e["fallback"] for e in prefix)
     assert record.result["reason"] == "normal"
+    # `arena replay show` says where the record branched from, before its frames.
+    assert main(["replay", "show", str(new), "--at", str(at)]) == 0
+    shown = capsys.readouterr().out.splitlines()
+    assert shown[0] == (
+        f"branched from {original.header['match_id']} at decision {at} (record sha256 {sha})"
+    )
+    assert main(["replay", "show", str(recorded), "--at", "0"]) == 0
+    assert "branched from" not in capsys.readouterr().out
 
 
 def test_the_seat_taken_over_is_sent_the_plays_before_it(
