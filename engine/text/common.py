@@ -52,27 +52,34 @@ def _value(key: str, value: Any, names: Sequence[str], sides: Sequence[str]) -> 
     return str(value)
 
 
+def _summarized(event: Event | Mapping[str, Any]) -> bool:
+    """Whether ``event`` is public and of a kind the summary tells (read cheaply: most are not)."""
+    if isinstance(event, Event):
+        return event.to is None and event.kind in SUMMARY_KINDS
+    return event.get("to") is None and str(event.get("kind", "")) in SUMMARY_KINDS
+
+
 def summary_lines(
     game: Game, config: MatchConfig, events: Sequence[Event | Mapping[str, Any]]
 ) -> list[str]:
     """Earlier deals (rounds, games) in one line each, from the public events among ``events``
-    (what every seat saw, so nothing private is told), the most recent last."""
+    (what every seat saw, so nothing private is told), the most recent last. Only the lines
+    shown are written (the last :data:`SUMMARY_LINES`); the others are counted: a render late in
+    a long match costs a pass over the events, not a line per earlier deal."""
+    found = [event for event in events if _summarized(event)]
+    if not found:
+        return []
     names = game.seat_names(config)
     sides_of = game.sides(config)
     sides = ["+".join(names[s] for s in side) for side in sides_of] if sides_of else []
-    found: list[str] = []
-    for event in events:
-        kind, to, data = _event_parts(event)
-        if to is not None or kind not in SUMMARY_KINDS:
-            continue
+    kept: list[str] = []
+    for event in found[-SUMMARY_LINES:]:
+        kind, _, data = _event_parts(event)
         details = "; ".join(
             f"{key.replace('_', ' ')} {_value(key, value, names, sides)}"
             for key, value in data.items()
         )
-        found.append(said("earlier_line", what=SUMMARY_KINDS[kind], details=details))
-    if not found:
-        return []
-    kept = found[-SUMMARY_LINES:]
+        kept.append(said("earlier_line", what=SUMMARY_KINDS[kind], details=details))
     lines = [said("earlier_head")]
     if len(found) > len(kept):
         lines.append(said("earlier_more", count=len(found) - len(kept)))

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 
 from engine import Event, MatchConfig, get_game
 from engine.text import render
-from engine.text.common import SUMMARY_LINES
 from reference_bots.llm.bot import summarized
 from reference_bots.llm.client import estimate_tokens
 from reference_bots.llm.options import Settings
@@ -84,11 +83,8 @@ def _estimate(config: MatchConfig, list_legal: bool, playouts: int, seed: int) -
             read = len(state.events)
             legal = state.legal_actions()
             observation = state.observation(seat).to_dict()
-            # The summary shows its last lines and a count of the others: the events past
-            # them change a digit or two, and would cost a long match minutes to format.
-            recent = public[-(SUMMARY_LINES + 1) :]
             view = render(
-                config.game_id, config, observation, legal, list_legal=list_legal, events=recent
+                config.game_id, config, observation, legal, list_legal=list_legal, events=public
             )
             action = rng.choice(legal)
             decisions += 1
