@@ -30,6 +30,7 @@ from arena.cli.arguments import parse_options
 from arena.logging import configure, wants_json
 from arena.match import CommandMatch, play_commands
 from arena.policy import GONE, FaultPolicy
+from arena.records.telemetry import seat_telemetry, telemetry_lines
 from arena.server.api import run_trio
 from engine import JSON
 
@@ -177,6 +178,8 @@ def format_outcome(played: CommandMatch, commands: Sequence[str]) -> str:
             lines.append(f"  seat {seat} output ({played.logs[seat]}): {tail or '(none)'}")
     lines.extend(log_notes(played.logs))
     lines.extend(sdk_fallback_lines(played))
+    seat_names = [p.seat_name for p in sorted(outcome.players, key=lambda p: p.seat)]
+    lines.extend(telemetry_lines(outcome.entries, seat_names))
     lines.append(format_answer_times(answer_times(outcome.entries)))
     lines.append(f"record: {played.record}")
     return "\n".join(lines)
@@ -187,6 +190,7 @@ def outcome_json(played: CommandMatch, commands: Sequence[str]) -> dict[str, JSO
     outcome = played.outcome
     spec, result = outcome.spec, outcome.result
     seats: list[JSON] = []
+    telemetry = seat_telemetry(outcome.entries)
     for p in outcome.players:
         faults = [f for f in outcome.faults if f.seat == p.seat]
         seat: dict[str, JSON] = {
@@ -205,6 +209,8 @@ def outcome_json(played: CommandMatch, commands: Sequence[str]) -> dict[str, JSO
         }
         if any(f.kind in GONE for f in faults):  # as the summary: its own output says why
             seat["last_output"] = last_line(played.logs[p.seat])
+        if p.seat in telemetry:  # only for a bot whose notes carry figures (docs/sdk.md)
+            seat["telemetry"] = telemetry[p.seat].to_dict()
         seats.append(seat)
     return {
         "match_id": spec.match_id,

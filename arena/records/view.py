@@ -21,6 +21,7 @@ from typing import Any, TextIO
 from arena.errors import UsageError
 from arena.records.format import Record, read_record
 from arena.records.replay import replay, start_state
+from arena.records.telemetry import telemetry_lines
 from engine import Event, Game, MatchConfig, MatchState, Observation, Presentation
 
 #: The ``seat`` of a view of the whole table (every hand, every event).
@@ -399,7 +400,7 @@ def result_lines(rep: Replayed) -> list[str]:
         if isinstance(fault, dict):
             seat, kind, detail = fault.get("seat"), fault.get("kind"), fault.get("detail")
             out.append(f"  fault: {who(seat)} {kind}: {detail}")
-    return out
+    return out + telemetry_lines(rep.record.entries, list(names))
 
 
 def branch_line(rep: Replayed) -> str | None:

@@ -9,8 +9,10 @@ from typing import TYPE_CHECKING, Any
 from cardarena.client import strategy_failures
 
 from arena.layout import LOGS_DIR
+from arena.records.format import RecordError, may_have_notes, read_record
+from arena.records.telemetry import Telemetry, seat_telemetry
 from arena.tournament.crosstable import CrossTable, Side, match_sides
-from arena.tournament.store import Store
+from arena.tournament.store import Store, StoredMatch
 from engine import EngineError, Game, MatchConfig, get_game
 
 if TYPE_CHECKING:
@@ -39,6 +41,9 @@ class Standings:
     fallbacks: Counter[str] = field(default_factory=Counter)
     #: Luck-adjusted scores against a reference, when asked for (arena/tournament/par.py).
     par: ParTable | None = None
+    #: Per bot, its seats' telemetry summed over the matches, and how many seats (one seat in
+    #: one match each) had any (arena/records/telemetry.py); empty when no bot's notes have any.
+    telemetry: dict[str, tuple[int, Telemetry]] = field(default_factory=dict)
 
     def render(self, title: str = "") -> str:
         """Plain text: cross-table, leaderboard, fault summary."""
@@ -69,6 +74,12 @@ class Standings:
                 f"Strategy failures (the SDK played the first legal action instead): {shown}; "
                 "see the bots' logs",
             ]
+        if self.telemetry:
+            parts += ["", "Telemetry (the bots' notes, per seat and match; docs/sdk.md):"]
+            parts += [
+                f"  {bot}: {seats} seat(s) in matches; {t.line(per=seats)}"
+                for bot, (seats, t) in sorted(self.telemetry.items())
+            ]
         return "\n".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
@@ -83,7 +94,19 @@ class Standings:
             "forfeits": dict(sorted(self.forfeits.items())),
             "strategy_failures": dict(sorted(self.fallbacks.items())),
             **({} if self.par is None else {"par": self.par.to_dict()}),
+            **({"telemetry": self._telemetry_dict()} if self.telemetry else {}),
         }
+
+    def _telemetry_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for bot, (seats, t) in sorted(self.telemetry.items()):
+            per = Telemetry(t.decisions, dict(t.sums))
+            out[bot] = {
+                "seats": seats,
+                "total": t.to_dict(),
+                "per_seat_match": {k: round(v / seats, 3) for k, v in per.to_dict().items()},
+            }
+        return out
 
 
 def stored_game(store: Store) -> tuple[Game, MatchConfig]:
@@ -132,7 +155,30 @@ def standings(store: Store) -> Standings:
         forfeits=forfeits,
         faults=faults,
         fallbacks=_fallbacks(store, {m.match_id: m.seats for m in finished}),
+        telemetry=_telemetry(store, finished),
     )
+
+
+def _telemetry(store: Store, finished: list[StoredMatch]) -> dict[str, tuple[int, Telemetry]]:
+    """Per bot, the telemetry in its finished matches' records (only those that may hold a
+    note are read; a record gone or damaged is left out: the report is still of the results)."""
+    found: dict[str, tuple[int, Telemetry]] = {}
+    for m in finished:
+        path = store.path.parent / m.record_path if m.record_path else None
+        if path is None:
+            continue
+        try:
+            if not may_have_notes(path):
+                continue
+            seats = seat_telemetry(read_record(path).entries)
+        except (RecordError, OSError):
+            continue
+        for seat, t in seats.items():
+            if 0 <= seat < len(m.seats):
+                count, total = found.get(m.seats[seat], (0, Telemetry()))
+                total.add(t.sums, t.decisions)
+                found[m.seats[seat]] = (count + 1, total)
+    return found
 
 
 def _fallbacks(store: Store, seats: dict[str, tuple[str, ...]]) -> Counter[str]:

@@ -11,7 +11,9 @@ request outright, ``choose`` raises :class:`NoAnswer` and the SDK plays its fall
 legal action), marking the decision ``sdk_fallback`` in the record as for any strategy failure.
 
 Each decision's note (``Turn.note``, kept in the record) says what it cost; the match's running
-totals follow, so the seat's last note is the match's summary (docs/llm.md).
+totals follow, so the seat's last note is the match's summary, then the decision's figures as
+telemetry words, which ``arena match``, ``arena replay show`` and a tournament's report sum
+(docs/llm.md).
 """
 
 from __future__ import annotations
@@ -277,11 +279,24 @@ class LLMBot(Bot):
 
 
 def decision_note(tally: Tally, how: str, ms: int, match: Tally) -> str:
-    """One decision's note, then the match's totals so far (well under the 500-byte cap)."""
+    """One decision's note, then the match's totals so far, then the decision's figures as
+    telemetry words, which the arena sums per seat and match (``t.KEY=N``, docs/sdk.md); well
+    under the 500-byte cap."""
     faults = ",".join(f"{k}x{n}" for k, n in sorted(tally.faults.items()))
+    figures = {
+        "tok_in": tally.prompt_tokens,
+        "tok_out": tally.completion_tokens,
+        "ms": ms,
+        "retries": max(0, tally.attempts - 1),
+        "fallbacks": tally.fallbacks,
+        "faults": sum(tally.faults.values()),
+    }
+    if tally.estimated:
+        figures["tok_est"] = 1
     return (
         f"llm {HARNESS} {ms}ms tries={tally.attempts} tok={tally.tokens()} parse={how}"
         + (f" faults={faults}" if faults else "")
         + f" | match d={match.decisions} tries={match.attempts} tok={match.tokens()}"
-        f" fallbacks={match.fallbacks} faults={sum(match.faults.values())}"
+        f" fallbacks={match.fallbacks} faults={sum(match.faults.values())} | "
+        + " ".join(f"t.{key}={value}" for key, value in figures.items())
     )

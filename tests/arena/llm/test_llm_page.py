@@ -82,7 +82,9 @@ def test_the_note_has_the_harness_form() -> None:
     note = next(b for b in blocks("text") if b.startswith("llm ")).strip()
     form = (
         r"llm (\S+) \d+ms tries=\d+ tok=~?\d+\+\d+ parse=(exact|soft|none)( faults=\S+)? \| "
-        r"match d=\d+ tries=\d+ tok=~?\d+\+\d+ fallbacks=\d+ faults=\d+"
+        r"match d=\d+ tries=\d+ tok=~?\d+\+\d+ fallbacks=\d+ faults=\d+ \| "
+        r"t\.tok_in=\d+ t\.tok_out=\d+ t\.ms=\d+ t\.retries=\d+ t\.fallbacks=[01] t\.faults=\d+"
+        r"( t\.tok_est=1)?"
     )
     match = re.fullmatch(form, note)
     assert match is not None and match[1] == HARNESS, STALE

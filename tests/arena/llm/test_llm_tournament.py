@@ -5,6 +5,7 @@ before the first match."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -55,4 +56,22 @@ def test_a_duplicate_tournament_of_the_harness(tmp_path: Path) -> None:
     assert all(name in board for name in ("model", "random", "rules"))
     assert "Strategy failures" not in out  # every answer legal: no fallback
     assert asked > 0
+    # The harness's telemetry (its notes' t.KEY=N words), per seat and match: the model alone.
+    telemetry = out.split("Telemetry (the bots' notes, per seat and match; docs/sdk.md):\n")[1]
+    rows = [line for line in telemetry.splitlines() if line.startswith("  ")]
+    assert len(rows) == 1 and rows[0].startswith("  model: 8 seat(s) in matches; decisions ")
+    ratings = subprocess.run(
+        [ARENA, "ratings", "out", "--json"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    (model,) = json.loads(ratings.stdout)["telemetry"].items()
+    name, figures = model
+    assert name == "model" and figures["seats"] == 8
+    assert figures["total"]["tok_in"] == 100 * asked and figures["total"]["fallbacks"] == 0
+    per = figures["per_seat_match"]
+    assert per["decisions"] == figures["total"]["decisions"] / 8 and per["retries"] == 0
     assert_key_nowhere(tmp_path, proc)
