@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from arena.cli.tournament import cost_lines
+from arena.records.telemetry import telemetry_lines
 from arena.tournament.config import load_config
 from arena.tournament.schedule import Format
 from reference_bots.llm.prompt import HARNESS
@@ -88,6 +89,18 @@ def test_the_note_has_the_harness_form() -> None:
     )
     match = re.fullmatch(form, note)
     assert match is not None and match[1] == HARNESS, STALE
+
+
+def test_the_telemetry_lines_have_the_arena_s_form() -> None:
+    shown = next(b for b in blocks("text") if b.startswith("telemetry ")).splitlines()
+    entries = [
+        {"type": "decision", "seat": 0, "note": "t.tok_in=1 t.tok_out=1 t.ms=1 t.retries=0"},
+    ]
+    head, line = telemetry_lines(entries, ["N"])
+    assert shown[0] == head and len(shown) == 2
+    form = r"  N \(seat 0\): decisions \d+, tok_in [\d,]+, tok_out [\d,]+, ms [\d,]+, "
+    assert re.fullmatch(form + r"retries \d+, fallbacks \d+, faults \d+", shown[1])
+    assert line.startswith("  N (seat 0): decisions 1, tok_in 1, tok_out 1, ms 1, retries 0")
 
 
 @pytest.mark.slow
