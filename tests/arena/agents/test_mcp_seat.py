@@ -34,14 +34,14 @@ pytestmark = pytest.mark.slow
 RANDOM, RULES = "arena bot random", "arena bot rules"
 
 #: (game, players, options, the other seats' bots, transport): both transports, every game.
-GAMES: list[tuple[str, int, dict[str, OptionValue], list[str], Transport]] = [
-    ("whist", 4, {"points_to_win": 1, "games_per_rubber": 1}, [RANDOM, RULES, RANDOM], over_stdio),
-    ("tennis_whist", 2, {"sets_to_win": 1}, [RULES], over_http),
-    ("spoil_five", 3, {"rounds": 1}, [RANDOM, RULES], over_stdio),
-    ("forty_five", 2, {"points_to_win": 5}, [RULES], over_http),
-    ("tennis", 2, {"sets_to_win": 1}, [RANDOM], over_stdio),
+GAMES: list[tuple[str, int, dict[str, OptionValue], list[str]]] = [
+    ("whist", 4, {"points_to_win": 1, "games_per_rubber": 1}, [RANDOM, RULES, RANDOM]),
+    ("tennis_whist", 2, {"sets_to_win": 1}, [RULES]),
+    ("spoil_five", 3, {"rounds": 1}, [RANDOM, RULES]),
+    ("forty_five", 2, {"points_to_win": 5}, [RULES]),
+    ("tennis", 2, {"sets_to_win": 1}, [RANDOM]),
     # Doubles with one seat per team: as many seats as singles, told apart by the observation.
-    ("tennis", 4, {"sets_to_win": 1}, [RULES], over_http),
+    ("tennis", 4, {"sets_to_win": 1}, [RULES]),
 ]
 
 
@@ -93,9 +93,10 @@ def _agent(played: Played) -> Agent:
     return played.agent
 
 
-def test_an_agent_plays_a_whole_match_of_every_game(tmp_path: Path) -> None:
+@pytest.mark.parametrize("transport", [over_stdio, over_http], ids=["stdio", "http"])
+def test_an_agent_plays_a_whole_match_of_every_game(tmp_path: Path, transport: Transport) -> None:
     def match(i: int) -> Callable[[], Played]:
-        game, players, options, bots, transport = GAMES[i]
+        game, players, options, bots = GAMES[i]
         # Whist's agent is not shown the legal actions, and names cards of its hand.
         unlisted = game == "whist"
         return functools.partial(
