@@ -430,8 +430,10 @@ class LiveMatch(BaseModel):
     unit: int
     phase: str
     rotation: int
-    #: The version of each seat, as ``BOT@N``.
+    #: The version of each seat, as ``BOT@N`` (a person's, ``person:AUTHOR``).
     seats: list[str]
+    #: A challenge: a person holds a seat (``phase`` "challenge").
+    human: bool = False
 
 
 class Live(BaseModel):
