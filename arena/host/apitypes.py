@@ -447,8 +447,8 @@ class Live(BaseModel):
 class LiveStatus(BaseModel):
     """Whether one match is shown live now (``/live/{id}``; docs/hosting.md, "Live matches"):
     ``live`` (its feed is ``/live/{id}/feed``), ``waiting`` (another seating of its deal is
-    still to play or in play), ``over``, or ``elsewhere`` (not played by this host's arena now);
-    the page's sentence about it."""
+    still to play or in play; a challenge: starting), ``over``, or ``elsewhere`` (not played by
+    this host's arena now); the page's sentence about it."""
 
     match_id: str
     showing: Literal["live", "waiting", "over", "elsewhere"]

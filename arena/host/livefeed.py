@@ -86,9 +86,12 @@ def verdict(store: CompetitionStore, match: StoredMatch, running: Sequence[str])
 
 def challenge_verdict(match_id: str, playing: bool, running: Sequence[str]) -> Verdict:
     """The rule for a challenge (a human match): its deal is its own, played once, so it has no
-    other seating to wait for: live at once while this host's arena plays it."""
+    other seating to wait for: live at once while this host's arena plays it (``waiting`` while
+    it starts, so that its page looks again)."""
     if not playing:
         return Verdict("over", "the match is over: its replay is published")
+    if match_id not in running:  # stored, its seats still connecting (or its end being stored)
+        return Verdict("waiting", "the match is starting: its seats are connecting")
     return _running(match_id, running)
 
 

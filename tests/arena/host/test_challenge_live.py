@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from arena.host.livefeed import MAX_STREAMS_PER_ADDRESS
+from arena.host.livefeed import MAX_STREAMS_PER_ADDRESS, challenge_verdict
 from arena.records.format import read_record
 from tests.arena.host.processes import host_in
 from tests.arena.host.test_challenges import CHALLENGES, finished, play_through, validated
@@ -34,6 +34,9 @@ def test_a_challenge_is_followed_live_with_public_events_only(tmp_path: Path) ->
             started = api.post("/api/v1/challenges", json={"opponents": ["bobbot"], "seat": 1})
             assert started.status_code == 201, started.text
             match_id, url = started.json()["match_id"], started.json()["play_url"]
+            # At once: live, or (its seats still connecting) starting, never held back.
+            first = anon.get(f"/api/v1/live/{match_id}").json()
+            assert first["showing"] in ("live", "waiting") and first["waiting_for"] == []
 
             def listed() -> dict[str, Any] | None:
                 rows = anon.get("/api/v1/live").json()["matches"]
@@ -73,6 +76,13 @@ def test_a_challenge_is_followed_live_with_public_events_only(tmp_path: Path) ->
             record = tmp_path / "challenge.jsonl.gz"
             record.write_bytes(anon.get(f"/api/v1/challenges/{match_id}/record").content)
     check_hidden(got[0], record, person=1)
+
+
+def test_a_challenge_s_rule_waits_for_no_other_seating() -> None:
+    assert challenge_verdict("challenge-1", True, ["challenge-1"]).showing == "live"
+    starting = challenge_verdict("challenge-1", True, [])
+    assert starting.showing == "waiting" and "starting" in starting.why
+    assert challenge_verdict("challenge-1", False, ["challenge-1"]).showing == "over"
 
 
 def check_hidden(got: list[dict[str, Any]], record: Path, person: int) -> None:
