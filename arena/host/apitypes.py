@@ -432,8 +432,9 @@ class LiveMatch(BaseModel):
     rotation: int
     #: The version of each seat, as ``BOT@N`` (a person's, ``person:AUTHOR``).
     seats: list[str]
-    #: A challenge: a person holds a seat (``phase`` "challenge").
-    human: bool = False
+    #: ``true``: a challenge, a person holds a seat (``phase`` "challenge"); absent otherwise
+    #: (the list of the ladder's matches says no more than it did).
+    human: bool | None = None
 
 
 class Live(BaseModel):

@@ -48,7 +48,7 @@ KEEPALIVE_S = 15.0
 BATCH = 200
 
 
-@router.get("/live", response_model=Live)
+@router.get("/live", response_model=Live, response_model_exclude_none=True)
 def live(host: Host) -> Live:
     store = host.store
     found: list[StoredMatch] = []
