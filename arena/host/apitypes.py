@@ -430,8 +430,11 @@ class LiveMatch(BaseModel):
     unit: int
     phase: str
     rotation: int
-    #: The version of each seat, as ``BOT@N``.
+    #: The version of each seat, as ``BOT@N`` (a person's, ``person:AUTHOR``).
     seats: list[str]
+    #: ``true``: a challenge, a person holds a seat (``phase`` "challenge"); absent otherwise
+    #: (the list of the ladder's matches says no more than it did).
+    human: bool | None = None
 
 
 class Live(BaseModel):
@@ -445,8 +448,8 @@ class Live(BaseModel):
 class LiveStatus(BaseModel):
     """Whether one match is shown live now (``/live/{id}``; docs/hosting.md, "Live matches"):
     ``live`` (its feed is ``/live/{id}/feed``), ``waiting`` (another seating of its deal is
-    still to play or in play), ``over``, or ``elsewhere`` (not played by this host's arena now);
-    the page's sentence about it."""
+    still to play or in play; a challenge: starting), ``over``, or ``elsewhere`` (not played by
+    this host's arena now); the page's sentence about it."""
 
     match_id: str
     showing: Literal["live", "waiting", "over", "elsewhere"]

@@ -6,9 +6,10 @@ hands, so one seating's public play is another's hidden hands: a spectator of ro
 the author of a live bot seated in rotation 1, would learn the cards its bot has yet to see. A
 match is therefore shown live only once **no other seating of its deal is still to be played
 or in play**; until then its page says so. A match with no other seating (a unit of one
-rotation) is live at once. Only public events are ever sent (the arena's spectator feed of
-the match), drawn by the stand-in of arena/people/onlooker.py; hidden cards appear only in the
-record, published when the unit is over.
+rotation) is live at once, and so is a challenge (a person at the table,
+arena/host/challenges.py: its deal is its own). Only public events are ever sent (the arena's
+spectator feed of the match), drawn by the stand-in of arena/people/onlooker.py; hidden cards
+appear only in the record, published when the unit is over.
 
 **What it costs the match: nothing.** The arena hands each public event to a queue on its own
 loop (:meth:`arena.server.ArenaServer.tap`, a slow reader cannot hold it); a thread per followed
@@ -80,7 +81,22 @@ def verdict(store: CompetitionStore, match: StoredMatch, running: Sequence[str])
             "play or in play: their bots must not learn its cards)",
             tuple(others),
         )
-    if match.match_id not in running:
+    return _running(match.match_id, running)
+
+
+def challenge_verdict(match_id: str, playing: bool, running: Sequence[str]) -> Verdict:
+    """The rule for a challenge (a human match): its deal is its own, played once, so it has no
+    other seating to wait for: live at once while this host's arena plays it (``waiting`` while
+    it starts, so that its page looks again)."""
+    if not playing:
+        return Verdict("over", "the match is over: its replay is published")
+    if match_id not in running:  # stored, its seats still connecting (or its end being stored)
+        return Verdict("waiting", "the match is starting: its seats are connecting")
+    return _running(match_id, running)
+
+
+def _running(match_id: str, running: Sequence[str]) -> Verdict:
+    if match_id not in running:
         return Verdict("elsewhere", "not being played by this host's arena now")
     return Verdict("live", "shown live: public information only")
 
@@ -183,10 +199,7 @@ class LiveFeeds:
         feed.deliver(None)
 
     def _start(self, match_id: str, seats: Sequence[str]) -> Feed | None:
-        players = tuple(
-            messages.PlayerInfo(s, "", bot, version)
-            for s, (bot, _, version) in enumerate(ref.rpartition("@") for ref in seats)
-        )
+        players = tuple(messages.PlayerInfo(s, "", *_named(ref)) for s, ref in enumerate(seats))
         start = messages.MatchStart(
             match_id, self._game, "", self._options, (), players, messages.TimeControl(), "", 0
         )
@@ -204,6 +217,12 @@ class LiveFeeds:
         """Matches followed now (for tests and metrics)."""
         with self._lock:
             return len(self._feeds)
+
+
+def _named(ref: str) -> tuple[str, str]:
+    """A seat's name and version: ``BOT@N`` split, a person's ``person:AUTHOR`` whole."""
+    bot, at, version = ref.rpartition("@")
+    return (bot, version) if at else (ref, "")
 
 
 def stored(store: CompetitionStore, match_id: str) -> StoredMatch | None:

@@ -2,14 +2,15 @@
 author presses "Challenge" on a bot's page, lands on their seat's page at the host's own
 address, and plays a whole whist match by clicking against the ladder's version; the match page
 then labels it human and shows its replay, the match list lists it. No console error, no request
-leaving the host. Signed out, the bot's page has no button."""
+leaving the host. Signed out, the bot's page has no button. Meanwhile a second browser, signed
+out, follows the match live on its match page (hands face down) to its end."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 import pytest
-from playwright.sync_api import expect
+from playwright.sync_api import Browser, expect
 
 from tests.arena.host.processes import Host, host_in
 from tests.arena.host.test_challenges import validated
@@ -32,7 +33,7 @@ def host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Host, dict[
 
 
 def test_a_signed_in_author_challenges_a_bot_and_plays_it_to_the_end(
-    host: tuple[Host, dict[str, str]], watched_page: WatchedPage
+    host: tuple[Host, dict[str, str]], watched_page: WatchedPage, browser: Browser
 ) -> None:
     h, tokens = host
     page = open_page(watched_page, f"{h.url}/bots/beta")
@@ -43,14 +44,29 @@ def test_a_signed_in_author_challenges_a_bot_and_plays_it_to_the_end(
     shot(page, "challenge")
     page.click("#challenge")
     page.wait_for_url(f"{h.url}/play/**", timeout=30_000)
+    with h.client() as c:
+        (challenge,) = c.get("/api/v1/challenges").json()
+        match_id = challenge["match_id"]
+    # A spectator, in a browser of its own, follows it live as it is played.
+    spectator = browser.new_context().new_page()
+    errors: list[str] = []
+    spectator.on("pageerror", lambda err: errors.append(str(err)))
+    spectator.on("console", lambda m: errors.extend([m.text] if m.type == "error" else []))
+    spectator.goto(f"{h.url}/matches/{match_id}")
+    # Opened at once: while its seats connect it says so and looks again.
+    spectator.wait_for_selector("#live-state[data-showing='live']", timeout=30_000)
+    spectator.wait_for_selector("#viewer .cav-table", timeout=30_000)
+    assert spectator.locator("#viewer [data-hidden-card]").count() > 0
     rid, turn = next_turn(page, ""), 0
     while rid:
         play_by_hand(page, turn)
         rid, turn = next_turn(page, rid), turn + 1
     assert turn > 0 and "the match is over" in page.inner_text("#pl-status")
+    spectator.wait_for_selector("#live-match[data-ended='1']", timeout=30_000)
+    assert "its replay is published" in spectator.inner_text("#live-result")
+    assert spectator.locator("#live-events li").count() > 20 and errors == []
+    spectator.context.close()
     with h.client() as c:
-        (challenge,) = c.get("/api/v1/challenges").json()
-        match_id = challenge["match_id"]
 
         def stored() -> bool:
             return bool(c.get(f"/api/v1/challenges/{match_id}").json()["state"] == "done")

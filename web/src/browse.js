@@ -2,6 +2,7 @@
 // and the pages the host renders itself (a 404, the rules and the protocol), which need no
 // drawing but the navigation's.
 import { h, api, day, fmt, section, empty, sortableTable, botLink, STATUS_TEXT } from "./common.js";
+import { humanLabel } from "./challenges.js";
 
 // Every bot: its author, its latest version and that version's status, and its rating (its
 // best-ranked version on the ladder, if any is rated).
@@ -77,7 +78,7 @@ async function livePage(main) {
         ? empty("No match is being played right now.")
         : sortableTable(
             [
-              { key: "match_id", label: "Match", cell: (m) => h("a", { href: `/matches/${encodeURIComponent(m.match_id)}` }, m.match_id) },
+              { key: "match_id", label: "Match", cell: (m) => [h("a", { href: `/matches/${encodeURIComponent(m.match_id)}` }, m.match_id), m.human ? [" ", humanLabel()] : ""] },
               { key: "phase", label: "Phase" },
               { key: "unit", label: "Deal", numeric: true },
               { key: "rotation", label: "Rotation", numeric: true },

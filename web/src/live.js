@@ -57,7 +57,9 @@ function follow(box, id, line, onOver) {
     end: (m) => {
       source.close();
       result.hidden = false;
-      result.replaceChildren(h("strong", {}, `End of the match: ${m.result.summary}`), " \u00b7 its replay is published once every rotation of its deal has been played.");
+      // A challenge's deal is its own: its replay is published at once (./challenges.js).
+      const published = id.startsWith("challenge-") ? "its replay is published: reload the page to see it." : "its replay is published once every rotation of its deal has been played.";
+      result.replaceChildren(h("strong", {}, `End of the match: ${m.result.summary}`), ` \u00b7 ${published}`);
       line.dataset.showing = "over";
       box.dataset.ended = "1";
       onOver();

@@ -7,7 +7,9 @@ played, by whom. One match's public events are streamed (Server-Sent Events: the
 messages of arena/people/desk.py, drawn by the match page as ``arena watch`` draws them) only
 once no other seating of its deal is still to play or in play (arena/host/livefeed.py, which
 says why not otherwise). Only the host's own arena's matches are known as they play; with
-``[workers] dask`` the ladder's are on the cluster's workers (``on_workers``).
+``[workers] dask`` the ladder's are on the cluster's workers (``on_workers``). A challenge (a
+person at the table, arena/host/api/challenges.py) is listed too, labelled ``human``, and is
+followed at once: its deal is its own.
 """
 
 from __future__ import annotations
@@ -21,10 +23,20 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from arena.host.api.deps import PREFIX, Host, MatchId
+from arena.host.api.challenges import challenge_out, is_challenge
+from arena.host.api.deps import PREFIX, Host, HostState, MatchId
 from arena.host.api.limits import client_address
 from arena.host.apitypes import Live, LiveMatch, LiveStatus
-from arena.host.livefeed import SEND_TIMEOUT_S, Feed, LiveFeeds, Refused, stored, verdict
+from arena.host.livefeed import (
+    SEND_TIMEOUT_S,
+    Feed,
+    LiveFeeds,
+    Refused,
+    Verdict,
+    challenge_verdict,
+    stored,
+    verdict,
+)
 from arena.host.store import NotFound, StoredMatch
 
 router = APIRouter(prefix=PREFIX)
@@ -36,11 +48,15 @@ KEEPALIVE_S = 15.0
 BATCH = 200
 
 
-@router.get("/live", response_model=Live)
+@router.get("/live", response_model=Live, response_model_exclude_none=True)
 def live(host: Host) -> Live:
     store = host.store
     found: list[StoredMatch] = []
+    human: list[LiveMatch] = []
     for match_id in host.running():
+        if is_challenge(match_id):
+            human.extend(_challenge_row(host, match_id))
+            continue
         try:
             m = store.match(match_id)
         except NotFound:
@@ -58,23 +74,46 @@ def live(host: Host) -> Live:
                 seats=[refs.get(v, str(v)) for v in m.seats],
             )
             for m in found
-        ],
+        ]
+        + human,
         on_workers=host.config.workers.dask is not None,
     )
 
 
-def _match(host: Host, match_id: str) -> StoredMatch:
+def _challenge_row(host: HostState, match_id: str) -> list[LiveMatch]:
+    """A challenge being played as ``/live`` lists it (none once it is stored as over)."""
+    try:
+        c = challenge_out(host, host.store.challenge(match_id))
+    except NotFound:
+        return []
+    if c.state != "playing":
+        return []
+    return [
+        LiveMatch(match_id=c.match_id, unit=0, phase=c.phase, rotation=0, seats=c.seats, human=True)
+    ]
+
+
+def _seen(host: HostState, match_id: str) -> tuple[Verdict, list[str]]:
+    """Whether ``match_id`` is shown live now, and who plays each seat (``BOT@N``, a
+    person's ``person:AUTHOR``); 404 for no such match."""
+    running = host.running()
+    if is_challenge(match_id):
+        try:
+            c = challenge_out(host, host.store.challenge(match_id))
+        except NotFound:
+            raise HTTPException(404, f"no match {match_id!r}") from None
+        return challenge_verdict(match_id, c.state == "playing", running), c.seats
     m = stored(host.store, match_id)
     if m is None:
         raise HTTPException(404, f"no match {match_id!r}")
-    return m
+    refs = host.store.version_refs(list(m.seats))
+    return verdict(host.store, m, running), [refs.get(s, str(s)) for s in m.seats]
 
 
 @router.get("/live/{match_id}", response_model=LiveStatus)
 def live_status(match_id: MatchId, host: Host) -> LiveStatus:
     """Whether the match is shown live now, and why (not)."""
-    m = _match(host, match_id)
-    v = verdict(host.store, m, host.running())
+    v, _ = _seen(host, match_id)
     return LiveStatus(
         match_id=match_id, showing=v.showing, why=v.why, waiting_for=list(v.waiting_for)
     )
@@ -85,16 +124,14 @@ def live_feed(match_id: MatchId, host: Host, request: Request) -> Response:
     """The match's public events as the page's messages (Server-Sent Events, one ``data:``
     line of JSON each), those so far first; 409 while the rule keeps it hidden."""
     feeds = host.live_feeds
-    m = _match(host, match_id)
-    v = verdict(host.store, m, host.running())
+    v, seats = _seen(host, match_id)
     if v.showing != "live":
         raise HTTPException(409, v.why)
     if feeds is None:
         raise HTTPException(409, "this host shows no live match")
-    refs = host.store.version_refs(list(m.seats))
     address = client_address(request.scope)
     try:
-        feed = feeds.open(match_id, [refs.get(s, str(s)) for s in m.seats], address)
+        feed = feeds.open(match_id, seats, address)
     except Refused as err:
         raise HTTPException(429, str(err), headers={"Retry-After": "10"}) from None
     if feed is None:
