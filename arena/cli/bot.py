@@ -18,7 +18,6 @@ from arena.cli.arguments import parse_options
 from arena.errors import ArenaError, UsageError
 from engine import EngineError, MatchConfig, get_game
 from reference_bots.catalog import BOTS, make_bot
-from reference_bots.llm.bot import LLMBot
 from reference_bots.llm.estimate import estimate_match
 from reference_bots.llm.options import settings_from
 from reference_bots.llm.show import show_prompt
@@ -76,6 +75,9 @@ def _llm_bot(args: argparse.Namespace) -> Bot:
         settings = settings_from(args)
     except ValueError as err:
         raise UsageError(str(err)) from None
+    # Loaded here: httpx (and the rich it imports) would slow every other bot's start.
+    from reference_bots.llm.bot import LLMBot
+
     try:
         # The key from the environment only: never a flag (a process list would show it).
         return LLMBot(settings, settings.key(), args.seed)

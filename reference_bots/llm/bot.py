@@ -33,10 +33,9 @@ from cardarena.messages import Action, Result
 from engine import MatchConfig, get_game
 from engine.core import Action as EngineAction
 from engine.text import Parsed, parse_action, render
-from engine.text.words import SUMMARY_KINDS
-from reference_bots.llm.client import ChatClient, ChatError, Completion, estimate_tokens
+from reference_bots.llm.client import ChatClient, ChatError, Completion
 from reference_bots.llm.options import Settings
-from reference_bots.llm.prompt import HARNESS, reask, system_prompt
+from reference_bots.llm.prompt import HARNESS, estimate_tokens, reask, summarized, system_prompt
 from reference_bots.search.belief import table_configs
 
 log = get_logger("reference_bots.llm")
@@ -137,12 +136,6 @@ def read_answer(
     """The legal action ``answer`` names, by :func:`engine.text.parse_action` (the observation
     lets a refusal say why an action is not legal)."""
     return parse_action(game, answer, legal, observation=observation)
-
-
-def summarized(kind: str, private: bool) -> bool:
-    """Whether the view's summary of earlier deals reads this event (public ones of its kinds):
-    the only events the harness keeps."""
-    return not private and kind in SUMMARY_KINDS
 
 
 def refusal(answer: str) -> str:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import email.utils
 import json
-import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -18,15 +17,9 @@ from typing import Any
 import httpx
 
 #: Characters per token when a server reports no usage: the usual rule of thumb for English.
-CHARS_PER_TOKEN = 4
 
 #: Kinds of :class:`ChatError`, as notes and counts name them.
 FAULT_KINDS = ("timeout", "http", "rate_limit", "server_error", "refused", "malformed")
-
-
-def estimate_tokens(text: str) -> int:
-    """Tokens in ``text`` by :data:`CHARS_PER_TOKEN` (at least 1 for any text)."""
-    return math.ceil(len(text) / CHARS_PER_TOKEN)
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,7 +5,7 @@ matches: none starts after :data:`RENDERS` decisions), every seat choosing unifo
 renders each decision's view as the harness would send it (the system prompt and
 :func:`engine.text.render` with its ``list_legal`` and the public events), and counts
 characters: a prompt is the system prompt and the view, a completion the chosen action's text,
-both at :data:`~reference_bots.llm.client.CHARS_PER_TOKEN` characters a token. It is a floor for
+both at :data:`~reference_bots.llm.prompt.CHARS_PER_TOKEN` characters a token. It is a floor for
 a model that answers at once: each retry sends the conversation again, a model that explains
 (or reasons) writes more than an action, and a real tokenizer may count otherwise.
 """
@@ -18,10 +18,8 @@ from dataclasses import dataclass
 
 from engine import Event, MatchConfig, get_game
 from engine.text import render
-from reference_bots.llm.bot import summarized
-from reference_bots.llm.client import estimate_tokens
 from reference_bots.llm.options import Settings
-from reference_bots.llm.prompt import HARNESS, system_prompt
+from reference_bots.llm.prompt import HARNESS, estimate_tokens, summarized, system_prompt
 
 #: Random playouts an estimate averages over.
 PLAYOUTS = 4

@@ -8,9 +8,26 @@ result says which prompts it came from. Change the wording and both change.
 from __future__ import annotations
 
 import hashlib
+import math
 
 from engine.registry import get_game
 from engine.text import TEXT_VERSION
+from engine.text.words import SUMMARY_KINDS
+
+#: Characters a token, for counts a server does not report and for estimates.
+CHARS_PER_TOKEN = 4
+
+
+def estimate_tokens(text: str) -> int:
+    """Tokens in ``text`` by :data:`CHARS_PER_TOKEN` (at least 1 for any text)."""
+    return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+def summarized(kind: str, private: bool) -> bool:
+    """Whether the view's summary of earlier deals reads this event (public ones of its kinds):
+    the only events the harness keeps."""
+    return not private and kind in SUMMARY_KINDS
+
 
 #: The system prompt; ``{title}`` is the game's title.
 SYSTEM = (
