@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 
 .PHONY: node-bot demo test lint typecheck pytest venv clean proto rules sandbox-tools wheels test-docker \
   bytecode cpp-bot proto-tools web browser screenshots playthroughs text-views test-cluster test-browser test-sandbox \
-  test-host go-bot test-languages go-grpc-tools
+  test-host test-agents go-bot test-languages go-grpc-tools
 
 # arena/protocol/_wire.c and engine/solver/_native.c are compiled by the install: an edit to
 # either reinstalls. The Python SDK
@@ -45,7 +45,7 @@ typecheck: $(STAMP)
 	$(BIN)/mypy --strict engine arena sdk/python/cardarena
 
 pytest: $(STAMP) sandbox-tools bytecode cpp-bot go-bot proto-tools web
-	$(BIN)/pytest -m 'not cluster and not browser and not sandbox and not host and not languages' --durations=30
+	$(BIN)/pytest -m 'not cluster and not browser and not sandbox and not host and not languages and not agents' --durations=30
 
 # The heavy suites on their own, so that `make test` stays short; .ci/run runs them after it:
 # the sandbox suite (tests/arena/bots: real bots boxed, flooding, killed with their arena),
@@ -53,7 +53,11 @@ pytest: $(STAMP) sandbox-tools bytecode cpp-bot go-bot proto-tools web
 # browser suite (tests/web: the pages and the replay viewer in Debian's Chromium) and the host
 # suite (a real competition host for minutes: seasons by the clock, events and kill -9, a backup
 # mid-ladder, a restart's grace, a descriptor attack); the other-languages suite (test-languages,
-# below) too.
+# below) too, and the agents suite (language-model agents end to end: `arena mcp` under the real
+# mcp client, `arena bot llm` against a local OpenAI-compatible server, in real matches).
+test-agents: $(STAMP) bytecode
+	$(BIN)/pytest -m agents --durations=10
+
 test-host: $(STAMP) sandbox-tools bytecode cpp-bot go-bot proto-tools web
 	$(BIN)/pytest -m host --durations=10
 

@@ -38,6 +38,7 @@ def behaviour(play: Play, into: list[Any]) -> Callable[[str, str], None]:
 
 
 @pytest.mark.slow
+@pytest.mark.agents
 def test_mistakes_are_one_line(tmp_path: Path) -> None:
     seat = ("mcp", "--server", "127.0.0.1:1", "--token", "t")
     http = (*seat, "--transport", "http")
@@ -85,6 +86,7 @@ async def nobody_there(agent: Agent) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.agents
 def test_a_seat_with_no_server_says_so_and_its_tools_refuse_in_words() -> None:
     # Up for a while after the connection failed (--linger), for the agent to hear why.
     address = f"127.0.0.1:{free_port()}"
@@ -93,6 +95,7 @@ def test_a_seat_with_no_server_says_so_and_its_tools_refuse_in_words() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.agents
 def test_a_live_versions_token_plays_through_arena_mcp(tmp_path: Path) -> None:
     store = CompetitionStore(tmp_path / "cup", competition())
     author, _ = store.add_author("ann")
@@ -130,6 +133,7 @@ def test_a_live_versions_token_plays_through_arena_mcp(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.agents
 def test_a_stream_lost_mid_match_is_resumed_and_the_match_played_out() -> None:
     two_turns = threading.Event()
     agents: list[Any] = []

@@ -29,7 +29,7 @@ from tests.arena.agents.agents import (
     verify,
 )
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.agents]
 
 RANDOM, RULES = "arena bot random", "arena bot rules"
 

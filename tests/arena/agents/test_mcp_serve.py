@@ -16,7 +16,7 @@ from tests.arena.agents.agents import ARENA, Agent, over_http, over_stdio, play_
 from tests.helpers import free_port
 from tests.waiting import wait_until
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.agents]
 
 
 async def hang_up(agent: Agent) -> None:

@@ -20,7 +20,7 @@ import pytest
 
 from tests.waiting import wait_until
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.agents]
 
 ROOT = Path(__file__).resolve().parents[3]
 PAGE = ROOT / "docs" / "llm.md"

@@ -22,7 +22,7 @@ from reference_bots.llm.prompt import HARNESS
 from tests.arena.llm.fake_openai import FakeOpenAI
 
 #: Every test here plays whole matches over the arena: the slow tier.
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.agents]
 
 ARENA = str(Path(sys.executable).parent / "arena")
 #: The key every test sets: it must reach the server and nothing else.

@@ -104,6 +104,7 @@ def test_the_telemetry_lines_have_the_arena_s_form() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.agents
 def test_the_match_command_runs_as_written(tmp_path: Path) -> None:
     command = next(b for b in blocks("sh") if b.startswith("export OPENAI_API_KEY"))
     match = command.split("\n", 1)[1]

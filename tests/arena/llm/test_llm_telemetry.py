@@ -17,7 +17,7 @@ from arena.records.telemetry import seat_telemetry
 from tests.arena.llm.fake_openai import FakeOpenAI
 from tests.arena.llm.test_llm_match import ARENA, KEY, KEY_ENV, llm_command, seat_decisions
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.agents]
 
 HEAD = "telemetry (the bots' notes summed over the match; docs/sdk.md):"
 

@@ -16,7 +16,7 @@ import pytest
 from tests.arena.llm.fake_openai import FakeOpenAI
 from tests.arena.llm.test_llm_match import KEY, assert_key_nowhere
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.agents]
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE = ROOT / "examples" / "llm" / "whist.toml"
