@@ -284,17 +284,26 @@ class Ladder:
         store = self._store
 
         def create() -> tuple[int, list[StoredMatch]] | None:
-            unit_id = store.next_unit_id()
-            table = choose_table(self._candidates(), len(self._config.places), self._rng, unit_id)
-            if table is None:
-                return None
-            matches = [
-                (match_id("ladder", unit_id, rotation), rotation, seats)
-                for rotation, seats in unit_matches(table, self._config.places)
-            ]
-            seed = unit_seed(store.secret_seed(), unit_id)
-            made = store.create_unit("ladder", seed, table, matches, unit_id=unit_id)
-            return made, store.unit_matches(made)
+            while True:
+                unit_id = store.next_unit_id()
+                table = choose_table(
+                    self._candidates(), len(self._config.places), self._rng, unit_id
+                )
+                if table is None:
+                    return None
+                matches = [
+                    (match_id("ladder", unit_id, rotation), rotation, seats)
+                    for rotation, seats in unit_matches(table, self._config.places)
+                ]
+                seed = unit_seed(store.secret_seed(), unit_id)
+                try:
+                    made = store.create_unit("ladder", seed, table, matches, unit_id=unit_id)
+                except Conflict:
+                    # An event's round took the id between the two calls: draw again.
+                    if store.next_unit_id() != unit_id:
+                        continue
+                    raise
+                return made, store.unit_matches(made)
 
         created = await self._write(create)
         if created is None:

@@ -79,7 +79,8 @@ class MatchTables(VersionTables):
     @serialized
     def next_unit_id(self) -> int:
         """The id the next :meth:`create_unit` gets (ids are never reused), so a caller can
-        derive its seed and match ids first. Only one scheduler creates units."""
+        derive its seed and match ids first. An event's round may take it meanwhile: the
+        id is then refused (:class:`Conflict`) and the caller draws again."""
         with self._reading("the units table"):
             (last,) = self._db.execute("SELECT COALESCE(MAX(id), 0) FROM units").fetchone()
             return int(last) + 1

@@ -415,3 +415,39 @@ def test_a_unit_whose_play_fails_unexpectedly_is_played_again_alone(tmp_path: Pa
     assert [e["part"] for e in failed] == ["unit 1"] and failed[0]["exc_info"] is True
     assert store.unit(1).state == "done"  # played again, in full, and counted once
     assert [m.state for m in store.unit_matches(1)] == ["done"] * len(store.unit_matches(1))
+
+
+def test_a_unit_id_another_part_takes_meanwhile_is_drawn_again(tmp_path: Path) -> None:
+    # An event's round stores its units while the ladder is between reading the next id and
+    # creating its unit (they share the store): the ladder takes the next id, not a crash.
+    # (Two units at once, and versions to spare: the rival's matches are never played here.)
+    config = check_competition({**SHORT, "ladder": {"concurrency": 2}}, "t", "cup")
+    store = _store(tmp_path, config, 8)
+    player = StandIn(config)
+    ladder = _ladder(store, config, player)
+    create = store.create_unit
+    rivals: list[int] = []
+
+    def racing(phase: str, seed: int, table: Sequence[int], matches: object, unit_id: int) -> int:
+        if not rivals:
+            rival = [
+                (f"rival-{unit_id}-{r}", r, seats)
+                for r, seats in unit_matches(table, config.places)
+            ]
+            rivals.append(create("ladder", seed, table, rival, unit_id=unit_id))
+        return create(phase, seed, table, matches, unit_id=unit_id)  # type: ignore[arg-type]
+
+    store.create_unit = racing  # type: ignore[method-assign,assignment]
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(ladder.run)
+            await async_wait_until(lambda: player.played, 30, what="a ladder match played")
+            nursery.cancel_scope.cancel()
+
+    trio.run(main)
+    assert rivals == [1]
+    # The ladder's unit took the next id; the rival's matches stayed its own.
+    (first, *_) = player.played
+    assert not first.startswith("rival")
+    assert {m.match_id for m in store.unit_matches(2)} >= {first}
