@@ -158,21 +158,40 @@ def _headers(response: httpx.Response) -> dict[str, str]:
     return {k: v for k, v in response.headers.items() if k.lower() in PASSED}
 
 
+def _client(read: float | None = 10.0) -> httpx.AsyncClient:
+    # Plain HTTP on loopback: no certificates to load, no proxy taken from the environment.
+    return httpx.AsyncClient(timeout=httpx.Timeout(10.0, read=read), verify=False, trust_env=False)
+
+
+def _unreachable(host: HostState, secret: str, err: httpx.HTTPError) -> HTTPException:
+    """The bridge did not answer: the match has just ended (its page is gone), or the bridge
+    failed; either way one line, never the host's generic error."""
+    _port(host, secret)  # 404 if the page has gone meanwhile
+    return HTTPException(502, f"the table's page did not answer ({type(err).__name__}); reload")
+
+
 @pages.get("/play/{secret}/", include_in_schema=False)
 async def play_page(secret: str, host: Host) -> Response:
     port = _port(host, secret)
-    async with httpx.AsyncClient() as client:
-        got = await client.get(f"http://127.0.0.1:{port}/play/{secret}/")
+    try:
+        async with _client() as client:
+            got = await client.get(f"http://127.0.0.1:{port}/play/{secret}/")
+    except httpx.HTTPError as err:
+        raise _unreachable(host, secret, err) from None
     return Response(got.content, got.status_code, headers=_headers(got))
 
 
 @pages.get("/play/{secret}/feed", include_in_schema=False)
 async def play_feed(secret: str, host: Host) -> Response:
     port = _port(host, secret)
-    client = httpx.AsyncClient(timeout=httpx.Timeout(10.0, read=None))
-    upstream = await client.send(
-        client.build_request("GET", f"http://127.0.0.1:{port}/play/{secret}/feed"), stream=True
-    )
+    client = _client(read=None)
+    try:
+        upstream = await client.send(
+            client.build_request("GET", f"http://127.0.0.1:{port}/play/{secret}/feed"), stream=True
+        )
+    except httpx.HTTPError as err:
+        await client.aclose()
+        raise _unreachable(host, secret, err) from None
 
     async def relay() -> AsyncIterator[bytes]:
         try:
@@ -193,10 +212,13 @@ async def play_answer(secret: str, request: Request, host: Host) -> Response:
     body = await request.body()
     if len(body) > MAX_ANSWER:
         return JSONResponse({"error": "an answer is a few bytes"}, 413)
-    async with httpx.AsyncClient() as client:
-        got = await client.post(
-            f"http://127.0.0.1:{port}/play/{secret}/answer",
-            content=body,
-            headers={"content-type": "application/json"},
-        )
+    try:
+        async with _client() as client:
+            got = await client.post(
+                f"http://127.0.0.1:{port}/play/{secret}/answer",
+                content=body,
+                headers={"content-type": "application/json"},
+            )
+    except httpx.HTTPError as err:
+        raise _unreachable(host, secret, err) from None
     return Response(got.content, got.status_code, headers=_headers(got))

@@ -18,6 +18,7 @@ from hypercorn.trio import serve
 
 from arena.host.analyses import Analyses
 from arena.host.api import HostState, create_app
+from arena.host.challenges import Challenges
 from arena.host.config import CompetitionConfig, check_competition
 from arena.host.ladder import Standings
 from arena.host.store import CompetitionStore
@@ -114,10 +115,12 @@ def hosting(
     dask: str | None = None,
     running: Callable[[], list[str]] = list,
     analysis: dict[str, object] | None = None,
+    challenges: Challenges | None = None,
 ) -> Iterator[Host]:
     """The API over a real store; ``dask``: its ``[workers]``; ``running``: the ids of the
     matches its arena would be playing; ``analysis``: its ``[analysis]``, the API then serving
-    authors' analyses (``Host.analyses``, whose worker the test runs)."""
+    authors' analyses (``Host.analyses``, whose worker the test runs); ``challenges``: what its
+    challenges' pages are looked up in."""
     config = competition(invite, images, dask, analysis)
     directory = tmp_path / "competition"
     with CompetitionStore(directory, config) as store:
@@ -134,6 +137,7 @@ def hosting(
             changed=lambda: None,
             running=running,
             analyses=host.analyses,
+            challenges=challenges,
         )
         with serving(create_app(state), tls) as url:
             host.url = url
