@@ -39,6 +39,7 @@ from arena.host.store import (
     Phase,
     StoredMatch,
     Unit,
+    UnitPlan,
     Version,
 )
 from arena.host.supervise import supervised
@@ -283,27 +284,19 @@ class Ladder:
     async def _start_unit(self, nursery: trio.Nursery) -> bool:
         store = self._store
 
+        def plan(unit_id: int) -> UnitPlan | None:
+            table = choose_table(self._candidates(), len(self._config.places), self._rng, unit_id)
+            if table is None:
+                return None
+            matches = [
+                (match_id("ladder", unit_id, rotation), rotation, seats)
+                for rotation, seats in unit_matches(table, self._config.places)
+            ]
+            return unit_seed(store.secret_seed(), unit_id), table, matches
+
         def create() -> tuple[int, list[StoredMatch]] | None:
-            while True:
-                unit_id = store.next_unit_id()
-                table = choose_table(
-                    self._candidates(), len(self._config.places), self._rng, unit_id
-                )
-                if table is None:
-                    return None
-                matches = [
-                    (match_id("ladder", unit_id, rotation), rotation, seats)
-                    for rotation, seats in unit_matches(table, self._config.places)
-                ]
-                seed = unit_seed(store.secret_seed(), unit_id)
-                try:
-                    made = store.create_unit("ladder", seed, table, matches, unit_id=unit_id)
-                except Conflict:
-                    # An event's round took the id between the two calls: draw again.
-                    if store.next_unit_id() != unit_id:
-                        continue
-                    raise
-                return made, store.unit_matches(made)
+            made = store.create_next_unit("ladder", plan)
+            return None if made is None else (made, store.unit_matches(made))
 
         created = await self._write(create)
         if created is None:
@@ -506,10 +499,13 @@ class Ladder:
             rotations = len(unit_matches(table, cfg.places))
             deals = max(1, math.ceil(cfg.final.matches_per_pairing / rotations))
             for deal in range(deals):
-                unit_id = store.next_unit_id()
-                matches = [
-                    (match_id("final", unit_id, r), r, seats)
-                    for r, seats in unit_matches(table, cfg.places)
-                ]
                 seed = derive_seed(store.secret_seed(), "final", t, deal)
-                store.create_unit("final", seed, table, matches, unit_id=unit_id)
+
+                def plan(unit_id: int, seed: int = seed, table: Sequence[int] = table) -> UnitPlan:
+                    matches = [
+                        (match_id("final", unit_id, r), r, seats)
+                        for r, seats in unit_matches(table, cfg.places)
+                    ]
+                    return seed, table, matches
+
+                store.create_next_unit("final", plan)

@@ -308,17 +308,7 @@ async def _serve(
         watched = functools.partial(supervised, fatal=store_unusable, states=parts)
         if remote is not None:
             nursery.start_soon(functools.partial(watched, "cluster client", remote.connect))
-        nursery.start_soon(functools.partial(watched, "ladder", ladder.run))
-        nursery.start_soon(
-            functools.partial(watched, "seasons", functools.partial(seasons.run, ladder.refit))
-        )
-        if announcer.url is not None:
-            nursery.start_soon(functools.partial(watched, "announcer", announcer.deliver_forever))
-        # A part only where there are events (configured, or started under an earlier config).
-        started = await trio.to_thread.run_sync(store.events)
-        if config.events or started:
-            events = EventRunner(store, config, ladder, announcer=announcer)
-            nursery.start_soon(functools.partial(watched, "events", events.run))
+        await _start_schedule(nursery, watched, store, config, ladder, seasons, announcer)
         validator = functools.partial(_validator, store, player, config, ladder, validations, set())
         nursery.start_soon(functools.partial(watched, "validator", validator))
         for name, part in _optional_parts(config, store, analyses, challenges, keeper):
@@ -331,6 +321,30 @@ async def _serve(
             if remote is not None:
                 with trio.CancelScope(shield=True):  # a stop still says goodbye to the scheduler
                     await trio.to_thread.run_sync(remote.close)
+
+
+async def _start_schedule(
+    nursery: trio.Nursery,
+    watched: Callable[[str, Callable[[], Awaitable[object]]], Awaitable[None]],
+    store: CompetitionStore,
+    config: CompetitionConfig,
+    ladder: Ladder,
+    seasons: Seasons,
+    announcer: Announcer,
+) -> None:
+    """The parts that decide what is played and when, each ``watched``: the ladder, the
+    seasons, the announcer (where there are webhooks) and the events."""
+    nursery.start_soon(functools.partial(watched, "ladder", ladder.run))
+    nursery.start_soon(
+        functools.partial(watched, "seasons", functools.partial(seasons.run, ladder.refit))
+    )
+    if announcer.url is not None:
+        nursery.start_soon(functools.partial(watched, "announcer", announcer.deliver_forever))
+    # A part only where there are events (configured, or started under an earlier config).
+    started = await trio.to_thread.run_sync(store.events)
+    if config.events or started:
+        events = EventRunner(store, config, ladder, announcer=announcer)
+        nursery.start_soon(functools.partial(watched, "events", events.run))
 
 
 def _optional_parts(

@@ -125,6 +125,6 @@ __all__ = [
 ]
 
 from arena.host.store.challenges import Challenge
-from arena.host.store.matches import MATCH_FILTERS
+from arena.host.store.matches import MATCH_FILTERS, UnitPlan
 
-__all__ += ["MATCH_FILTERS", "Challenge"]
+__all__ += ["MATCH_FILTERS", "Challenge", "UnitPlan"]

@@ -6,7 +6,7 @@ is still ``pending``, and a unit is ``done`` in the transaction that stores its 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from cardarena.messages import FaultInfo
@@ -32,6 +32,10 @@ from arena.host.store.versions import VersionTables
 from arena.ratings import Entry
 from arena.sqlite import Connection, now, serialized
 from engine import Result
+
+#: A unit to store (:meth:`MatchTables.create_next_unit`): its seed, its table (a version per
+#: place) and its matches, ``(match_id, rotation, seats)``.
+UnitPlan = tuple[int, Sequence[int], Sequence[tuple[str, int, tuple[int, ...]]]]
 
 #: A person's name in the ladder's fit when challenges are rated (arena/host/challenges.py).
 PERSON_REF = "person:"
@@ -84,6 +88,27 @@ class MatchTables(VersionTables):
         with self._reading("the units table"):
             (last,) = self._db.execute("SELECT COALESCE(MAX(id), 0) FROM units").fetchone()
             return int(last) + 1
+
+    def create_next_unit(
+        self,
+        phase: Phase,
+        plan: Callable[[int], UnitPlan | None],
+    ) -> int | None:
+        """Store a unit with the next id: ``plan(unit_id)`` gives its seed, table and matches
+        (``None``: no unit, and ``None`` is returned). An event's round taking the id between the
+        two is not an error: the next id is drawn and planned again."""
+        while True:
+            unit_id = self.next_unit_id()
+            planned = plan(unit_id)
+            if planned is None:
+                return None
+            seed, table, matches = planned
+            try:
+                return self.create_unit(phase, seed, table, matches, unit_id=unit_id)
+            except Conflict:
+                if self.next_unit_id() != unit_id:
+                    continue
+                raise
 
     @serialized
     def create_unit(

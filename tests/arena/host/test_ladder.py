@@ -18,7 +18,7 @@ from arena.host.config import CompetitionConfig, check_competition
 from arena.host.ladder import MATCH_ATTEMPTS, Ladder
 from arena.host.matchmaking import unit_matches
 from arena.host.play import Entrant
-from arena.host.store import CompetitionStore, CompetitionStoreError, LadderState
+from arena.host.store import CompetitionStore, CompetitionStoreError, Conflict, LadderState
 from arena.rules import PlayedMatch
 from engine import Result
 from tests.helpers import captured_logs
@@ -451,3 +451,28 @@ def test_a_unit_id_another_part_takes_meanwhile_is_drawn_again(tmp_path: Path) -
     (first, *_) = player.played
     assert not first.startswith("rival")
     assert {m.match_id for m in store.unit_matches(2)} >= {first}
+
+
+def test_the_next_unit_is_planned_again_when_another_part_takes_its_id(tmp_path: Path) -> None:
+    # The store's side of the race above, as the final's units meet it too.
+    config = check_competition(SHORT, "t", "cup")
+    store = _store(tmp_path, config, 3)
+    table = (1, 2)
+    planned: list[int] = []
+
+    def matches(name: str, unit_id: int) -> list[tuple[str, int, tuple[int, ...]]]:
+        return [(f"{name}-{unit_id}-{r}", r, s) for r, s in unit_matches(table, config.places)]
+
+    def plan(unit_id: int) -> tuple[int, tuple[int, int], list[tuple[str, int, tuple[int, ...]]]]:
+        planned.append(unit_id)
+        if len(planned) == 1:  # an event's round stores its unit first
+            store.create_unit("ladder", 1, table, matches("rival", unit_id), unit_id=unit_id)
+        return 2, table, matches("final", unit_id)
+
+    assert store.create_next_unit("final", plan) == 2
+    assert planned == [1, 2] and store.unit(2).phase == "final"
+    assert {m.match_id for m in store.unit_matches(2)} == {m[0] for m in matches("final", 2)}
+    assert store.create_next_unit("final", lambda unit_id: None) is None
+    # A conflict of another kind (a match id already stored) is not drawn again.
+    with pytest.raises(Conflict, match="already exists"):
+        store.create_next_unit("final", lambda unit_id: (3, table, matches("final", 2)))
