@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 import sys
 import zlib
@@ -143,7 +144,7 @@ class Record:
 NOTE_KEYS: Final = ("note", "sdk_fallback")
 
 
-_NOTE_MARKS = tuple(f'"{k}":'.encode() for k in NOTE_KEYS)
+_NOTE_MARKS = re.compile(b"|".join(re.escape(f'"{k}":'.encode()) for k in NOTE_KEYS))
 
 
 def may_have_notes(path: Path) -> bool:
@@ -151,14 +152,21 @@ def may_have_notes(path: Path) -> bool:
     its bytes decompress to, however far that goes (a truncated file too). Never wrong when it
     says ``False``; cheaper than reading the record, and true of no record written before notes
     (a note's text may make it say ``True`` needlessly: its quotes are escaped, not its words)."""
+    return may_contain(path, _NOTE_MARKS, 16)
+
+
+def may_contain(path: Path, pattern: re.Pattern[bytes], span: int) -> bool:
+    """Whether ``pattern`` (no match longer than ``span`` bytes) is found in what the record
+    file at ``path`` decompresses to, as far as it goes: every gzip member, a truncated or
+    damaged file up to where it stops being gzip. Cheaper than reading the record."""
     d = zlib.decompressobj(_GZIP_WBITS)
     seen = b""
     try:
         with path.open("rb") as f:
             pending = f.read(_READ_BYTES)
             while pending:
-                seen = seen[-16:] + d.decompress(pending)
-                if any(mark in seen for mark in _NOTE_MARKS):
+                seen = seen[-span:] + d.decompress(pending)
+                if pattern.search(seen) is not None:
                     return True
                 if d.eof and d.unused_data:  # another gzip member follows
                     pending, d = d.unused_data, zlib.decompressobj(_GZIP_WBITS)

@@ -17,6 +17,10 @@ from typing import Any
 PREFIX = "t."
 #: A telemetry word: the prefix, a key, ``=``, a plain decimal number.
 WORD = re.compile(r"t\.([a-z][a-z0-9_]{0,31})=(-?\d{1,15}(?:\.\d{1,6})?)")
+#: What a record's bytes must hold if a note holds a figure (JSON writes a word's ASCII as it
+#: is), and the longest such match: a record without it need not be read for its telemetry.
+FIGURE_BYTES = re.compile(rb"t\.[a-z][a-z0-9_]{0,31}=-?\d")
+FIGURE_SPAN = 40
 
 
 def note_figures(note: str) -> dict[str, float]:

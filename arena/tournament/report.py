@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 from cardarena.client import strategy_failures
 
 from arena.layout import LOGS_DIR
-from arena.records.format import RecordError, may_have_notes, read_record
-from arena.records.telemetry import Telemetry, seat_telemetry
+from arena.records.format import RecordError, may_contain, read_record
+from arena.records.telemetry import FIGURE_BYTES, FIGURE_SPAN, Telemetry, seat_telemetry
 from arena.tournament.crosstable import CrossTable, Side, match_sides
 from arena.tournament.store import Store, StoredMatch
 from engine import EngineError, Game, MatchConfig, get_game
@@ -160,15 +160,16 @@ def standings(store: Store) -> Standings:
 
 
 def _telemetry(store: Store, finished: list[StoredMatch]) -> dict[str, tuple[int, Telemetry]]:
-    """Per bot, the telemetry in its finished matches' records (only those that may hold a
-    note are read; a record gone or damaged is left out: the report is still of the results)."""
+    """Per bot, the telemetry in its finished matches' records (only those whose bytes may hold
+    a figure are read; a record gone or damaged is left out: the report is still of the
+    results)."""
     found: dict[str, tuple[int, Telemetry]] = {}
     for m in finished:
         path = store.path.parent / m.record_path if m.record_path else None
         if path is None:
             continue
         try:
-            if not may_have_notes(path):
+            if not may_contain(path, FIGURE_BYTES, FIGURE_SPAN):
                 continue
             seats = seat_telemetry(read_record(path).entries)
         except (RecordError, OSError):
