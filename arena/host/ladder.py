@@ -42,7 +42,7 @@ from arena.host.store import (
     UnitPlan,
     Version,
 )
-from arena.host.supervise import supervised
+from arena.host.supervise import GaveUp, supervised
 from arena.ratings import RatingTable, fit_ratings
 from arena.rules import PlayedMatch
 from arena.seeds import derive_seed
@@ -61,6 +61,9 @@ MATCH_ATTEMPTS = 3
 #: :data:`MAX_RETRY_PAUSE_S`: a host in trouble is not hammered, nor its units burnt.
 RETRY_PAUSE_S = 1.0
 MAX_RETRY_PAUSE_S = 60.0
+#: A unit's play failing unexpectedly (the host's bug, not the arena's trouble) this many times
+#: in a row gives the unit up.
+UNIT_ATTEMPTS = 5
 
 
 def store_unusable(err: BaseException) -> bool:
@@ -325,8 +328,21 @@ class Ladder:
                     nursery.start_soon(self._play_match, unit_id, m)
 
         # A unit whose play fails unexpectedly plays what it has left again, after a pause,
-        # alone: the ladder's other units play on.
-        await supervised(f"unit {unit_id}", play, store_unusable)
+        # alone: the ladder's other units play on. A failure that repeats is the host's bug met
+        # by this unit: it is given up (its matches void, no bot charged) rather than retried
+        # for ever.
+        try:
+            await supervised(
+                f"unit {unit_id}",
+                play,
+                store_unusable,
+                pause_s=self.retry_pause_s,
+                attempts=UNIT_ATTEMPTS,
+            )
+        except GaveUp as err:
+            reason = f"the host could not play it: {type(err.last).__name__}: {err.last}"
+            await self._write(functools.partial(self._store.fail_unit, unit_id, reason[:500]))
+            log.error("unit given up", unit=unit_id, reason=reason, exc_info=err.last)
         await self.refit()
         if self._final_started:
             await self._announce_final_end()

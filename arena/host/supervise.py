@@ -41,6 +41,17 @@ class PartStates:
         return dict(self._states)
 
 
+class GaveUp(Exception):
+    """A supervised part that failed its ``attempts`` times in a row (the last error chained)."""
+
+    def __init__(self, name: str, attempts: int, last: Exception) -> None:
+        #: The last error, out of the groups trio wraps a nursery's errors in (the first).
+        while isinstance(last, ExceptionGroup) and last.exceptions:
+            last = last.exceptions[0]
+        super().__init__(f"{name} failed {attempts} times; the last: {type(last).__name__}: {last}")
+        self.last = last
+
+
 def _never(err: BaseException) -> bool:
     return False
 
@@ -62,13 +73,17 @@ async def supervised(
     max_pause_s: float = MAX_RESTART_PAUSE_S,
     healthy_s: float = HEALTHY_S,
     states: PartStates | None = None,
+    attempts: int | None = None,
 ) -> None:
     """Run ``part()`` until it returns; an error that is not ``fatal`` is logged (event "part
     failed; restarting", with ``part=name`` and the traceback) and ``part()`` called again after
     the pause. A fatal error, and anything not an :class:`Exception` (cancellation, Ctrl-C),
-    is raised. ``states``, if given, is told where the part is."""
+    is raised. ``states``, if given, is told where the part is. With ``attempts``, the part's
+    ``attempts``-th failure in a row (none counted before a healthy run) raises :class:`GaveUp`
+    instead: a part whose work may itself be what fails (one unit's deal)."""
     states = states if states is not None else PartStates()
     pause = pause_s
+    failures = 0
     while True:
         began = trio.current_time()
         states.set(name, "running")
@@ -80,7 +95,11 @@ async def supervised(
             if is_fatal(err, fatal):
                 raise
             if trio.current_time() - began >= healthy_s:
-                pause = pause_s
+                pause, failures = pause_s, 0
+            failures += 1
+            if attempts is not None and failures >= attempts:
+                states.set(name, "failed")
+                raise GaveUp(name, failures, err) from err
             log.exception("part failed; restarting", part=name, restart_in_s=pause)
             states.set(name, "restarting")
         await trio.sleep(pause)

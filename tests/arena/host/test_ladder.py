@@ -15,7 +15,7 @@ import trio
 
 from arena.errors import ArenaError, HostTrouble, one_error
 from arena.host.config import CompetitionConfig, check_competition
-from arena.host.ladder import MATCH_ATTEMPTS, Ladder
+from arena.host.ladder import MATCH_ATTEMPTS, UNIT_ATTEMPTS, Ladder
 from arena.host.matchmaking import unit_matches
 from arena.host.play import Entrant
 from arena.host.store import CompetitionStore, CompetitionStoreError, Conflict, LadderState
@@ -287,6 +287,19 @@ class Troubled(StandIn):
         return await super().play(match_id, seed, entrants)
 
 
+class Cursed(StandIn):
+    """A stand-in whose every match of one unit fails with ``error``."""
+
+    def __init__(self, config: CompetitionConfig, error: Exception, unit: int) -> None:
+        super().__init__(config)
+        self.error, self.prefix = error, f"u{unit}-"
+
+    async def play(self, match_id: str, seed: int, entrants: Sequence[Entrant]) -> PlayedMatch:
+        if match_id.startswith(self.prefix):
+            raise self.error
+        return await super().play(match_id, seed, entrants)
+
+
 def _one_unit(tmp_path: Path, player: StandIn) -> tuple[CompetitionStore, Ladder]:
     config = check_competition({**SHORT, "ladder": {"concurrency": 1}}, "t", "cup")
     store = _store(tmp_path, config, 2)
@@ -476,3 +489,23 @@ def test_the_next_unit_is_planned_again_when_another_part_takes_its_id(tmp_path:
     # A conflict of another kind (a match id already stored) is not drawn again.
     with pytest.raises(Conflict, match="already exists"):
         store.create_next_unit("final", lambda unit_id: (3, table, matches("final", 2)))
+
+
+def test_a_unit_whose_play_always_fails_is_given_up_and_charged_to_no_bot(tmp_path: Path) -> None:
+    config = check_competition(SHORT, "t", "cup")
+    player = Cursed(config, RuntimeError("a bug met by this deal every time"), unit=1)
+    store, ladder = _one_unit(tmp_path, player)
+    with captured_logs() as logs:
+        trio.run(_run_until, ladder, lambda: len(player.played) >= 2, "the next unit played")
+    given_up = store.unit(1)
+    assert given_up.state == "failed"
+    assert given_up.reason == (
+        "the host could not play it: RuntimeError: a bug met by this deal every time"
+    )
+    assert {m.state for m in store.unit_matches(1)} == {"void"}
+    restarts = [e["part"] for e in logs if e["event"] == "part failed; restarting"]
+    assert restarts == ["unit 1"] * (UNIT_ATTEMPTS - 1)
+    assert [e["unit"] for e in logs if e["event"] == "unit given up"] == [1]
+    # The next unit is played, and no result of the failed one is rated.
+    assert store.unit(2).state in ("pending", "done")
+    assert all(m.unit_id != 1 for m in store.finished_matches())

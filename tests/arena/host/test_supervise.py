@@ -10,7 +10,7 @@ import trio.testing
 
 from arena.host.ladder import store_unusable
 from arena.host.store import CompetitionStoreError, Conflict, DatabaseLocked, NotFound
-from arena.host.supervise import PartStates, supervised
+from arena.host.supervise import GaveUp, PartStates, supervised
 from tests.helpers import captured_logs
 
 
@@ -107,3 +107,25 @@ def test_the_states_say_which_part_is_in_its_restart_pause() -> None:
 
     trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
     assert [s["ladder"] for s in seen] == ["running", "restarting", "running", "done"]
+
+
+def test_with_attempts_a_part_failing_that_often_in_a_row_is_given_up() -> None:
+    part = Flaky(fails=10)
+    states = PartStates()
+    with pytest.raises(GaveUp) as raised:
+
+        async def main() -> None:
+            await supervised("unit 3", part, pause_s=1.0, attempts=3, states=states)
+
+        trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+    assert part.starts == [0.0, 1.0, 3.0]  # no pause after the last failure
+    assert raised.value.last is part.error and states.states() == {"unit 3": "failed"}
+    assert str(raised.value) == (
+        "unit 3 failed 3 times; the last: RuntimeError: a bug met by an unusual submission"
+    )
+
+
+def test_attempts_count_only_failures_since_the_part_last_ran_well() -> None:
+    part = Flaky(fails=4, runs_s=10.0)
+    _run(part, pause_s=1.0, healthy_s=10.0, attempts=2)
+    assert len(part.starts) == 5  # four failures, none after less than a healthy run
