@@ -6,7 +6,8 @@ The matches run on the server's Python API (:func:`arena.server.open_arena_serve
 bot is a real process that gets ARENA_ADDRESS, ARENA_TOKEN and ARENA_SEED, as under
 ``arena match``. A decision the referee had to replace by its fallback, or any fault, would mean
 the bot's answer was not legal; the match record is also replayed through the engine, which
-checks every action.
+checks every action. A bot's connection can also be cut (tests/reference_bots/cut_proxy.py), between
+matches or mid-match, to check its exit status.
 """
 
 from __future__ import annotations
