@@ -7,9 +7,10 @@
 // before reading the next.
 //
 // The arena launches it with ARENA_ADDRESS (host:port or unix:PATH), ARENA_TOKEN and ARENA_SEED.
-// Exit status: 0 when the server ends the stream normally (or after --matches N matches), 1 when
-// the connection fails, 2 on a usage error, 3 when the server rejects the Hello. Every failure
-// is one line on stderr.
+// Exit status: 0 when the server ends the stream normally (or after --matches N matches, or when
+// the connection is cut (UNAVAILABLE) between matches: after one has ended, with none in play, as
+// when the server shuts down), 1 when the connection fails otherwise, 2 on a usage error, 3 when
+// the server rejects the Hello. Every failure is one line on stderr.
 
 #include <grpcpp/grpcpp.h>
 
@@ -187,6 +188,13 @@ class Bot {
       return 3;
     }
     if (status.ok() || leaving_) return 0;
+    if (GoneBetweenMatches(status)) {
+      // As the Python SDK: the server went away with nothing of ours in play (a shutdown cut
+      // the connection before the stream's OK status came): a normal stop.
+      std::cerr << "bot: server gone between matches (code " << status.error_code() << ": "
+                << status.error_message() << ")" << std::endl;
+      return 0;
+    }
     if (!welcomed_) {
       std::cerr << "bot: connection to " << opts_.server << " failed: " << status.error_message()
                 << std::endl;
@@ -198,6 +206,12 @@ class Bot {
   }
 
  private:
+  // A cut connection (UNAVAILABLE) after a Welcome, once a match has ended and none is in play.
+  bool GoneBetweenMatches(const grpc::Status& status) const {
+    return status.error_code() == grpc::StatusCode::UNAVAILABLE && welcomed_ &&
+           matches_ended_ > 0 && rngs_.empty();
+  }
+
   void Log(const std::string& line) const {
     std::cerr << "[" << opts_.name << "] " << line << "\n";
   }
@@ -304,7 +318,7 @@ class Bot {
 
   Options opts_;
   Rng base_rng_;
-  std::map<std::string, Rng> rngs_;  // match_id -> its generator
+  std::map<std::string, Rng> rngs_;  // match_id -> its generator, for the matches in play
   std::unique_ptr<grpc::ClientReaderWriter<pb::BotMessage, pb::ServerMessage>> stream_;
   std::string rejected_;
   bool welcomed_ = false;

@@ -2,7 +2,9 @@
 //
 // The arena starts it with ARENA_ADDRESS (host:port or unix:PATH) and ARENA_TOKEN. Each decision
 // is answered with one of its legal actions, drawn from a generator seeded by the match's
-// bot_seed. It exits 0 when the server ends the stream, 3 when its Hello is rejected.
+// bot_seed. It exits 0 when the server ends the stream, or when the connection is cut
+// (Unavailable) between matches: after one has ended, with none in play, as when the server shuts
+// down. It exits 3 when its Hello is rejected, 1 on any other failure.
 package main
 
 import (
@@ -13,6 +15,8 @@ import (
 	"os"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"cardarena/arenapb"
 )
@@ -37,22 +41,32 @@ func main() {
 		BotName: "go-random", BotVersion: "1", Token: os.Getenv("ARENA_TOKEN"),
 		ProtocolVersion: 1, BatchEvents: true, OmitText: true, OmitJson: true,
 	}}})
-	rngs := map[string]*rand.Rand{} // one generator per match
+	rngs := map[string]*rand.Rand{} // one generator per match in play
+	welcomed, ended := false, 0
 	for {
 		msg, err := stream.Recv()
 		if err == io.EOF {
 			return // the server ended the stream: the normal end
 		}
+		if status.Code(err) == codes.Unavailable && welcomed && ended > 0 && len(rngs) == 0 {
+			// Cut with none of our matches in play: the server is gone (a shutdown may cut the
+			// connection before the stream's end), a normal stop as for the Python SDK.
+			log.Printf("bot: server gone between matches (%v)", err)
+			return
+		}
 		if err != nil {
 			log.Fatal(err)
 		}
 		switch k := msg.Kind.(type) {
+		case *arenapb.ServerMessage_Welcome:
+			welcomed = true
 		case *arenapb.ServerMessage_Rejected:
 			log.Println("rejected:", k.Rejected.Reason)
 			os.Exit(3)
 		case *arenapb.ServerMessage_MatchStart:
 			seed := int64(k.MatchStart.BotSeed)
 			rngs[k.MatchStart.MatchId] = rand.New(rand.NewSource(seed))
+			log.Println("match", k.MatchStart.MatchId, "starts:", k.MatchStart.Game)
 		case *arenapb.ServerMessage_Decision:
 			d := k.Decision
 			rng := rngs[d.MatchId]
@@ -67,6 +81,8 @@ func main() {
 			log.Println("server error:", k.Error.Message)
 		case *arenapb.ServerMessage_MatchEnd:
 			delete(rngs, k.MatchEnd.MatchId)
+			ended++
+			log.Printf("match %s ends (%s)", k.MatchEnd.MatchId, k.MatchEnd.Reason)
 		}
 	}
 }

@@ -6,8 +6,10 @@
 // index into that list. The .proto is loaded at run time; there is no generated code.
 //
 // The arena launches it with ARENA_ADDRESS (host:port or unix:PATH), ARENA_TOKEN and ARENA_SEED.
-// Exit status: 0 when the server ends the stream normally (or after --matches N matches, or on
-// SIGTERM), 1 when the connection fails, 2 on a usage error, 3 when the server rejects the Hello.
+// Exit status: 0 when the server ends the stream normally (or after --matches N matches, on
+// SIGTERM, or when the connection is cut (UNAVAILABLE) between matches: after one has ended, with
+// none in play, as when the server shuts down), 1 when the connection fails otherwise, 2 on a
+// usage error, 3 when the server rejects the Hello.
 "use strict";
 
 const fs = require("node:fs");
@@ -180,7 +182,7 @@ function play(opts, client, log) {
   const call = client.Play();
   const started = process.hrtime.bigint();
   const baseRng = new Rng(opts.seed);
-  const matchRngs = new Map(); // match_id -> Rng: concurrent matches stay reproducible
+  const matchRngs = new Map(); // match_id -> Rng, per match in play: each stays reproducible
   const matchSeats = new Map(); // match_id -> the seats this connection plays there
   let decisions = 0;
   let matchesEnded = 0;
@@ -275,8 +277,12 @@ function play(opts, client, log) {
   const settle = () => {
     if (!finalStatus || (finalStatus.code === grpc.status.OK && !readEnded)) return;
     const { code, details } = finalStatus;
+    // As the Python SDK: a cut connection once a match has ended and with none in play is the
+    // server gone (a shutdown may cut it before the stream's OK status comes): a normal stop.
+    const gone = code === grpc.status.UNAVAILABLE && welcomed && matchesEnded && !matchRngs.size;
     if (exitCode !== null) finish(exitCode);
     else if (code === grpc.status.OK || finishing) finish(0);
+    else if (gone) finish(0, `server gone between matches (UNAVAILABLE: ${details})`);
     else if (!welcomed) finish(1, `connection to ${opts.server} failed: ${details}`);
     else finish(1, `stream failed: ${grpc.status[code] || code}: ${details}`);
   };

@@ -19,6 +19,8 @@ from tests.reference_bots.playing import (
     CASES,
     SHORT_WHIST,
     assert_clean,
+    assert_cut_mid_match_fails,
+    assert_gone_between_matches,
     play,
     play_beside_python,
     run_with_a_bad_token,
@@ -93,3 +95,11 @@ def test_a_rejected_hello_exits_3_with_one_line(go_bot: list[str]) -> None:
     done = run_with_a_bad_token(go_bot)
     assert done.returncode == 3, done.stderr
     assert done.stderr.splitlines() == ["rejected: unknown token"]
+
+
+def test_the_go_grpc_bot_cut_between_matches_exits_0(go_bot: list[str], tmp_path: Path) -> None:
+    assert_gone_between_matches(go_bot, tmp_path)
+
+
+def test_the_go_grpc_bot_cut_mid_match_exits_1(go_bot: list[str], tmp_path: Path) -> None:
+    assert_cut_mid_match_fails(go_bot, tmp_path)

@@ -6,7 +6,8 @@ The matches run on the server's Python API (:func:`arena.server.open_arena_serve
 bot is a real process that gets ARENA_ADDRESS, ARENA_TOKEN and ARENA_SEED, as under
 ``arena match``. A decision the referee had to replace by its fallback, or any fault, would mean
 the bot's answer was not legal; the match record is also replayed through the engine, which
-checks every action.
+checks every action. A bot's connection can also be cut (tests/reference_bots/cut_proxy.py), between
+matches or mid-match, to check its exit status.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Mapping, Sequence
+from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +28,8 @@ from arena.records.replay import verify
 from arena.seeds import seat_seed
 from arena.server import MatchOutcome, MatchSpec, SeatSpec, new_token, open_arena_server
 from engine import OptionValue, get_game
+from tests.reference_bots.cut_proxy import CutProxy, open_cut_proxy
+from tests.waiting import async_wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 ARENA = Path(sys.executable).with_name("arena")  # the venv's console script
@@ -74,6 +78,7 @@ async def _play(
     options: Mapping[str, OptionValue] | None = None,
     players: int | None = None,
     unix: Path | None = None,
+    cut_after: str | None = None,
 ) -> MatchRun:
     tokens = [new_token() for _ in commands]
     spec = MatchSpec(
@@ -86,14 +91,17 @@ async def _play(
     )
     logs.mkdir(parents=True, exist_ok=True)
     procs: list[tuple[subprocess.Popen[bytes], Path]] = []
-    async with open_arena_server("127.0.0.1:0", unix=unix) as server:
+    async with open_arena_server("127.0.0.1:0", unix=unix) as server, AsyncExitStack() as stack:
         server.register(spec)
         address = server.unix_address if unix is not None else server.address
         assert address
+        proxy = None
+        if cut_after is not None:  # seat 0's bot connects through a proxy that will cut it
+            proxy = await stack.enter_async_context(open_cut_proxy(server.address))
         for seat, (command, token) in enumerate(zip(commands, tokens, strict=True)):
             env = {
                 **os.environ,
-                "ARENA_ADDRESS": address,
+                "ARENA_ADDRESS": proxy.address if proxy and seat == 0 else address,
                 "ARENA_TOKEN": token,
                 "ARENA_SEED": str(seat_seed(seed, seat)),
             }
@@ -112,10 +120,15 @@ async def _play(
         async with trio.open_nursery() as nursery:
             for seat, (proc, _) in enumerate(procs):
                 nursery.start_soon(tell_when_it_exits, seat, proc)
+            if proxy is not None and cut_after is not None:
+                nursery.start_soon(_cut_once_logged, proxy, procs[0][1], cut_after)
             with trio.move_on_after(spec.connect_timeout_s):
                 await server.wait_ready(spec.match_id)
             started = time.perf_counter()
             outcome = await server.run_match(spec)
+            if proxy is not None:  # cut before the server ends the streams (status OK)
+                with trio.fail_after(30):
+                    await proxy.was_cut.wait()
             nursery.cancel_scope.cancel()
         elapsed = time.perf_counter() - started
     # The server has closed every stream: each bot must now exit on its own.
@@ -131,6 +144,14 @@ async def _play(
     return MatchRun(outcome, bots, elapsed)
 
 
+async def _cut_once_logged(proxy: CutProxy, log: Path, text: str) -> None:
+    """Cut the proxied connections once ``text`` is in the bot's stderr ``log``."""
+    await async_wait_until(
+        lambda: text in log.read_text(errors="replace"), 30, what=f"{text!r} in {log.name}"
+    )
+    proxy.cut()
+
+
 def play(
     game: str,
     commands: Sequence[list[str]],
@@ -140,12 +161,22 @@ def play(
     options: Mapping[str, OptionValue] | None = None,
     players: int | None = None,
     unix: Path | None = None,
+    cut_after: str | None = None,
 ) -> MatchRun:
-    """Play one match with one process per seat; returns after every bot has exited."""
+    """Play one match with one process per seat; returns after every bot has exited. With
+    ``cut_after``, seat 0's bot plays through a :class:`CutProxy` that resets its connection
+    once its stderr shows ``cut_after``, before the server ends the streams."""
 
     async def main() -> MatchRun:
         return await _play(
-            game, commands, logs, seed=seed, options=options, players=players, unix=unix
+            game,
+            commands,
+            logs,
+            seed=seed,
+            options=options,
+            players=players,
+            unix=unix,
+            cut_after=cut_after,
         )
 
     return trio.run(main)
@@ -206,3 +237,26 @@ def run_with_a_bad_token(bot: list[str]) -> subprocess.CompletedProcess[str]:
             )
 
     return trio.run(main)
+
+
+def assert_gone_between_matches(bot: list[str], tmp_path: Path) -> None:
+    """``bot``'s connection, cut after its match has ended (as a server shutting down may cut it
+    before the stream's OK status comes), is a normal stop: one line, exit 0."""
+    run = play(
+        "whist", [bot, *[PY_RANDOM] * 3], tmp_path, seed=9, options=SHORT_WHIST, cut_after=" ends ("
+    )
+    assert run.outcome.result.reason == "normal", run.outcome.result.summary
+    cut = run.bots[0]
+    assert cut.returncode == 0, cut.stderr
+    gone = [line for line in cut.stderr.splitlines() if line.startswith("bot:")]
+    assert len(gone) == 1 and gone[0].startswith("bot: server gone between matches ("), cut.stderr
+
+
+def assert_cut_mid_match_fails(bot: list[str], tmp_path: Path) -> None:
+    """``bot``'s connection, cut while its match is in play, is a failure: exit 1."""
+    run = play(
+        "whist", [bot, *[PY_RANDOM] * 3], tmp_path, seed=9, options=SHORT_WHIST, cut_after="starts"
+    )
+    cut = run.bots[0]
+    assert cut.returncode == 1, cut.stderr
+    assert "server gone" not in cut.stderr, cut.stderr

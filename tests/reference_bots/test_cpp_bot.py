@@ -27,6 +27,8 @@ from tests.reference_bots.playing import (
     SHORT_WHIST,
     MatchRun,
     assert_clean,
+    assert_cut_mid_match_fails,
+    assert_gone_between_matches,
     play,
     play_beside_python,
     run_with_a_bad_token,
@@ -92,6 +94,14 @@ def test_rejected_hello_exits_3_with_one_line(cpp_bot: list[str]) -> None:
     done = run_with_a_bad_token(cpp_bot)
     assert done.returncode == 3, done.stderr
     assert done.stderr.splitlines() == ["bot: rejected by the server: unknown token"]
+
+
+def test_cpp_bot_cut_between_matches_exits_0(cpp_bot: list[str], tmp_path: Path) -> None:
+    assert_gone_between_matches(cpp_bot, tmp_path)
+
+
+def test_cpp_bot_cut_mid_match_exits_1(cpp_bot: list[str], tmp_path: Path) -> None:
+    assert_cut_mid_match_fails(cpp_bot, tmp_path)
 
 
 def test_cpp_bots_leave_a_lobby_after_max_matches(cpp_bot: list[str], tmp_path: Path) -> None:

@@ -19,7 +19,15 @@ from arena.records.replay import verify
 from engine import game_ids, get_game
 from tests.node_packages import BOT_JS, ROOT
 from tests.reference_bots import playing
-from tests.reference_bots.playing import ARENA, PY_RANDOM, MatchRun, play, run_with_a_bad_token
+from tests.reference_bots.playing import (
+    ARENA,
+    PY_RANDOM,
+    MatchRun,
+    assert_cut_mid_match_fails,
+    assert_gone_between_matches,
+    play,
+    run_with_a_bad_token,
+)
 
 #: Every test here runs the Node bot (and npm) as processes: the slow tier (pytest -m slow).
 pytestmark = pytest.mark.slow
@@ -96,6 +104,14 @@ def test_rejected_hello_exits_non_zero_with_one_line(node_bot: list[str]) -> Non
     done = run_with_a_bad_token(node_bot)
     assert done.returncode == 3
     assert done.stderr.splitlines() == ["bot: rejected by the server: unknown token"]
+
+
+def test_node_bot_cut_between_matches_exits_0(node_bot: list[str], tmp_path: Path) -> None:
+    assert_gone_between_matches(node_bot, tmp_path)
+
+
+def test_node_bot_cut_mid_match_exits_1(node_bot: list[str], tmp_path: Path) -> None:
+    assert_cut_mid_match_fails(node_bot, tmp_path)
 
 
 def test_unreachable_server_exits_1(node_bot: list[str], tmp_path: Path) -> None:
