@@ -105,6 +105,8 @@ def test_only_small_positions_of_solved_games_are_solved() -> None:
     assert not exact.applies("spoil_five", {"hand": []})
     assert not exact.applies("forty_five", {"hand": ["AS"]})  # measured no better: off
     assert exact.applies("forty_five", {"hand": ["AS"]}, exact.HAND_CARDS)
+    assert not exact.applies("tennis_whist", {"hand": ["AS"] * 3})  # measured no better: off
+    assert exact.applies("tennis_whist", {"hand": ["AS"] * 3}, exact.HAND_CARDS)
     with pytest.raises(ValueError, match="solver_nodes"):
         SearchBot(solver_nodes=0)
 
@@ -136,7 +138,8 @@ def test_it_plays_through_arena_match(tmp_path: Path) -> None:
     search = "arena bot search --iterations 16"
     bots = [search, "arena bot rules", f"{search} --no-solver", "arena bot rules"]
     done = subprocess.run(
-        [str(ARENA), "match", "tennis_whist", "--option", "sets_to_win=1", "--seed", "4"]
+        [str(ARENA), "match", "whist", "--option", "points_to_win=1", "--seed", "4"]
+        + ["--option", "games_per_rubber=1"]
         + ["--out", str(tmp_path)]
         + [arg for bot in bots for arg in ("--bot", bot)],
         cwd=ROOT,
